@@ -1,0 +1,122 @@
+/**
+ * RecordEngine: the few record operations the store needs (DESIGN section 2). Two implementations:
+ * the embedded engine (SQLite + wasmoon Lua) and the Aerospike engine (the `aerospike` client).
+ *
+ * Value model, shared by both engines and by the Lua module:
+ * - integers: JS `number` when within Number.MAX_SAFE_INTEGER, else `bigint` (Lua keeps 64-bit integers exact);
+ * - booleans, strings;
+ * - bytes: `Buffer` (Lua `bytes`, 1-based);
+ * - lists: arrays, elements may be `null` (Lua nil inside an Aerospike list);
+ * - maps: plain objects; integer map keys appear as decimal strings on the JS side.
+ * A bin set to `null` in an update removes the bin.
+ */
+import type { IndexedBin } from '../domain/bins';
+
+export type BinValue = null | boolean | number | bigint | string | Buffer | BinValue[] | BinMap;
+export interface BinMap {
+  [key: string]: BinValue;
+}
+export type Bins = Record<string, BinValue>;
+
+/** Aerospike user key: txid bytes (internal order), optionally followed by a uint32 LE record number. */
+export type RecordKey = Buffer;
+
+export interface EngineRecord {
+  key: RecordKey;
+  bins: Bins;
+  generation: number;
+  /** seconds until expiry, or -1 when the record never expires */
+  ttl: number;
+}
+
+export interface WritePolicy {
+  /** seconds until the record expires; omitted = never expires */
+  ttl?: number;
+  /** expected current generation: the write fails with GENERATION_MISMATCH if it differs */
+  generation?: number;
+}
+
+export interface UdfCall {
+  /** registered module name (see ensureModule) */
+  module: string;
+  fn: string;
+  args: BinValue[];
+}
+
+export type EngineErrorCode =
+  | 'RECORD_EXISTS'
+  | 'RECORD_NOT_FOUND'
+  | 'GENERATION_MISMATCH'
+  | 'RECORD_TOO_BIG'
+  | 'UDF_ERROR'
+  | 'TIMEOUT'
+  | 'UNAVAILABLE'
+  | 'INVALID'
+  | 'UNKNOWN';
+
+export class EngineError extends Error {
+  constructor(
+    readonly code: EngineErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'EngineError';
+  }
+}
+
+export interface BatchApplyItem extends UdfCall {
+  key: RecordKey;
+}
+
+/** Outcome of one UDF call in a batch: the map the UDF returned, or the engine error for that record. */
+export type BatchApplyResult = { ok: true; result: BinMap } | { ok: false; error: EngineError };
+
+export interface RangeQuery {
+  bin: IndexedBin;
+  /** inclusive bounds */
+  min: number;
+  max: number;
+  /** bins to return (default: all) */
+  bins?: string[];
+  /** page size (default 1000) */
+  limit?: number;
+  /** opaque cursor returned by the previous page */
+  cursor?: string;
+}
+
+export interface RangePage {
+  records: EngineRecord[];
+  /** present when more records may follow */
+  cursor?: string;
+}
+
+export interface RecordEngine {
+  /** 'embedded' or 'aerospike' */
+  readonly kind: string;
+
+  /** Register the UDF module under `name` unless a module of that name is already present. */
+  ensureModule(name: string, source: string): Promise<void>;
+
+  get(key: RecordKey, bins?: string[]): Promise<EngineRecord | null>;
+  batchGet(keys: RecordKey[], bins?: string[]): Promise<(EngineRecord | null)[]>;
+
+  /** Create-only write: RECORD_EXISTS if the key exists; RECORD_TOO_BIG above the engine's record size limit. */
+  create(key: RecordKey, bins: Bins, policy?: WritePolicy): Promise<void>;
+  /** Update-only write (merges bins, null removes a bin): RECORD_NOT_FOUND, GENERATION_MISMATCH. */
+  update(key: RecordKey, bins: Bins, policy?: WritePolicy): Promise<void>;
+  /** Removes the record; false if it did not exist. GENERATION_MISMATCH when policy.generation differs. */
+  remove(key: RecordKey, policy?: Pick<WritePolicy, 'generation'>): Promise<boolean>;
+
+  /** Runs a UDF on one record atomically (the record may be missing: the UDF sees a non-existent record). */
+  apply(key: RecordKey, call: UdfCall): Promise<BinMap>;
+  /** Runs UDFs on many records; one result per item, in order. Each record's update is atomic. */
+  batchApply(items: BatchApplyItem[]): Promise<BatchApplyResult[]>;
+
+  /** Records whose integer bin is within [min, max], paged. */
+  queryRange(query: RangeQuery): Promise<RangePage>;
+
+  /** Liveness check for /v1/health. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
