@@ -1,0 +1,77 @@
+/**
+ * The contract between the store and the Lua UDF module (lua/utxo.lua, DESIGN section 5).
+ *
+ * Every function takes the record first, then the arguments listed here, and returns a map:
+ *   { status = "OK" | "ERROR", errorCode?, message?, signal?, blockIDs?, errors?, childCount? }
+ * Record-level errors write nothing. No function raises a Lua error: a wrong argument type returns
+ * status ERROR with errorCode INVALID_PARAMETER.
+ *
+ * Every function that changes state takes `currentBlockHeight, blockHeightRetention` as its last two arguments
+ * and re-runs the DAH rule afterwards.
+ *
+ * Arguments (bytes are Lua `bytes` / JS Buffer; offsets are 0-based positions in this record's `utxos` list):
+ *   spend(offset, utxoHash32, spendingData36, ignoreConflicting, ignoreLocked, currentBlockHeight, retention)
+ *   spendMulti(spends, ignoreConflicting, ignoreLocked, currentBlockHeight, retention)
+ *       spends = list of maps { offset, utxoHash, spendingData }; `errors` is keyed by the item's 0-based
+ *       position in `spends`: { errorCode, message, spendingData? (the existing spender for SPENT/INVALID_SPEND) }
+ *   unspend(offset, utxoHash32, expectedSpendingData36, currentBlockHeight, retention)
+ *   setMined(blockID, blockHeight, subtreeIdx, currentBlockHeight, retention, onLongestChain, unsetMined)
+ *   freeze(offset, utxoHash32, currentBlockHeight, retention)
+ *   unfreeze(offset, utxoHash32, currentBlockHeight, retention)
+ *   reassign(offset, utxoHash32, newUtxoHash32, blockHeight, spendableAfter, currentBlockHeight, retention)
+ *   setConflicting(setValue, currentBlockHeight, retention)
+ *   setLocked(setValue, currentBlockHeight, retention)
+ *   preserveUntil(untilHeight, currentBlockHeight, retention)        -- sets preserveUntil, removes DAH, PRESERVE
+ *   expirePreserve(currentBlockHeight, retention)         -- removes preserveUntil if <= height, re-runs DAH rule
+ *   incrementSpentExtraRecs(inc, currentBlockHeight, retention)
+ *   setSpentExtraRecs(value, currentBlockHeight, retention)
+ *   clearCreating(currentBlockHeight, retention)           -- phase 2 of the multi-record create
+ *   addConflictingChild(childTxid32)                        -- appends to conflictingCs once
+ *   setDeletedChild(childTxidDisplayHex)                    -- deletedChildren[child] = true
+ *   rerunDah(currentBlockHeight, retention)                 -- re-evaluates the DAH rule only (reconciler)
+ */
+import type { UdfErrorCode } from './errors';
+
+export const UDF_FUNCTIONS = [
+  'spend',
+  'spendMulti',
+  'unspend',
+  'setMined',
+  'freeze',
+  'unfreeze',
+  'reassign',
+  'setConflicting',
+  'setLocked',
+  'preserveUntil',
+  'expirePreserve',
+  'incrementSpentExtraRecs',
+  'setSpentExtraRecs',
+  'clearCreating',
+  'addConflictingChild',
+  'setDeletedChild',
+  'rerunDah',
+] as const;
+export type UdfFunction = (typeof UDF_FUNCTIONS)[number];
+
+export type UdfSignal = 'ALLSPENT' | 'NOTALLSPENT' | 'DAHSET' | 'DAHUNSET' | 'PRESERVE';
+
+export interface UdfItemError {
+  errorCode: UdfErrorCode;
+  message: string;
+  spendingData?: Buffer;
+}
+
+export interface UdfResponse {
+  status: 'OK' | 'ERROR';
+  errorCode?: UdfErrorCode;
+  message?: string;
+  signal?: UdfSignal;
+  blockIDs?: number[];
+  /** spendMulti: item position (decimal string) -> error */
+  errors?: Record<string, UdfItemError>;
+  /** number of pagination records (totalExtraRecs) when a signal concerns them */
+  childCount?: number;
+}
+
+/** Spendable-after delay of a reassigned output (DESIGN section 5). */
+export const REASSIGN_SPENDABLE_AFTER = 1000;
