@@ -3,9 +3,13 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  // @swc/jest compiles TypeScript, and also the ESM-only @middy packages to CommonJS.
+  // ts-jest transpiles TypeScript (type checking is `npm run typecheck`), and also the ESM-only @middy packages
+  // to CommonJS so that jest runs them on Node 20.
   transform: {
-    '^.+\\.(t|j|mj)s$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+    '^.+\\.(t|j|mj)s$': [
+      'ts-jest',
+      { isolatedModules: true, tsconfig: { allowJs: true, rootDir: '.', module: 'commonjs', target: 'es2022', esModuleInterop: true } },
+    ],
   },
   transformIgnorePatterns: ['/node_modules/(?!(@middy)/)'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
