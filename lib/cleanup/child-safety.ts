@@ -1,0 +1,58 @@
+/**
+ * The safety rule of DESIGN section 8, step 2: a parent may be deleted only when every spending child is
+ * positively known to be mined and stable. Anything uncertain is unsafe. Pure.
+ */
+import type { Bins } from '../engine/port';
+import { BIN } from '../domain/bins';
+import type { KeptReason } from './report';
+
+export type ChildVerdict = { safe: true } | { safe: false; reason: KeptReason };
+
+/** What reading a child's master gave: its bins, null when missing, or the read error. */
+export type ChildRead = Bins | null | Error;
+
+function heights(value: unknown): number[] | null {
+  if (!Array.isArray(value) || value.length === 0) return null;
+  const out: number[] = [];
+  for (const h of value) {
+    if (typeof h === 'number' && Number.isInteger(h)) out.push(h);
+    else if (typeof h === 'bigint') out.push(Number(h));
+    else return null;
+  }
+  return out;
+}
+
+export function childVerdict(read: ChildRead | undefined, tip: number, safetyWindow: number): ChildVerdict {
+  if (read === undefined || read instanceof Error) return { safe: false, reason: 'child_read_error' };
+  if (read === null) return { safe: false, reason: 'child_missing' };
+  const unminedSince = read[BIN.unminedSince];
+  if (unminedSince !== undefined && unminedSince !== null) return { safe: false, reason: 'child_unmined' };
+  const hs = heights(read[BIN.blockHeights]);
+  if (hs === null) return { safe: false, reason: 'child_unmined' };
+  if (tip >= Math.max(...hs) + safetyWindow) return { safe: true };
+  return { safe: false, reason: 'child_unstable' };
+}
+
+/** A child recorded in the parent's `deletedChildren` was itself cleaned up after becoming stable: safe. */
+export function isDeletedChild(parentBins: Bins, childHex: string): boolean {
+  const map = parentBins[BIN.deletedChildren];
+  if (map === null || map === undefined || typeof map !== 'object' || Array.isArray(map) || Buffer.isBuffer(map)) {
+    return false;
+  }
+  return (map as Record<string, unknown>)[childHex] === true;
+}
+
+/** The first unsafe child's reason, or null when all children are safe. */
+export function parentVerdict(
+  parentBins: Bins,
+  childHexes: Iterable<string>,
+  verdicts: ReadonlyMap<string, ChildVerdict>,
+): KeptReason | null {
+  for (const hex of childHexes) {
+    if (isDeletedChild(parentBins, hex)) continue;
+    const v = verdicts.get(hex);
+    if (v === undefined) return 'child_read_error';
+    if (!v.safe) return v.reason;
+  }
+  return null;
+}

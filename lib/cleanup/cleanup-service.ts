@@ -1,0 +1,266 @@
+/**
+ * The DAH cleanup service (DESIGN section 8): deletes fully spent transactions only after every spending child is
+ * mined and stable. Runs on any RecordEngine; a pass stops before its deadline and the next pass resumes.
+ */
+import type { BlobStore } from '../blob/port';
+import type { Bins, EngineRecord, RecordEngine } from '../engine/port';
+import { BIN } from '../domain/bins';
+import { collectChildren, extraRecordCount, isMaster, masterDecision } from './candidates';
+import { childVerdict, isDeletedChild, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
+import { clearStaleMarks, finishDelete, markDeleting } from './delete-tx';
+import { keyOfRecord, type SpendingChild } from './record-facts';
+import { addKept, emitMetrics, emptyReport, type CleanupMetrics, type CleanupReport, type KeptReason } from './report';
+
+export interface CleanupSettings {
+  /** B: outputs per record */
+  utxoBatchSize: number;
+  /** R: passed to the UDFs that re-run the DAH rule */
+  blockHeightRetention: number;
+  /** blocks a spending child must be buried under before its parent may go (default in config: R) */
+  cleanupSafetyWindow: number;
+  /** candidates per chunk (one range-query page, one children batch read) */
+  batchSize: number;
+}
+
+export interface CleanupServiceOptions {
+  engine: RecordEngine;
+  blobs: BlobStore;
+  /** registered UDF module name (store.moduleName) */
+  moduleName: string;
+  settings: CleanupSettings;
+  getTip: () => Promise<number>;
+  now?: () => number;
+  metrics?: CleanupMetrics;
+}
+
+export interface RunPassOptions {
+  /** chain tip H (default: getTip()) */
+  tip?: number;
+  /** epoch ms; the pass stops before starting work at or after it */
+  deadline?: number;
+  maxDurationMs?: number;
+}
+
+interface Checked {
+  master: EngineRecord;
+  pages: EngineRecord[];
+  children: SpendingChild[];
+}
+
+class DeadlineReached extends Error {}
+
+export class CleanupService {
+  private readonly engine: RecordEngine;
+  private readonly blobs: BlobStore;
+  private readonly moduleName: string;
+  private readonly settings: CleanupSettings;
+  private readonly getTip: () => Promise<number>;
+  private readonly now: () => number;
+  private readonly metrics?: CleanupMetrics;
+
+  constructor(options: CleanupServiceOptions) {
+    const { utxoBatchSize, batchSize, cleanupSafetyWindow, blockHeightRetention } = options.settings;
+    if (!Number.isInteger(utxoBatchSize) || utxoBatchSize < 1) throw new RangeError('utxoBatchSize must be >= 1');
+    if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError('batchSize must be >= 1');
+    if (!Number.isInteger(cleanupSafetyWindow) || cleanupSafetyWindow < 0) {
+      throw new RangeError('cleanupSafetyWindow must be >= 0');
+    }
+    if (!Number.isInteger(blockHeightRetention) || blockHeightRetention < 0) {
+      throw new RangeError('blockHeightRetention must be >= 0');
+    }
+    this.engine = options.engine;
+    this.blobs = options.blobs;
+    this.moduleName = options.moduleName;
+    this.settings = { ...options.settings };
+    this.getTip = options.getTip;
+    this.now = options.now ?? Date.now;
+    this.metrics = options.metrics;
+  }
+
+  async runPass(options: RunPassOptions = {}): Promise<CleanupReport> {
+    const started = this.now();
+    let deadline = options.deadline ?? Number.POSITIVE_INFINITY;
+    if (options.maxDurationMs !== undefined) deadline = Math.min(deadline, started + options.maxDurationMs);
+    const tip = options.tip ?? (await this.getTip());
+    const report = emptyReport(tip);
+    const checkDeadline = (): void => {
+      if (this.now() >= deadline) throw new DeadlineReached();
+    };
+
+    try {
+      if (tip >= 1) {
+        await this.expirePreserved(tip, report, checkDeadline);
+        let cursor: string | undefined;
+        do {
+          checkDeadline();
+          const page = await this.engine.queryRange({
+            bin: 'deleteAtHeight',
+            min: 1,
+            max: tip,
+            limit: this.settings.batchSize,
+            cursor,
+          });
+          await this.processChunk(tip, page.records.filter(isMaster), report, checkDeadline);
+          cursor = page.cursor;
+        } while (cursor !== undefined);
+      }
+    } catch (err) {
+      if (!(err instanceof DeadlineReached)) throw err;
+      report.more = true;
+    }
+
+    report.durationMs = this.now() - started;
+    if (this.metrics) emitMetrics(this.metrics, report);
+    return report;
+  }
+
+  private async expirePreserved(tip: number, report: CleanupReport, checkDeadline: () => void): Promise<void> {
+    let cursor: string | undefined;
+    do {
+      checkDeadline();
+      const page = await this.engine.queryRange({
+        bin: 'preserveUntil',
+        min: 1,
+        max: tip,
+        limit: this.settings.batchSize,
+        bins: [BIN.preserveUntil],
+        cursor,
+      });
+      if (page.records.length > 0) {
+        const results = await this.engine.batchApply(
+          page.records.map((r) => ({
+            key: r.key,
+            module: this.moduleName,
+            fn: 'expirePreserve',
+            args: [tip, this.settings.blockHeightRetention],
+          })),
+        );
+        for (const r of results) {
+          if (r.ok && r.result.status === 'OK') report.preserveExpired++;
+          else if (!(!r.ok && r.error.code === 'RECORD_NOT_FOUND')) report.errors++;
+        }
+      }
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+  }
+
+  private async processChunk(
+    tip: number,
+    masters: EngineRecord[],
+    report: CleanupReport,
+    checkDeadline: () => void,
+  ): Promise<void> {
+    const finish: EngineRecord[] = [];
+    const toCheck: EngineRecord[] = [];
+    for (const master of masters) {
+      const decision = masterDecision(master.bins);
+      if (decision === 'finish') finish.push(master);
+      else if (decision === 'check') toCheck.push(master);
+      else addKept(report, decision);
+    }
+
+    const checked = await this.readRecords(toCheck, report);
+    const verdicts = await this.readChildren(tip, checked);
+
+    // a pass that died midway is finished first
+    for (const master of finish) {
+      checkDeadline();
+      await this.deleteOne(master, report);
+    }
+    for (const c of checked) {
+      checkDeadline();
+      const reason = parentVerdict(
+        c.master.bins,
+        c.children.map((ch) => ch.txidHex),
+        verdicts,
+      );
+      if (reason !== null) {
+        addKept(report, reason);
+        await clearStaleMarks(this.engine, c.pages).catch(() => undefined);
+        continue;
+      }
+      try {
+        if ((await markDeleting(this.engine, c.master, c.pages)) === 'changed') {
+          addKept(report, 'changed');
+          continue;
+        }
+      } catch {
+        report.errors++;
+        continue;
+      }
+      await this.deleteOne(c.master, report);
+    }
+  }
+
+  /** Reads the pagination records of every candidate in one batch and collects their spending children. */
+  private async readRecords(masters: EngineRecord[], report: CleanupReport): Promise<Checked[]> {
+    const keys: Buffer[] = [];
+    for (const m of masters) {
+      for (let n = 1; n <= extraRecordCount(m.bins); n++) keys.push(keyOfRecord(m.key, n));
+    }
+    let pages: (EngineRecord | null)[] = [];
+    if (keys.length > 0) {
+      try {
+        pages = await this.engine.batchGet(keys);
+      } catch {
+        addKept(report, 'record_read_error', masters.length);
+        return [];
+      }
+    }
+    const out: Checked[] = [];
+    let at = 0;
+    for (const master of masters) {
+      const count = extraRecordCount(master.bins);
+      const own = pages.slice(at, at + count);
+      at += count;
+      const records: (Bins | null)[] = [master.bins, ...own.map((p) => (p === null ? null : p.bins))];
+      const verdict = collectChildren(records, master.bins[BIN.conflicting] === true);
+      if (!verdict.ok) {
+        addKept(report, verdict.reason as KeptReason);
+        continue;
+      }
+      out.push({ master, pages: own as EngineRecord[], children: verdict.children });
+    }
+    return out;
+  }
+
+  /** Reads every child not already vouched for by its parent's deletedChildren, in one batch. */
+  private async readChildren(tip: number, checked: Checked[]): Promise<Map<string, ChildVerdict>> {
+    const wanted = new Map<string, Buffer>();
+    for (const c of checked) {
+      for (const ch of c.children) {
+        if (!isDeletedChild(c.master.bins, ch.txidHex)) wanted.set(ch.txidHex, ch.txid);
+      }
+    }
+    const verdicts = new Map<string, ChildVerdict>();
+    if (wanted.size === 0) return verdicts;
+    const hexes = [...wanted.keys()];
+    let reads: ChildRead[];
+    try {
+      const records = await this.engine.batchGet([...wanted.values()], [BIN.unminedSince, BIN.blockHeights]);
+      reads = records.map((r) => (r === null ? null : r.bins));
+    } catch (err) {
+      reads = hexes.map(() => (err instanceof Error ? err : new Error(String(err))));
+    }
+    hexes.forEach((hex, i) => verdicts.set(hex, childVerdict(reads[i], tip, this.settings.cleanupSafetyWindow)));
+    return verdicts;
+  }
+
+  private async deleteOne(master: EngineRecord, report: CleanupReport): Promise<void> {
+    try {
+      await finishDelete(
+        {
+          engine: this.engine,
+          blobs: this.blobs,
+          moduleName: this.moduleName,
+          utxoBatchSize: this.settings.utxoBatchSize,
+        },
+        master,
+      );
+      report.deleted++;
+    } catch {
+      // the master stays marked `deleting`: the next pass finishes it
+      report.errors++;
+    }
+  }
+}

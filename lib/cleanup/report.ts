@@ -1,0 +1,53 @@
+/** The outcome of one cleanup pass (DESIGN section 8, step 4). */
+export interface CleanupReport {
+  /** chain tip H the pass ran at */
+  tip: number;
+  /** transactions deleted (master removed) */
+  deleted: number;
+  /** candidates kept, by reason */
+  kept: Record<string, number>;
+  /** candidates or preserved records whose processing failed; retried next pass */
+  errors: number;
+  /** records whose preserveUntil expired (<= H) and was removed */
+  preserveExpired: number;
+  durationMs: number;
+  /** true when the pass stopped at its deadline: candidates may remain */
+  more: boolean;
+}
+
+export type KeptReason =
+  | 'child_unmined'
+  | 'child_unstable'
+  | 'child_missing'
+  | 'child_read_error'
+  | 'changed'
+  | 'not_all_spent'
+  | 'not_mined'
+  | 'locked'
+  | 'creating'
+  | 'preserved'
+  | 'record_missing'
+  | 'record_read_error'
+  | 'invalid_record';
+
+export interface CleanupMetrics {
+  count(name: string, value: number): void;
+}
+
+export function emptyReport(tip: number): CleanupReport {
+  return { tip, deleted: 0, kept: {}, errors: 0, preserveExpired: 0, durationMs: 0, more: false };
+}
+
+export function addKept(report: CleanupReport, reason: KeptReason, n = 1): void {
+  report.kept[reason] = (report.kept[reason] ?? 0) + n;
+}
+
+/** One count per report field: CleanupDeleted, CleanupKept_<reason>, CleanupErrors, ... */
+export function emitMetrics(metrics: CleanupMetrics, report: CleanupReport): void {
+  metrics.count('CleanupDeleted', report.deleted);
+  for (const [reason, n] of Object.entries(report.kept)) metrics.count(`CleanupKept_${reason}`, n);
+  metrics.count('CleanupErrors', report.errors);
+  metrics.count('CleanupPreserveExpired', report.preserveExpired);
+  metrics.count('CleanupDurationMs', report.durationMs);
+  metrics.count('CleanupMore', report.more ? 1 : 0);
+}
