@@ -1,0 +1,354 @@
+import { CleanupService } from '../../lib/cleanup';
+import { keyOfRecord, txidBytes } from '../../lib/cleanup/record-facts';
+import { EngineError, type RecordEngine } from '../../lib/engine/port';
+import { failingAt } from './fakes';
+import { harness, type Harness } from './harness';
+import { newTxid } from './ledger';
+
+const BLOCK = 7;
+
+async function minedChild(h: Harness, spends: { txid: string; vout: number }[], height: number): Promise<string> {
+  const c = await h.child(spends, height);
+  await h.ledger.setMined(c, BLOCK, height);
+  return c;
+}
+
+function serviceOver(h: Harness, engine: RecordEngine, blobs = h.blobs, now?: () => number): CleanupService {
+  return new CleanupService({ engine, blobs, moduleName: 'utxo', settings: h.settings, getTip: async () => 0, now });
+}
+
+describe('cleanup edge cases', () => {
+  test('several children, only one unstable: kept until that one is stable', async () => {
+    const h = harness();
+    const parent = await h.parent(3);
+    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    await minedChild(h, [{ txid: parent, vout: 1 }], 1000);
+    await minedChild(h, [{ txid: parent, vout: 2 }], 1200);
+    // DAH = 1200 + 288: at 1487 the parent is not yet a candidate
+    expect(await h.service.runPass({ tip: 1487 })).toMatchObject({ deleted: 0, kept: {} });
+    await h.engine.update(txidBytes(parent), { deleteAtHeight: 1300 });
+    expect(await h.service.runPass({ tip: 1487 })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
+    expect(await h.service.runPass({ tip: 1488 })).toMatchObject({ deleted: 1 });
+  });
+
+  test('a parent with an unspent output is kept even when its DAH bin says otherwise (not_all_spent)', async () => {
+    const h = harness();
+    const parent = await h.parent(2);
+    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    await h.engine.update(txidBytes(parent), { deleteAtHeight: 1100 });
+    expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0, kept: { not_all_spent: 1 } });
+  });
+
+  test('an unmined parent with a stray DAH is kept (not_mined); a locked or creating one too', async () => {
+    const h = harness();
+    const a = await h.parent(1);
+    await minedChild(h, [{ txid: a, vout: 0 }], 1000);
+    await h.engine.update(txidBytes(a), { unminedSince: 1200 });
+    const b = await h.parent(1);
+    await minedChild(h, [{ txid: b, vout: 0 }], 1000);
+    await h.engine.update(txidBytes(b), { locked: true });
+    const c = await h.parent(1);
+    await minedChild(h, [{ txid: c, vout: 0 }], 1000);
+    await h.engine.update(txidBytes(c), { creating: true });
+    expect(await h.service.runPass({ tip: 2000 })).toMatchObject({
+      deleted: 0,
+      kept: { not_mined: 1, locked: 1, creating: 1 },
+    });
+  });
+
+  test('missing child record: kept (child_missing), unless the parent lists it in deletedChildren', async () => {
+    const h = harness();
+    const parent = await h.parent(1);
+    const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    await h.engine.remove(txidBytes(child));
+    expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0, kept: { child_missing: 1 } });
+    await h.engine.update(txidBytes(parent), { deletedChildren: { [child]: true } });
+    expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 1 });
+  });
+
+  test('a failed batch read of the children keeps every parent of the chunk (child_read_error)', async () => {
+    const h = harness();
+    const p1 = await h.parent(1);
+    const p2 = await h.parent(1);
+    await minedChild(h, [{ txid: p1, vout: 0 }], 1000);
+    await minedChild(h, [{ txid: p2, vout: 0 }], 1000);
+    const engine = Object.create(h.engine) as RecordEngine;
+    engine.batchGet = async () => {
+      throw new EngineError('TIMEOUT', 'read timed out');
+    };
+    expect(await serviceOver(h, engine).runPass({ tip: 2000 })).toMatchObject({
+      deleted: 0,
+      kept: { child_read_error: 2 },
+    });
+  });
+
+  test('a child without block heights is unsafe', async () => {
+    const h = harness();
+    const parent = await h.parent(1);
+    const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    await h.engine.update(txidBytes(child), { blockHeights: [] });
+    expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0, kept: { child_unmined: 1 } });
+  });
+
+  test('conflicting trees: a conflicting tx is deleted unspent, but not while a conflicting spender is unmined', async () => {
+    const h = harness();
+    const lone = newTxid();
+    await h.ledger.create(lone, 2, [], { conflicting: true, height: 1000 });
+    const spent = newTxid();
+    await h.ledger.create(spent, 2, [], { conflicting: true, height: 1000 });
+    const grandchild = newTxid();
+    await h.ledger.create(grandchild, 1, [{ txid: spent, vout: 0 }], { conflicting: true, height: 1000 });
+    await h.ledger.spend(grandchild, [{ txid: spent, vout: 0 }], 1000);
+    const report = await h.service.runPass({ tip: 1288 });
+    // lone and grandchild have no spenders; spent has an unmined (conflicting) spender
+    expect(report).toMatchObject({ deleted: 2, kept: { child_unmined: 1 } });
+    expect(h.ledger.exists(lone)).toBe(false);
+    expect(h.ledger.exists(spent)).toBe(true);
+    // grandchild is gone now and was recorded in spent's deletedChildren: spent goes next pass
+    expect(await h.service.runPass({ tip: 1289 })).toMatchObject({ deleted: 1 });
+    expect(h.ledger.exists(spent)).toBe(false);
+  });
+
+  test('preserved parent: kept while preserveUntil > H, expired at H and deleted once DAH is reached again', async () => {
+    const h = harness();
+    const parent = await h.parent(1);
+    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    await h.ledger.preserve(parent, 1500);
+    // a stray DAH on a preserved record does not let it go
+    await h.engine.update(txidBytes(parent), { deleteAtHeight: 1288 });
+    expect(await h.service.runPass({ tip: 1400 })).toMatchObject({ deleted: 0, kept: { preserved: 1 } });
+    const at1500 = await h.service.runPass({ tip: 1500 });
+    expect(at1500).toMatchObject({ preserveExpired: 1, deleted: 0 });
+    expect((await h.engine.get(txidBytes(parent)))!.bins.deleteAtHeight).toBe(1788);
+    expect(await h.service.runPass({ tip: 1788 })).toMatchObject({ deleted: 1, preserveExpired: 0 });
+  });
+
+  test('paginated parent (B = 2, 5 outputs): every pagination record goes with the master', async () => {
+    const h = harness({ utxoBatchSize: 2 });
+    const parent = await h.parent(5);
+    const spends = [0, 1, 2, 3, 4].map((vout) => ({ txid: parent, vout }));
+    await minedChild(h, spends.slice(0, 3), 1000);
+    expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0 });
+    const late = await h.child(spends.slice(3), 1010);
+    await h.ledger.setMined(late, BLOCK, 1020);
+    expect(h.ledger.leftovers(parent)).toHaveLength(3);
+    // pagination records carry the DAH too but are not counted as candidates
+    expect(await h.service.runPass({ tip: 1298 })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
+    expect(await h.service.runPass({ tip: 1308 })).toMatchObject({ deleted: 1, kept: {}, errors: 0 });
+    expect(h.ledger.leftovers(parent)).toEqual([]);
+  });
+
+  test('paginated parent with a missing pagination record is kept (record_missing)', async () => {
+    const h = harness({ utxoBatchSize: 2 });
+    const parent = await h.parent(3);
+    await minedChild(
+      h,
+      [0, 1, 2].map((vout) => ({ txid: parent, vout })),
+      1000,
+    );
+    await h.engine.remove(keyOfRecord(txidBytes(parent), 1));
+    expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0, kept: { record_missing: 1 } });
+  });
+
+  test('external parent: its .tx blob is deleted and its own parent records it in deletedChildren', async () => {
+    const h = harness();
+    const grand = await h.parent(2, { minedAt: 100 });
+    const parent = await h.parent(1, { external: true, inputs: [{ txid: grand, vout: 1 }] });
+    await h.ledger.spend(parent, [{ txid: grand, vout: 1 }], 800);
+    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    expect(await h.blobs.exists(parent, 'tx')).toBe(true);
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1 });
+    expect(h.ledger.leftovers(parent)).toEqual([]);
+    const g = await h.engine.get(txidBytes(grand));
+    expect(g!.bins.deletedChildren).toEqual({ [parent]: true });
+  });
+
+  test('deletedChildren goes to the record holding the output (vout 5 with B = 2 -> pagination record 2)', async () => {
+    const h = harness({ utxoBatchSize: 2 });
+    const grand = await h.parent(6, { minedAt: 100 });
+    const parent = await h.parent(1, { inputs: [{ txid: grand, vout: 5 }] });
+    await h.ledger.spend(parent, [{ txid: grand, vout: 5 }], 800);
+    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1 });
+    const rec = await h.engine.get(keyOfRecord(txidBytes(grand), 2));
+    expect(rec!.bins.deletedChildren).toEqual({ [parent]: true });
+    expect((await h.engine.get(txidBytes(grand)))!.bins.deletedChildren).toBeUndefined();
+  });
+
+  test('a missing grandparent is fine', async () => {
+    const h = harness();
+    const parent = await h.parent(1, { inputs: [{ txid: newTxid(), vout: 0 }] });
+    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1, errors: 0 });
+  });
+
+  test('a parent unspent by a reorg between read and delete is kept (generation check)', async () => {
+    const h = harness();
+    const parent = await h.parent(1);
+    const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const engine = Object.create(h.engine) as RecordEngine;
+    let raced = false;
+    engine.update = async (key, bins, policy) => {
+      if (!raced && bins.deleting === true) {
+        raced = true;
+        await h.ledger.unspend(child, [{ txid: parent, vout: 0 }], 1288);
+      }
+      return h.engine.update(key, bins, policy);
+    };
+    expect(await serviceOver(h, engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
+    expect(h.ledger.exists(parent)).toBe(true);
+    expect((await h.engine.get(txidBytes(parent)))!.bins.deleting).toBeUndefined();
+    // no longer fully spent: no DAH, not a candidate
+    expect(await h.service.runPass({ tip: 3000 })).toMatchObject({ deleted: 0, kept: {} });
+  });
+
+  test('a pagination record changed between read and mark: marks undone, kept as changed', async () => {
+    const h = harness({ utxoBatchSize: 2 });
+    const parent = await h.parent(3);
+    await minedChild(
+      h,
+      [0, 1, 2].map((vout) => ({ txid: parent, vout })),
+      1000,
+    );
+    const page = keyOfRecord(txidBytes(parent), 1);
+    const engine = Object.create(h.engine) as RecordEngine;
+    let raced = false;
+    engine.update = async (key, bins, policy) => {
+      if (!raced && bins.deleting === true) {
+        raced = true;
+        await h.engine.update(page, { lastSpentState: 'ALLSPENT' });
+      }
+      return h.engine.update(key, bins, policy);
+    };
+    expect(await serviceOver(h, engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
+    for (const n of [0, 1]) {
+      expect((await h.engine.get(keyOfRecord(txidBytes(parent), n)))!.bins.deleting).toBeUndefined();
+    }
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1 });
+  });
+
+  test('spend and unspend of a record marked deleting are refused (DELETING)', async () => {
+    const h = harness();
+    const parent = await h.parent(2);
+    const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    await h.engine.update(txidBytes(parent), { deleting: true });
+    await expect(h.ledger.spend(newTxid(), [{ txid: parent, vout: 1 }], 1001)).rejects.toMatchObject({
+      code: 'DELETING',
+    });
+    await expect(h.ledger.unspend(child, [{ txid: parent, vout: 0 }], 1001)).rejects.toMatchObject({
+      code: 'DELETING',
+    });
+  });
+});
+
+describe('a pass killed after each delete step is finished by the next pass', () => {
+  // steps of one delete of a paginated external tx with a parent: mark page, mark master, setDeletedChild,
+  // delete .tx, delete .outputs, remove page, remove master
+  for (let step = 1; step <= 7; step++) {
+    test(`killed at step ${step}`, async () => {
+      const h = harness({ utxoBatchSize: 2 });
+      const grand = await h.parent(1, { minedAt: 100 });
+      const parent = await h.parent(3, { external: true, inputs: [{ txid: grand, vout: 0 }] });
+      await h.ledger.spend(parent, [{ txid: grand, vout: 0 }], 800);
+      await minedChild(
+        h,
+        [0, 1, 2].map((vout) => ({ txid: parent, vout })),
+        1000,
+      );
+      await h.blobs.put(parent, 'outputs', Buffer.from('outputs'));
+      // the grandparent itself is deletable at 1088 + window; keep it out of the way with a preserve
+      await h.ledger.preserve(grand, 10_000);
+
+      const killed = failingAt(h.engine, h.blobs, step);
+      const first = await serviceOver(h, killed.engine, killed.blobs).runPass({ tip: 1288 });
+      expect(first.deleted + first.errors + (first.kept.changed ?? 0)).toBe(1);
+      expect(first.deleted).toBe(0);
+
+      const second = await h.service.runPass({ tip: 1288 });
+      expect(second).toMatchObject({ deleted: 1, errors: 0 });
+      expect(h.ledger.leftovers(parent)).toEqual([]);
+      expect((await h.engine.get(txidBytes(grand)))!.bins.deletedChildren).toEqual({ [parent]: true });
+    });
+  }
+});
+
+describe('time budget, report and metrics', () => {
+  test('a pass stops before its deadline with more = true; the next pass resumes', async () => {
+    const h = harness({ batchSize: 2 });
+    for (let i = 0; i < 5; i++) {
+      const p = await h.parent(1);
+      await minedChild(h, [{ txid: p, vout: 0 }], 1000);
+    }
+    let clock = 0;
+    // every clock read advances 1 ms; a 5 ms budget runs out midway
+    const service = serviceOver(h, h.engine, h.blobs, () => clock++);
+    const first = await service.runPass({ tip: 1288, maxDurationMs: 5 });
+    expect(first.more).toBe(true);
+    expect(first.deleted).toBeGreaterThan(0);
+    expect(first.deleted).toBeLessThan(5);
+    const second = await service.runPass({ tip: 1288 });
+    expect(second).toMatchObject({ more: false, deleted: 5 - first.deleted });
+  });
+
+  test('an absolute deadline already passed: nothing is done, more = true', async () => {
+    const h = harness();
+    const p = await h.parent(1);
+    await minedChild(h, [{ txid: p, vout: 0 }], 1000);
+    const report = await serviceOver(h, h.engine, h.blobs, () => 5000).runPass({ tip: 1288, deadline: 5000 });
+    expect(report).toMatchObject({ deleted: 0, more: true, durationMs: 0 });
+    expect(h.ledger.exists(p)).toBe(true);
+  });
+
+  test('the tip comes from getTip when not given; tip 0 does nothing', async () => {
+    const h = harness();
+    const p = await h.parent(1);
+    await minedChild(h, [{ txid: p, vout: 0 }], 1000);
+    expect(await h.service.runPass()).toMatchObject({ tip: 0, deleted: 0 });
+    const service = new CleanupService({
+      engine: h.engine,
+      blobs: h.blobs,
+      moduleName: 'utxo',
+      settings: h.settings,
+      getTip: async () => 1288,
+    });
+    expect(await service.runPass()).toMatchObject({ tip: 1288, deleted: 1 });
+  });
+
+  test('metrics: one count per report field', async () => {
+    const h = harness();
+    const a = await h.parent(1);
+    await minedChild(h, [{ txid: a, vout: 0 }], 1000);
+    const b = await h.parent(1);
+    await h.child([{ txid: b, vout: 0 }], 1000);
+    await h.service.runPass({ tip: 1288 });
+    expect(h.counts).toMatchObject({
+      CleanupDeleted: 1,
+      CleanupKept_child_unmined: 1,
+      CleanupErrors: 0,
+      CleanupPreserveExpired: 0,
+      CleanupMore: 0,
+    });
+    expect(h.counts.CleanupDurationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  test('invalid settings are refused', () => {
+    const h = harness();
+    for (const bad of [
+      { utxoBatchSize: 0 },
+      { batchSize: 0 },
+      { cleanupSafetyWindow: -1 },
+      { blockHeightRetention: 1.5 },
+    ]) {
+      expect(
+        () =>
+          new CleanupService({
+            engine: h.engine,
+            blobs: h.blobs,
+            moduleName: 'utxo',
+            settings: { ...h.settings, ...bad },
+            getTip: async () => 0,
+          }),
+      ).toThrow(RangeError);
+    }
+  });
+});
