@@ -1,4 +1,5 @@
 import { CleanupService } from '../../lib/cleanup';
+import type { BlobStore } from '../../lib/blob/port';
 import { keyOfRecord, txidBytes } from '../../lib/cleanup/record-facts';
 import { EngineError, type RecordEngine } from '../../lib/engine/port';
 import { failingAt } from './fakes';
@@ -13,7 +14,7 @@ async function minedChild(h: Harness, spends: { txid: string; vout: number }[], 
   return c;
 }
 
-function serviceOver(h: Harness, engine: RecordEngine, blobs = h.blobs, now?: () => number): CleanupService {
+function serviceOver(h: Harness, engine: RecordEngine, blobs: BlobStore = h.blobs, now?: () => number): CleanupService {
   return new CleanupService({ engine, blobs, moduleName: 'utxo', settings: h.settings, getTip: async () => 0, now });
 }
 
