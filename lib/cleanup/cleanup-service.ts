@@ -159,13 +159,21 @@ export class CleanupService {
       else addKept(report, decision);
     }
 
-    const checked = await this.readRecords(toCheck, report);
-    const verdicts = await this.readChildren(tip, checked);
+    const checked = await this.readRecords(toCheck, report, false);
+    const finishing = await this.readRecords(finish, report, true);
+    const verdicts = await this.readChildren(tip, [...checked, ...finishing]);
 
-    // a pass that died midway is finished first
-    for (const master of finish) {
+    // A pass that died midway is finished first. Its record state is not re-checked (it is frozen by the mark and
+    // partly deleted), but its children are: a child reorganized out since the mark keeps the tx until stable again.
+    for (const c of finishing) {
       checkDeadline();
-      await this.deleteOne(master, report);
+      const reason = parentVerdict(
+        c.master.bins,
+        c.children.map((ch) => ch.txidHex),
+        verdicts,
+      );
+      if (reason !== null) addKept(report, reason);
+      else await this.deleteOne(c.master, report);
     }
     for (const c of checked) {
       checkDeadline();
@@ -192,8 +200,12 @@ export class CleanupService {
     }
   }
 
-  /** Reads the pagination records of every candidate in one batch and collects their spending children. */
-  private async readRecords(masters: EngineRecord[], report: CleanupReport): Promise<Checked[]> {
+  /**
+   * Reads the pagination records of every candidate in one batch and collects their spending children. When
+   * `finishing` (masters marked `deleting`), pagination records already removed are skipped and only children count.
+   */
+  private async readRecords(masters: EngineRecord[], report: CleanupReport, finishing: boolean): Promise<Checked[]> {
+    if (masters.length === 0) return [];
     const keys: Buffer[] = [];
     for (const m of masters) {
       for (let n = 1; n <= extraRecordCount(m.bins); n++) keys.push(keyOfRecord(m.key, n));
@@ -213,13 +225,16 @@ export class CleanupService {
       const count = extraRecordCount(master.bins);
       const own = pages.slice(at, at + count);
       at += count;
-      const records: (Bins | null)[] = [master.bins, ...own.map((p) => (p === null ? null : p.bins))];
-      const verdict = collectChildren(records, master.bins[BIN.conflicting] === true);
+      const present = own.filter((p): p is EngineRecord => p !== null);
+      const records: (Bins | null)[] = finishing
+        ? [master.bins, ...present.map((p) => p.bins)]
+        : [master.bins, ...own.map((p) => (p === null ? null : p.bins))];
+      const verdict = collectChildren(records, finishing || master.bins[BIN.conflicting] === true);
       if (!verdict.ok) {
         addKept(report, verdict.reason as KeptReason);
         continue;
       }
-      out.push({ master, pages: own as EngineRecord[], children: verdict.children });
+      out.push({ master, pages: present, children: verdict.children });
     }
     return out;
   }
