@@ -228,6 +228,44 @@ describe('cleanup edge cases', () => {
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1 });
   });
 
+  test('a marked tx whose child was reorganized out after the mark waits for the child to be stable again', async () => {
+    const h = harness();
+    const parent = await h.parent(1);
+    const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    // a pass dies right after marking the master
+    const killed = failingAt(h.engine, h.blobs, 2);
+    expect(await serviceOver(h, killed.engine, killed.blobs).runPass({ tip: 1288 })).toMatchObject({ errors: 1 });
+    expect((await h.engine.get(txidBytes(parent)))!.bins.deleting).toBe(true);
+    await h.ledger.unsetMined(child, BLOCK, 1289);
+    expect(await h.service.runPass({ tip: 1290 })).toMatchObject({ deleted: 0, kept: { child_unmined: 1 } });
+    await h.ledger.setMined(child, BLOCK + 1, 1300);
+    expect(await h.service.runPass({ tip: 1587 })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
+    expect(await h.service.runPass({ tip: 1588 })).toMatchObject({ deleted: 1 });
+    expect(h.ledger.leftovers(parent)).toEqual([]);
+  });
+
+  test('an inputs bin that does not parse is an error; the tx stays marked and is not deleted', async () => {
+    const h = harness();
+    const parent = await h.parent(1);
+    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    await h.engine.update(txidBytes(parent), { inputs: Buffer.from([7, 1, 2]) });
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, errors: 1 });
+    expect(h.ledger.exists(parent)).toBe(true);
+    expect((await h.engine.get(txidBytes(parent)))!.bins.deleting).toBe(true);
+  });
+
+  test('a coinbase tx updates no parent', async () => {
+    const h = harness();
+    const parent = await h.parent(1, { inputs: [{ txid: '00'.repeat(32), vout: 0xffffffff }] });
+    await h.engine.update(txidBytes(parent), { isCoinbase: true });
+    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const engine = Object.create(h.engine) as RecordEngine;
+    engine.batchApply = async () => {
+      throw new Error('no parent update expected');
+    };
+    expect(await serviceOver(h, engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 1, errors: 0 });
+  });
+
   test('spend and unspend of a record marked deleting are refused (DELETING)', async () => {
     const h = harness();
     const parent = await h.parent(2);
