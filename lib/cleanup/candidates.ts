@@ -5,6 +5,7 @@
 import type { Bins, EngineRecord } from '../engine/port';
 import { BIN } from '../domain/bins';
 import type { KeptReason } from './report';
+import { isDeletedChild } from './child-safety';
 import { slotState, spendingChildOf, type SpendingChild } from './record-facts';
 
 /** Masters only: pagination records carry `deleteAtHeight` too but have no `totalExtraRecs`. */
@@ -43,14 +44,22 @@ export function masterDecision(bins: Bins): 'finish' | 'check' | KeptReason {
   return 'check';
 }
 
-export type RecordsVerdict = { ok: true; children: SpendingChild[] } | { ok: false; reason: KeptReason };
+/**
+ * A spending child, `vouched` when every record holding an output it spent lists it in `deletedChildren` (it was
+ * itself cleaned up after becoming stable; cleanup records it on the record that held the output, DESIGN section 8).
+ */
+export interface ChildRef extends SpendingChild {
+  vouched: boolean;
+}
+
+export type RecordsVerdict = { ok: true; children: ChildRef[] } | { ok: false; reason: KeptReason };
 
 /**
  * Every spending child of every spent slot of all the tx's records (master first). Unless the tx is conflicting,
  * every stored output must be spent (not unspent, not frozen).
  */
 export function collectChildren(records: readonly (Bins | null)[], conflicting: boolean): RecordsVerdict {
-  const children = new Map<string, SpendingChild>();
+  const children = new Map<string, ChildRef>();
   for (const bins of records) {
     if (bins === null) return { ok: false, reason: 'record_missing' };
     const utxos = bins[BIN.utxos];
@@ -60,7 +69,8 @@ export function collectChildren(records: readonly (Bins | null)[], conflicting: 
       if (state === 'invalid') return { ok: false, reason: 'invalid_record' };
       if (state === 'spent') {
         const child = spendingChildOf(slot as Buffer);
-        if (!children.has(child.txidHex)) children.set(child.txidHex, child);
+        const vouched = isDeletedChild(bins, child.txidHex) && (children.get(child.txidHex)?.vouched ?? true);
+        children.set(child.txidHex, { ...child, vouched });
       } else if ((state === 'unspent' || state === 'frozen') && !conflicting) {
         return { ok: false, reason: 'not_all_spent' };
       }

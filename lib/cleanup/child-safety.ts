@@ -42,17 +42,20 @@ export function isDeletedChild(parentBins: Bins, childHex: string): boolean {
   return (map as Record<string, unknown>)[childHex] === true;
 }
 
-/** The first unsafe child's reason, or null when all children are safe. */
+/**
+ * The first unsafe child's reason, or null when all children are safe. A child vouched for by `deletedChildren` is
+ * safe only when its record is really gone: cleanup records it there before deleting the child, and a child whose
+ * delete was interrupted and then reorganized out is still in the store and judged by its own record.
+ */
 export function parentVerdict(
-  parentBins: Bins,
-  childHexes: Iterable<string>,
+  children: Iterable<{ txidHex: string; vouched: boolean }>,
   verdicts: ReadonlyMap<string, ChildVerdict>,
 ): KeptReason | null {
-  for (const hex of childHexes) {
-    if (isDeletedChild(parentBins, hex)) continue;
+  for (const { txidHex: hex, vouched } of children) {
     const v = verdicts.get(hex);
     if (v === undefined) return 'child_read_error';
-    if (!v.safe) return v.reason;
+    if (v.safe || (vouched && v.reason === 'child_missing')) continue;
+    return v.reason;
   }
   return null;
 }

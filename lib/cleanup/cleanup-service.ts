@@ -5,10 +5,10 @@
 import type { BlobStore } from '../blob/port';
 import type { Bins, EngineRecord, RecordEngine } from '../engine/port';
 import { BIN } from '../domain/bins';
-import { collectChildren, extraRecordCount, isMaster, masterDecision } from './candidates';
-import { childVerdict, isDeletedChild, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
+import { collectChildren, extraRecordCount, isMaster, masterDecision, type ChildRef } from './candidates';
+import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
 import { clearStaleMarks, finishDelete, markDeleting } from './delete-tx';
-import { keyOfRecord, type SpendingChild } from './record-facts';
+import { keyOfRecord } from './record-facts';
 import { addKept, emitMetrics, emptyReport, type CleanupMetrics, type CleanupReport, type KeptReason } from './report';
 
 export interface CleanupSettings {
@@ -44,7 +44,7 @@ export interface RunPassOptions {
 interface Checked {
   master: EngineRecord;
   pages: EngineRecord[];
-  children: SpendingChild[];
+  children: ChildRef[];
 }
 
 class DeadlineReached extends Error {}
@@ -105,7 +105,8 @@ export class CleanupService {
         } while (cursor !== undefined);
       }
     } catch (err) {
-      if (!(err instanceof DeadlineReached)) throw err;
+      // an engine failure of a range query ends the pass; it is counted and the next pass resumes
+      if (!(err instanceof DeadlineReached)) report.errors++;
       report.more = true;
     }
 
@@ -152,12 +153,17 @@ export class CleanupService {
   ): Promise<void> {
     const finish: EngineRecord[] = [];
     const toCheck: EngineRecord[] = [];
+    const keptPaginated: EngineRecord[] = [];
     for (const master of masters) {
       const decision = masterDecision(master.bins);
       if (decision === 'finish') finish.push(master);
       else if (decision === 'check') toCheck.push(master);
-      else addKept(report, decision);
+      else {
+        addKept(report, decision);
+        if (extraRecordCount(master.bins) > 0) keptPaginated.push(master);
+      }
     }
+    await this.clearStalePageMarks(keptPaginated);
 
     const checked = await this.readRecords(toCheck, report, false);
     const finishing = await this.readRecords(finish, report, true);
@@ -167,21 +173,13 @@ export class CleanupService {
     // partly deleted), but its children are: a child reorganized out since the mark keeps the tx until stable again.
     for (const c of finishing) {
       checkDeadline();
-      const reason = parentVerdict(
-        c.master.bins,
-        c.children.map((ch) => ch.txidHex),
-        verdicts,
-      );
+      const reason = parentVerdict(c.children, verdicts);
       if (reason !== null) addKept(report, reason);
       else await this.deleteOne(c.master, report);
     }
     for (const c of checked) {
       checkDeadline();
-      const reason = parentVerdict(
-        c.master.bins,
-        c.children.map((ch) => ch.txidHex),
-        verdicts,
-      );
+      const reason = parentVerdict(c.children, verdicts);
       if (reason !== null) {
         addKept(report, reason);
         await clearStaleMarks(this.engine, c.pages).catch(() => undefined);
@@ -197,6 +195,19 @@ export class CleanupService {
         continue;
       }
       await this.deleteOne(c.master, report);
+    }
+  }
+
+  /** A pass that died between marking pagination records and the master leaves marks on a tx that is now kept. */
+  private async clearStalePageMarks(masters: EngineRecord[]): Promise<void> {
+    const keys = masters.flatMap((m) =>
+      Array.from({ length: extraRecordCount(m.bins) }, (_, i) => keyOfRecord(m.key, i + 1)),
+    );
+    if (keys.length === 0) return;
+    try {
+      await clearStaleMarks(this.engine, await this.engine.batchGet(keys, [BIN.deleting]));
+    } catch {
+      // retried next pass
     }
   }
 
@@ -239,12 +250,12 @@ export class CleanupService {
     return out;
   }
 
-  /** Reads every child not already vouched for by its parent's deletedChildren, in one batch. */
+  /** Reads every child of the chunk in one batch. */
   private async readChildren(tip: number, checked: Checked[]): Promise<Map<string, ChildVerdict>> {
     const wanted = new Map<string, Buffer>();
     for (const c of checked) {
       for (const ch of c.children) {
-        if (!isDeletedChild(c.master.bins, ch.txidHex)) wanted.set(ch.txidHex, ch.txid);
+        wanted.set(ch.txidHex, ch.txid);
       }
     }
     const verdicts = new Map<string, ChildVerdict>();

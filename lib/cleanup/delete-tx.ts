@@ -59,23 +59,28 @@ export async function markDeleting(
     await engine.update(master.key, { [BIN.deleting]: true }, { generation: master.generation });
     return 'marked';
   } catch (err) {
-    await clearStaleMarks(engine, marked).catch(() => undefined);
+    await unmark(engine, marked).catch(() => undefined);
     if (isGenerationMismatch(err)) return 'changed';
     throw err;
   }
 }
 
-/** Removes `deleting` marks from pagination records of a tx that is kept (left there by a pass that died). */
-export async function clearStaleMarks(engine: RecordEngine, pages: readonly EngineRecord[]): Promise<void> {
-  for (const page of pages) {
-    if (page.bins[BIN.deleting] === true) {
-      try {
-        await engine.update(page.key, { [BIN.deleting]: null });
-      } catch (err) {
-        if (!(err instanceof EngineError && err.code === 'RECORD_NOT_FOUND')) throw err;
-      }
+async function unmark(engine: RecordEngine, records: readonly EngineRecord[]): Promise<void> {
+  for (const record of records) {
+    try {
+      await engine.update(record.key, { [BIN.deleting]: null });
+    } catch (err) {
+      if (!(err instanceof EngineError && err.code === 'RECORD_NOT_FOUND')) throw err;
     }
   }
+}
+
+/** Removes `deleting` marks from pagination records of a tx that is kept (left there by a pass that died). */
+export async function clearStaleMarks(engine: RecordEngine, pages: readonly (EngineRecord | null)[]): Promise<void> {
+  await unmark(
+    engine,
+    pages.filter((p): p is EngineRecord => p !== null && p.bins[BIN.deleting] === true),
+  );
 }
 
 async function ownInputs(deps: DeleteDeps, txid: Buffer, hex: string, bins: Bins): Promise<Outpoint[] | null> {

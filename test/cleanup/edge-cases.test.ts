@@ -67,6 +67,25 @@ describe('cleanup edge cases', () => {
     expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 1 });
   });
 
+  test('a deleted child recorded on the pagination record that held its output is safe', async () => {
+    const h = harness({ utxoBatchSize: 2 });
+    const parent = await h.parent(3, { minedAt: 100 });
+    const a = await minedChild(
+      h,
+      [0, 1].map((vout) => ({ txid: parent, vout })),
+      1000,
+    );
+    const b = await minedChild(h, [{ txid: parent, vout: 2 }], 1000);
+    await h.engine.remove(txidBytes(b));
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { child_missing: 1 } });
+    // listed on the master only: not where its output was
+    await h.engine.update(txidBytes(parent), { deletedChildren: { [b]: true } });
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { child_missing: 1 } });
+    await h.engine.update(keyOfRecord(txidBytes(parent), 1), { deletedChildren: { [b]: true } });
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1 });
+    expect(h.ledger.exists(a)).toBe(true);
+  });
+
   test('a failed batch read of the children keeps every parent of the chunk (child_read_error)', async () => {
     const h = harness();
     const p1 = await h.parent(1);
@@ -242,6 +261,26 @@ describe('cleanup edge cases', () => {
     expect(await h.service.runPass({ tip: 1587 })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
     expect(await h.service.runPass({ tip: 1588 })).toMatchObject({ deleted: 1 });
     expect(h.ledger.leftovers(parent)).toEqual([]);
+  });
+
+  test('a child listed in deletedChildren but still in the store (its delete was interrupted) is judged by its record', async () => {
+    const h = harness();
+    const grand = await h.parent(1, { minedAt: 100 });
+    const parent = await h.parent(1, { inputs: [{ txid: grand, vout: 0 }], minedAt: 900 });
+    await h.ledger.spend(parent, [{ txid: grand, vout: 0 }], 900);
+    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    // preserve the grandparent during the killed pass, so only the parent's delete runs and dies after step 2
+    await h.ledger.preserve(grand, 5000);
+    const killed = failingAt(h.engine, h.blobs, 3);
+    await serviceOver(h, killed.engine, killed.blobs).runPass({ tip: 1288 });
+    expect((await h.engine.get(txidBytes(grand)))!.bins.deletedChildren).toEqual({ [parent]: true });
+    expect(h.ledger.exists(parent)).toBe(true);
+    // the parent (the grandparent's child) is reorganized out after its mark
+    await h.ledger.unsetMined(parent, 1_000_000 + Number.parseInt(parent.slice(0, 6), 16), 1300);
+    await h.engine.update(txidBytes(grand), { preserveUntil: null, deleteAtHeight: 1300 });
+    const report = await h.service.runPass({ tip: 1300 });
+    expect(h.ledger.exists(grand)).toBe(true);
+    expect(report.kept.child_unmined).toBeGreaterThanOrEqual(1);
   });
 
   test('an inputs bin that does not parse is an error; the tx stays marked and is not deleted', async () => {

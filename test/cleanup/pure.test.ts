@@ -1,5 +1,5 @@
 import { collectChildren, isMaster, masterDecision } from '../../lib/cleanup/candidates';
-import { childVerdict, isDeletedChild, parentVerdict } from '../../lib/cleanup/child-safety';
+import { childVerdict, isDeletedChild, parentVerdict, type ChildVerdict } from '../../lib/cleanup/child-safety';
 import {
   isNullOutpoint,
   keyOfRecord,
@@ -100,9 +100,28 @@ describe('child safety rule', () => {
     expect(isDeletedChild(parent, 'aa')).toBe(true);
     expect(isDeletedChild(parent, 'bb')).toBe(false);
     expect(isDeletedChild({}, 'aa')).toBe(false);
-    const verdicts = new Map([['bb', { safe: true as const }]]);
-    expect(parentVerdict(parent, ['aa', 'bb'], verdicts)).toBeNull();
-    expect(parentVerdict(parent, ['aa', 'bb', 'cc'], verdicts)).toBe('child_read_error');
+    const verdicts = new Map<string, ChildVerdict>([
+      ['aa', { safe: false, reason: 'child_missing' }],
+      ['bb', { safe: true }],
+    ]);
+    const aa = { txidHex: 'aa', vouched: true };
+    const bb = { txidHex: 'bb', vouched: false };
+    const cc = { txidHex: 'cc', vouched: false };
+    expect(parentVerdict([aa, bb], verdicts)).toBeNull();
+    expect(parentVerdict([aa, bb, cc], verdicts)).toBe('child_read_error');
+    // vouched but still in the store and unmined: unsafe
+    const present = new Map<string, ChildVerdict>([['aa', { safe: false, reason: 'child_unmined' }]]);
+    expect(parentVerdict([aa], present)).toBe('child_unmined');
+    expect(parentVerdict([{ txidHex: 'aa', vouched: false }], verdicts)).toBe('child_missing');
+    expect(
+      parentVerdict(
+        [bb, { txidHex: 'dd', vouched: false }],
+        new Map<string, ChildVerdict>([
+          ['bb', { safe: true }],
+          ['dd', { safe: false, reason: 'child_unstable' }],
+        ]),
+      ),
+    ).toBe('child_unstable');
   });
 });
 
@@ -129,7 +148,22 @@ describe('candidate state', () => {
   test('children of every record; unspent or frozen slots keep a non-conflicting tx', () => {
     const other = Buffer.concat([hash, Buffer.alloc(32, 9), vin]);
     const r = collectChildren([{ utxos: [spent, null, spent] }, { utxos: [other] }], false);
-    expect(r.ok && r.children.map((c) => c.txidHex)).toEqual([txidHex(childId), txidHex(Buffer.alloc(32, 9))]);
+    expect(r.ok && r.children.map((c) => [c.txidHex, c.vouched])).toEqual([
+      [txidHex(childId), false],
+      [txidHex(Buffer.alloc(32, 9)), false],
+    ]);
+    // vouched only when every record holding one of its outputs lists it
+    const listed = { deletedChildren: { [txidHex(childId)]: true } };
+    const one = collectChildren([{ utxos: [spent], ...listed }, { utxos: [spent] }], false);
+    expect(one.ok && one.children[0].vouched).toBe(false);
+    const both = collectChildren(
+      [
+        { utxos: [spent], ...listed },
+        { utxos: [spent], ...listed },
+      ],
+      false,
+    );
+    expect(both.ok && both.children[0].vouched).toBe(true);
     expect(collectChildren([{ utxos: [spent, hash] }], false)).toEqual({ ok: false, reason: 'not_all_spent' });
     expect(collectChildren([{ utxos: [frozen] }], false)).toEqual({ ok: false, reason: 'not_all_spent' });
     expect(collectChildren([{ utxos: [hash] }], true)).toEqual({ ok: true, children: [] });
