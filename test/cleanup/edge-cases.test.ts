@@ -305,6 +305,53 @@ describe('cleanup edge cases', () => {
     expect(await serviceOver(h, engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 1, errors: 0 });
   });
 
+  test('the master changed after its pagination records were marked: every mark is undone, kept as changed', async () => {
+    const h = harness({ utxoBatchSize: 2 });
+    const parent = await h.parent(3);
+    await minedChild(
+      h,
+      [0, 1, 2].map((vout) => ({ txid: parent, vout })),
+      1000,
+    );
+    const engine = Object.create(h.engine) as RecordEngine;
+    let raced = false;
+    engine.update = async (key, bins, policy) => {
+      if (!raced && bins.deleting === true && key.length === 32) {
+        raced = true;
+        await h.engine.update(key, { fee: 1 });
+      }
+      return h.engine.update(key, bins, policy);
+    };
+    expect(await serviceOver(h, engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
+    for (const n of [0, 1]) {
+      expect((await h.engine.get(keyOfRecord(txidBytes(parent), n)))!.bins.deleting).toBeUndefined();
+    }
+  });
+
+  test('marks left on pagination records of a tx that is now kept at master level are cleared', async () => {
+    const h = harness({ utxoBatchSize: 2 });
+    const parent = await h.parent(3);
+    await minedChild(
+      h,
+      [0, 1, 2].map((vout) => ({ txid: parent, vout })),
+      1000,
+    );
+    const page = keyOfRecord(txidBytes(parent), 1);
+    await h.engine.update(page, { deleting: true });
+    await h.engine.update(txidBytes(parent), { locked: true });
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { locked: 1 } });
+    expect((await h.engine.get(page))!.bins.deleting).toBeUndefined();
+  });
+
+  test('a failed range query ends the pass with an error and more = true', async () => {
+    const h = harness();
+    const engine = Object.create(h.engine) as RecordEngine;
+    engine.queryRange = async () => {
+      throw new EngineError('UNAVAILABLE', 'index down');
+    };
+    expect(await serviceOver(h, engine).runPass({ tip: 1288 })).toMatchObject({ errors: 1, more: true, deleted: 0 });
+  });
+
   test('spend and unspend of a record marked deleting are refused (DELETING)', async () => {
     const h = harness();
     const parent = await h.parent(2);
