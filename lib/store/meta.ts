@@ -1,0 +1,93 @@
+/**
+ * Store-wide records: the settings record (B is fixed for the life of a store) and the chain tip H.
+ */
+import type { RecordEngine } from '../engine/port';
+import { InvalidArgumentError } from '../domain/errors';
+import { isEngineError, storageError } from './udf-call';
+
+export const SETTINGS_KEY = Buffer.from('meta:settings');
+export const CHAIN_TIP_KEY = Buffer.from('meta:chaintip');
+const MAX_TIP_RETRIES = 20;
+
+function toInt(v: unknown): number | undefined {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  return undefined;
+}
+
+/** Records B on first start; refuses another B later. */
+export async function ensureBatchSize(engine: RecordEngine, utxoBatchSize: number): Promise<void> {
+  try {
+    await engine.create(SETTINGS_KEY, { utxoBatchSize });
+    return;
+  } catch (err) {
+    if (!isEngineError(err, 'RECORD_EXISTS')) throw storageError('recording the store settings failed', err);
+  }
+  let stored;
+  try {
+    stored = await engine.get(SETTINGS_KEY);
+  } catch (err) {
+    throw storageError('reading the store settings failed', err);
+  }
+  const recorded = toInt(stored?.bins.utxoBatchSize);
+  if (recorded !== undefined && recorded !== utxoBatchSize) {
+    throw new InvalidArgumentError(
+      'UTXO_BATCH_SIZE',
+      `this store was created with UTXO_BATCH_SIZE=${recorded}; it cannot run with ${utxoBatchSize}`,
+    );
+  }
+}
+
+export async function readChainTip(engine: RecordEngine): Promise<number> {
+  try {
+    const record = await engine.get(CHAIN_TIP_KEY);
+    return toInt(record?.bins.height) ?? 0;
+  } catch (err) {
+    throw storageError('reading the chain tip failed', err);
+  }
+}
+
+export async function writeChainTip(engine: RecordEngine, height: number): Promise<number> {
+  try {
+    try {
+      await engine.update(CHAIN_TIP_KEY, { height });
+    } catch (err) {
+      if (!isEngineError(err, 'RECORD_NOT_FOUND')) throw err;
+      try {
+        await engine.create(CHAIN_TIP_KEY, { height });
+      } catch (createErr) {
+        if (!isEngineError(createErr, 'RECORD_EXISTS')) throw createErr;
+        await engine.update(CHAIN_TIP_KEY, { height });
+      }
+    }
+  } catch (err) {
+    throw storageError('writing the chain tip failed', err);
+  }
+  return height;
+}
+
+/** Raises H to `height` if it is lower (generation-checked; retried on a concurrent change). Returns H. */
+export async function raiseChainTip(engine: RecordEngine, height: number): Promise<number> {
+  for (let attempt = 0; attempt < MAX_TIP_RETRIES; attempt++) {
+    try {
+      const record = await engine.get(CHAIN_TIP_KEY);
+      if (!record) {
+        try {
+          await engine.create(CHAIN_TIP_KEY, { height });
+          return height;
+        } catch (err) {
+          if (isEngineError(err, 'RECORD_EXISTS')) continue;
+          throw err;
+        }
+      }
+      const current = toInt(record.bins.height) ?? 0;
+      if (current >= height) return current;
+      await engine.update(CHAIN_TIP_KEY, { height }, { generation: record.generation });
+      return height;
+    } catch (err) {
+      if (isEngineError(err, 'GENERATION_MISMATCH')) continue;
+      throw storageError('raising the chain tip failed', err);
+    }
+  }
+  throw storageError('raising the chain tip failed', new Error('too many concurrent updates'));
+}

@@ -1,0 +1,78 @@
+/**
+ * setMined (DESIGN section 6): adds or removes a block on each tx's master, evaluated at H + 1; on the longest
+ * chain it raises the chain tip to the block's height. It also finishes an unfinished multi-record create.
+ */
+import { TxNotFoundError } from '../domain/errors';
+import { masterKey, paginationKey } from '../domain/keys';
+import { intArg, optionalBoolArg, txidListArg } from './args';
+import type { StoreContext } from './context';
+import { raiseChainTip } from './meta';
+import { SignalBuffer } from './signals';
+import type { SetMinedRequest, SetMinedResult } from './types';
+import { callUdfBatch, udfError } from './udf-call';
+
+export async function setMined(ctx: StoreContext, request: SetMinedRequest): Promise<SetMinedResult> {
+  const txids = txidListArg(request.txids, 'txids');
+  const blockId = intArg(request.blockId, 'blockId');
+  const blockHeight = intArg(request.blockHeight, 'blockHeight');
+  const subtreeIdx = intArg(request.subtreeIdx, 'subtreeIdx');
+  const onLongestChain = optionalBoolArg(request.onLongestChain, 'onLongestChain', true);
+  const unsetMined = optionalBoolArg(request.unsetMined, 'unsetMined');
+  const height = (await ctx.tip()) + 1;
+  const R = ctx.settings.blockHeightRetention;
+  const signals = new SignalBuffer();
+
+  const results = await callUdfBatch(
+    ctx,
+    txids.map((t) => ({
+      key: masterKey(t.bytes),
+      fn: 'setMined' as const,
+      args: [blockId, blockHeight, subtreeIdx, height, R, onLongestChain, unsetMined],
+    })),
+  );
+
+  const blockIds: Record<string, number[]> = {};
+  const pagesToFinish: { txid: string; key: Buffer }[] = [];
+  let firstError: Error | undefined;
+  results.forEach((r, i) => {
+    const t = txids[i];
+    if (!r.ok) {
+      firstError ??= r.error;
+      return;
+    }
+    const response = r.response;
+    if (response.status !== 'OK') {
+      if (response.errorCode === 'TX_NOT_FOUND') {
+        if (unsetMined) blockIds[t.hex] = [];
+        else firstError ??= new TxNotFoundError(t.hex);
+      } else {
+        firstError ??= udfError(response, { txid: t.hex });
+      }
+      return;
+    }
+    blockIds[t.hex] = response.blockIDs ?? [];
+    signals.addFrom(t.hex, response, height);
+    if (!unsetMined && response.childCount) {
+      for (let n = 1; n <= response.childCount; n++)
+        pagesToFinish.push({ txid: t.hex, key: paginationKey(t.bytes, n) });
+    }
+  });
+
+  // setMined clears `creating` on the master; the pagination records of an unfinished create follow
+  if (pagesToFinish.length > 0) {
+    const cleared = await callUdfBatch(
+      ctx,
+      pagesToFinish.map((p) => ({ key: p.key, fn: 'clearCreating' as const, args: [height, R] })),
+    ).catch(() => null);
+    pagesToFinish.forEach((p, i) => {
+      const r = cleared?.[i];
+      if (r?.ok && r.response.status === 'OK') signals.addFrom(p.txid, r.response, height);
+      else signals.add(p.txid, 'CREATING', height);
+    });
+  }
+
+  if (onLongestChain && !unsetMined) await raiseChainTip(ctx.engine, blockHeight);
+  await signals.flush(ctx);
+  if (firstError) throw firstError;
+  return { blockIds };
+}

@@ -1,0 +1,113 @@
+/**
+ * Building the bins of a transaction's records (DESIGN section 4): the master (record 0) and the pagination
+ * records 1..n-1, B outputs each.
+ */
+import type { BlobKind } from '../blob/port';
+import type { BinValue, Bins } from '../engine/port';
+import { BIN } from '../domain/bins';
+import { recordCount } from '../domain/keys';
+import { encodeOutputsBlob } from '../domain/outputs-blob';
+import { unspentSlot, isStoredOutput } from '../domain/slots';
+import { serializeInput, serializeOutput, type ParsedTx } from '../domain/tx';
+import { utxoHash } from '../domain/utxo-hash';
+import type { MinedBlock, StoreSettings } from './types';
+
+export interface RecordOptions {
+  /** creation height (H or the request's blockHeight) */
+  height: number;
+  isCoinbase: boolean;
+  minedBlocks: MinedBlock[];
+  locked: boolean;
+  conflicting: boolean;
+  createdAt: number;
+  external: boolean;
+}
+
+export interface RecordPlan {
+  external: boolean;
+  /** [master, pagination 1, ..., pagination n-1] */
+  records: Bins[];
+  blob?: { kind: BlobKind; data: Buffer };
+}
+
+/** External when above the size limit, above B outputs, or when every tx is externalized. */
+export function needsExternal(parsed: ParsedTx, settings: StoreSettings): boolean {
+  return (
+    settings.externalizeAll ||
+    parsed.extendedSize > settings.maxTxSizeInStore ||
+    parsed.outputs.length > settings.utxoBatchSize
+  );
+}
+
+function slotsOf(parsed: ParsedTx): (Buffer | null)[] {
+  return parsed.outputs.map((o, vout) =>
+    isStoredOutput(o.satoshis, o.lockingScript)
+      ? unspentSlot(utxoHash(parsed.txid, vout, o.lockingScript, o.satoshis))
+      : null,
+  );
+}
+
+/** The blob of an external tx: `.tx` (EF bytes, raw for a coinbase) or `.outputs` for a tx without inputs. */
+export function blobOf(parsed: ParsedTx, height: number, isCoinbase: boolean): { kind: BlobKind; data: Buffer } {
+  if (parsed.inputs.length > 0) return { kind: 'tx', data: parsed.ef ?? parsed.raw };
+  const outputs = parsed.outputs
+    .map((o, index) => ({ index, satoshis: o.satoshis, lockingScript: o.lockingScript }))
+    .filter((o) => isStoredOutput(o.satoshis, o.lockingScript));
+  return { kind: 'outputs', data: encodeOutputsBlob({ txid: parsed.txid, height, isCoinbase, outputs }) };
+}
+
+export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: RecordOptions): RecordPlan {
+  const B = settings.utxoBatchSize;
+  const slots = slotsOf(parsed);
+  const count = recordCount(parsed.outputs.length, B);
+  const multi = count > 1;
+
+  const common: Bins = {
+    [BIN.txID]: parsed.txid,
+    [BIN.version]: parsed.version,
+    [BIN.locktime]: parsed.locktime,
+    [BIN.fee]: parsed.fee,
+    [BIN.sizeInBytes]: parsed.sizeInBytes,
+    [BIN.extendedSize]: parsed.extendedSize,
+    [BIN.isCoinbase]: options.isCoinbase,
+    [BIN.conflicting]: options.conflicting,
+    [BIN.locked]: options.locked,
+  };
+  if (options.isCoinbase) common[BIN.spendingHeight] = options.height + settings.coinbaseMaturity;
+  if (multi) common[BIN.creating] = true;
+
+  const pageBins = (n: number): Bins => {
+    const utxos = slots.slice(n * B, (n + 1) * B);
+    return {
+      ...common,
+      [BIN.utxos]: utxos,
+      [BIN.recordUtxos]: utxos.filter((s) => s !== null).length,
+      [BIN.spentUtxos]: 0,
+    };
+  };
+
+  const master = pageBins(0);
+  const pages: Bins[] = [];
+  for (let n = 1; n < count; n++) pages.push(pageBins(n));
+
+  master[BIN.totalUtxos] = parsed.outputs.length;
+  master[BIN.totalExtraRecs] = count - 1;
+  // a pagination record without any slot is fully spent from the start
+  master[BIN.spentExtraRecs] = pages.filter((p) => p[BIN.recordUtxos] === 0).length;
+  const mined = options.minedBlocks;
+  master[BIN.blockIDs] = mined.map((m) => m.blockId);
+  master[BIN.blockHeights] = mined.map((m) => m.blockHeight);
+  master[BIN.subtreeIdxs] = mined.map((m) => m.subtreeIdx);
+  if (mined.length === 0) master[BIN.unminedSince] = options.height;
+  master[BIN.createdAt] = options.createdAt;
+  master[BIN.external] = options.external;
+  if (!options.external) {
+    const extended = parsed.isExtended && !options.isCoinbase;
+    master[BIN.inputs] = parsed.inputs.map((i) => serializeInput(i, extended)) as BinValue[];
+    master[BIN.outputs] = parsed.outputs.map((o) => serializeOutput(o)) as BinValue[];
+  }
+
+  const plan: RecordPlan = { external: options.external, records: [master, ...pages] };
+  if (options.external) plan.blob = blobOf(parsed, options.height, options.isCoinbase);
+  return plan;
+}

@@ -1,0 +1,205 @@
+/**
+ * Spend and unspend (DESIGN section 6). A spend is all-or-nothing per request: items are grouped per record into
+ * one spendMulti each (one engine batch); if any item fails, every item this call spent is rolled back with
+ * unspend (expected spender = this spend) and SpendFailedError lists each input's outcome.
+ */
+import { BIN } from '../domain/bins';
+import { SpendFailedError, type ItemOutcome } from '../domain/errors';
+import { masterKey } from '../domain/keys';
+import { optionalBoolArg, optionalIntArg } from './args';
+import { heightOf, type StoreContext } from './context';
+import { SignalBuffer } from './signals';
+import { outcome, resolveSpendItems, spenderOf, spendsOf, type ResolvedSpend } from './spend-items';
+import type { SpendItem, SpendOptions, SpendRequest, SpendResult } from './types';
+import { callUdfBatch, storageError, udfError, type UdfBatchItem } from './udf-call';
+
+interface Group {
+  key: Buffer;
+  items: number[];
+}
+
+function groupByRecord(items: ResolvedSpend[]): Group[] {
+  const groups = new Map<string, Group>();
+  items.forEach((item, i) => {
+    const id = item.key.toString('hex');
+    const group = groups.get(id) ?? { key: item.key, items: [] };
+    group.items.push(i);
+    groups.set(id, group);
+  });
+  return [...groups.values()];
+}
+
+export async function spend(
+  ctx: StoreContext,
+  request: SpendRequest,
+  options: SpendOptions = {},
+): Promise<SpendResult> {
+  const items = spendsOf(request, ctx.settings.utxoBatchSize);
+  const height = (await heightOf(ctx, optionalIntArg(options.blockHeight, 'blockHeight'))) + 1;
+  const R = ctx.settings.blockHeightRetention;
+  const ignoreConflicting = optionalBoolArg(options.ignoreConflicting, 'ignoreConflicting');
+  const ignoreLocked = optionalBoolArg(options.ignoreLocked, 'ignoreLocked');
+  const signals = new SignalBuffer();
+
+  const groups = groupByRecord(items);
+  const results = await callUdfBatch(
+    ctx,
+    groups.map((g): UdfBatchItem => ({
+      key: g.key,
+      fn: 'spendMulti',
+      args: [
+        g.items.map((i) => ({
+          offset: items[i].offset,
+          utxoHash: items[i].utxoHash,
+          spendingData: items[i].spendingData,
+        })),
+        ignoreConflicting,
+        ignoreLocked,
+        height,
+        R,
+      ],
+    })),
+  );
+
+  const outcomes: ItemOutcome[] = items.map((item) => outcome(item, 'OK'));
+  /** items whose slot this call wrote (or found written by the same spender) */
+  const spent = new Set<number>();
+  const storedSpenders = new Map<string, Promise<boolean>>();
+  const spenderStored = (item: ResolvedSpend): Promise<boolean> => {
+    let known = storedSpenders.get(item.spendingTxid);
+    if (!known) {
+      known = ctx.engine.get(masterKey(item.spendingTxidBytes), [BIN.txID]).then(
+        (r) => r !== null,
+        () => false,
+      );
+      storedSpenders.set(item.spendingTxid, known);
+    }
+    return known;
+  };
+
+  for (let g = 0; g < groups.length; g++) {
+    const group = groups[g];
+    const result = results[g];
+    if (!result.ok) {
+      for (const i of group.items) fail(outcomes[i], result.error.code, result.error.message);
+      continue;
+    }
+    const response = result.response;
+    const parent = items[group.items[0]];
+    signals.addFrom(parent.txid, response, height);
+    if (response.status === 'OK') {
+      for (const i of group.items) spent.add(i);
+      continue;
+    }
+    if (!response.errors) {
+      // record-level error: nothing was written to this record
+      if (response.errorCode === 'TX_NOT_FOUND' && (await allSpendersStored(group, items, spenderStored))) continue;
+      const error = udfError(response, { txid: parent.txid });
+      for (const i of group.items) fail(outcomes[i], error.code, error.message);
+      continue;
+    }
+    group.items.forEach((i, position) => {
+      const itemError = response.errors?.[String(position)];
+      if (!itemError) {
+        spent.add(i);
+        return;
+      }
+      fail(outcomes[i], itemError.errorCode, itemError.message);
+      if (itemError.spendingData) Object.assign(outcomes[i], spenderOf(itemError.spendingData));
+    });
+  }
+
+  if (outcomes.every((o) => o.status === 'OK')) {
+    await signals.flush(ctx);
+    return { spends: outcomes };
+  }
+
+  await rollback(ctx, items, [...spent], outcomes, height, signals);
+  try {
+    await signals.flush(ctx);
+  } catch {
+    // the spend failed anyway; the reconciler state converges on the next signal of these records
+  }
+  const first = outcomes.find((o) => o.status === 'ERROR') ?? outcomes[0];
+  throw new SpendFailedError(first, outcomes);
+}
+
+async function allSpendersStored(
+  group: Group,
+  items: ResolvedSpend[],
+  spenderStored: (item: ResolvedSpend) => Promise<boolean>,
+): Promise<boolean> {
+  for (const i of group.items) if (!(await spenderStored(items[i]))) return false;
+  return true;
+}
+
+function fail(o: ItemOutcome, code: ItemOutcome['code'], message: string): void {
+  o.status = 'ERROR';
+  o.code = code;
+  o.message = message;
+}
+
+async function rollback(
+  ctx: StoreContext,
+  items: ResolvedSpend[],
+  spent: number[],
+  outcomes: ItemOutcome[],
+  height: number,
+  signals: SignalBuffer,
+): Promise<void> {
+  const R = ctx.settings.blockHeightRetention;
+  let results;
+  try {
+    results = await callUdfBatch(
+      ctx,
+      spent.map((i) => ({
+        key: items[i].key,
+        fn: 'unspend' as const,
+        args: [items[i].offset, items[i].utxoHash, items[i].spendingData, height, R],
+      })),
+    );
+  } catch (err) {
+    const error = storageError('rolling back the spend failed', err);
+    for (const i of spent) fail(outcomes[i], 'STORAGE_ERROR', `spent, but the rollback failed: ${error.message}`);
+    return;
+  }
+  results.forEach((r, n) => {
+    const i = spent[n];
+    if (r.ok && r.response.status === 'OK') {
+      outcomes[i].status = 'ROLLED_BACK';
+      signals.addFrom(items[i].txid, r.response, height);
+    } else {
+      const reason = r.ok ? (r.response.message ?? r.response.errorCode) : r.error.message;
+      fail(outcomes[i], 'STORAGE_ERROR', `spent, but the rollback failed: ${reason}`);
+    }
+  });
+}
+
+/** Clears each slot that holds exactly the given spender (a different spender or an unspent slot is a no-op). */
+export async function unspend(
+  ctx: StoreContext,
+  spends: SpendItem[],
+  options: { blockHeight?: number } = {},
+): Promise<void> {
+  const items = resolveSpendItems(spends, ctx.settings.utxoBatchSize);
+  const height = await heightOf(ctx, optionalIntArg(options.blockHeight, 'blockHeight'));
+  const R = ctx.settings.blockHeightRetention;
+  const signals = new SignalBuffer();
+  const results = await callUdfBatch(
+    ctx,
+    items.map((item) => ({
+      key: item.key,
+      fn: 'unspend' as const,
+      args: [item.offset, item.utxoHash, item.spendingData, height, R],
+    })),
+  );
+  let firstError: Error | undefined;
+  results.forEach((r, i) => {
+    if (!r.ok) firstError ??= r.error;
+    else if (r.response.status !== 'OK')
+      firstError ??= udfError(r.response, { txid: items[i].txid, vout: items[i].vout });
+    else signals.addFrom(items[i].txid, r.response, height);
+  });
+  await signals.flush(ctx);
+  if (firstError) throw firstError;
+}

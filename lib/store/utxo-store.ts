@@ -1,0 +1,106 @@
+/**
+ * createUtxoStore: every store operation (DESIGN section 6) over RecordEngine + BlobStore + SignalQueue. On start it
+ * registers the UDF module under its content-versioned name and checks that B matches the store's recorded B.
+ */
+import type { BlobStore } from '../blob/port';
+import type { RecordEngine } from '../engine/port';
+import type { SignalQueue } from '../signals/port';
+import { InvalidArgumentError } from '../domain/errors';
+import { intArg } from './args';
+import * as admin from './admin';
+import type { StoreContext } from './context';
+import { create } from './create';
+import { deleteTx } from './delete';
+import { ensureBatchSize, readChainTip, writeChainTip } from './meta';
+import { setMined } from './mined';
+import { get, getSpend, queryUnmined } from './read';
+import { spend, unspend } from './spend';
+import type { HealthReport, StoreSettings, UtxoStore } from './types';
+import { storageError } from './udf-call';
+import { loadUdfSource, udfModuleName } from './udf-module';
+
+export interface UtxoStoreDeps {
+  engine: RecordEngine;
+  blobs: BlobStore;
+  signals: SignalQueue;
+  settings: StoreSettings;
+  now?: () => number;
+  /** UDF source (default: loadUdfSource()) */
+  udfSource?: string;
+}
+
+function checkSettings(s: StoreSettings): StoreSettings {
+  if (s === null || typeof s !== 'object') throw new InvalidArgumentError('settings', 'expected an object');
+  intArg(s.utxoBatchSize, 'UTXO_BATCH_SIZE', 1, 0x7fffffff);
+  intArg(s.blockHeightRetention, 'BLOCK_HEIGHT_RETENTION', 0, 0x7fffffff);
+  intArg(s.maxTxSizeInStore, 'MAX_TX_SIZE_IN_STORE', 0, Number.MAX_SAFE_INTEGER);
+  intArg(s.coinbaseMaturity, 'COINBASE_MATURITY', 0, 0x7fffffff);
+  if (typeof s.externalizeAll !== 'boolean')
+    throw new InvalidArgumentError('EXTERNALIZE_ALL', 'expected true or false');
+  return { ...s };
+}
+
+async function probe(ping: () => Promise<void>): Promise<string> {
+  try {
+    await ping();
+    return 'ok';
+  } catch (err) {
+    return `unavailable: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+export async function createUtxoStore(deps: UtxoStoreDeps): Promise<UtxoStore & { moduleName: string }> {
+  const settings = checkSettings(deps.settings);
+  const { engine, blobs, signals } = deps;
+  const source = deps.udfSource ?? loadUdfSource();
+  const moduleName = udfModuleName(source);
+  try {
+    await engine.ensureModule(moduleName, source);
+  } catch (err) {
+    throw storageError(`registering the UDF module ${moduleName} failed`, err);
+  }
+  await ensureBatchSize(engine, settings.utxoBatchSize);
+
+  const ctx: StoreContext = {
+    engine,
+    blobs,
+    signals,
+    settings,
+    moduleName,
+    now: deps.now ?? Date.now,
+    tip: () => readChainTip(engine),
+  };
+
+  return {
+    moduleName,
+    create: (tx, options) => create(ctx, tx, options),
+    spend: (request, options) => spend(ctx, request, options),
+    unspend: (spends, options) => unspend(ctx, spends, options),
+    setMined: (request) => setMined(ctx, request),
+    setLocked: (txids, locked) => admin.setLocked(ctx, txids, locked),
+    setConflicting: (txids, conflicting) => admin.setConflicting(ctx, txids, conflicting),
+    freeze: (utxos) => admin.freeze(ctx, utxos),
+    unfreeze: (utxos) => admin.unfreeze(ctx, utxos),
+    reassign: (request) => admin.reassign(ctx, request),
+    preserve: (txids, untilHeight) => admin.preserve(ctx, txids, untilHeight),
+    get: (txid, fields) => get(ctx, txid, fields),
+    getSpend: (ref) => getSpend(ctx, ref),
+    delete: (txid) => deleteTx(ctx, txid),
+    queryUnmined: (query) => queryUnmined(ctx, query),
+    getChainTip: () => readChainTip(engine),
+    setChainTip: (height) => writeChainTip(engine, intArg(height, 'height')),
+    health: async (): Promise<HealthReport> => {
+      const [e, b, q] = await Promise.all([
+        probe(() => engine.ping()),
+        probe(() => blobs.ping()),
+        probe(() => signals.ping()),
+      ]);
+      return {
+        status: e === 'ok' && b === 'ok' && q === 'ok' ? 'ok' : 'degraded',
+        engine: `${engine.kind}: ${e}`,
+        blobStore: `${blobs.kind}: ${b}`,
+        queue: `${signals.kind}: ${q}`,
+      };
+    },
+  };
+}
