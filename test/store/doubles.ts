@@ -1,0 +1,97 @@
+/**
+ * Test doubles around the real ports: a fault plan that makes the engine and blob store throw at step N (and, in
+ * crash mode, at every later step, as a dead process would), and a queue that records signals.
+ */
+import type { BlobStore } from '../../lib/blob/port';
+import { EngineError, type RecordEngine } from '../../lib/engine/port';
+import type { Signal, SignalHandler, SignalQueue } from '../../lib/signals/port';
+
+export class FaultPlan {
+  step = 0;
+  readonly log: string[] = [];
+  private failAt?: number;
+  private crash = false;
+  private down = false;
+
+  /** Step N (1-based, counted from now) throws; in crash mode every later step throws too until disarm(). */
+  arm(n: number, mode: 'crash' | 'once' = 'crash'): void {
+    this.step = 0;
+    this.log.length = 0;
+    this.failAt = n;
+    this.crash = mode === 'crash';
+    this.down = false;
+  }
+
+  disarm(): void {
+    this.failAt = undefined;
+    this.down = false;
+  }
+
+  tick(op: string): void {
+    if (this.failAt === undefined) return;
+    this.step++;
+    this.log.push(op);
+    if (this.down) throw new EngineError('UNAVAILABLE', `injected: process down (${op})`);
+    if (this.step === this.failAt) {
+      if (this.crash) this.down = true;
+      throw new EngineError('UNAVAILABLE', `injected failure at step ${this.step} (${op})`);
+    }
+  }
+}
+
+const ENGINE_STEPS = ['get', 'batchGet', 'create', 'update', 'remove', 'apply', 'batchApply', 'queryRange'];
+const BLOB_STEPS = ['put', 'get', 'exists', 'delete', 'setDeleteAtHeight', 'getDeleteAtHeight'];
+
+function wrap<T extends object>(inner: T, steps: string[], prefix: string, plan: FaultPlan): T {
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      if (typeof prop !== 'string' || !steps.includes(prop)) return value.bind(target);
+      return async (...args: unknown[]) => {
+        const detail =
+          prop === 'apply'
+            ? `:${(args[1] as { fn: string }).fn}`
+            : prop === 'batchApply'
+              ? `:${(args[0] as { fn: string }[])[0]?.fn}`
+              : '';
+        plan.tick(`${prefix}.${prop}${detail}`);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+export function faultyEngine(inner: RecordEngine, plan: FaultPlan): RecordEngine {
+  return wrap(inner, ENGINE_STEPS, 'engine', plan);
+}
+
+export function faultyBlobs(inner: BlobStore, plan: FaultPlan): BlobStore {
+  return wrap(inner, BLOB_STEPS, 'blobs', plan);
+}
+
+/** Records every signal; forwards to the inner queue unless held. */
+export class RecordingQueue implements SignalQueue {
+  readonly kind: string;
+  readonly sent: Signal[] = [];
+  hold = false;
+
+  constructor(private readonly inner: SignalQueue) {
+    this.kind = inner.kind;
+  }
+
+  async send(signals: Signal[]): Promise<void> {
+    this.sent.push(...signals);
+    if (!this.hold) await this.inner.send(signals);
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  clear(): void {
+    this.sent.length = 0;
+  }
+}
+
+export type HandledQueue = SignalQueue & { setHandler(handler: SignalHandler): void };
