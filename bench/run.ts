@@ -1,0 +1,65 @@
+/**
+ * `npm run bench`: runs every registered section (bench/sections/*.ts) and prints one table with the machine.
+ * BENCH_OPS (default 3000) and BENCH_BUDGET_MS (default 4000 per measure) bound the run.
+ */
+import { cpus, platform, release } from 'os';
+import { registeredBenches, registerBench, type BenchRow } from './registry';
+import './sections/store';
+
+registerBench('cleanup (in-memory engine double)', async () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { benchCleanup } = require('./sections/cleanup');
+  const rows: {
+    childrenPerParent: number;
+    examined: number;
+    ms: number;
+    examinedPerSec: number;
+    deletedPerSec: number;
+  }[] = await benchCleanup({ parents: 1000 });
+  return rows.map((r) => ({
+    section: 'cleanup',
+    measure: `cleanup pass, ${r.childrenPerParent} child(ren)/parent (examined)`,
+    ops: r.examined,
+    ms: r.ms,
+    opsPerSec: r.examinedPerSec,
+    note: `deleted/s ${r.deletedPerSec}`,
+  }));
+});
+
+async function main(): Promise<void> {
+  const cpu = cpus();
+  console.log(
+    `machine: ${cpu[0]?.model ?? 'unknown cpu'}, ${cpu.length} cores, ${platform()} ${release()}, node ${process.version}`,
+  );
+  const rows: BenchRow[] = [];
+  for (const { name, fn } of registeredBenches()) {
+    const start = Date.now();
+    try {
+      rows.push(...(await fn()));
+    } catch (err) {
+      rows.push({
+        section: name,
+        measure: 'failed',
+        ops: 0,
+        ms: Date.now() - start,
+        opsPerSec: 0,
+        note: (err as Error).message,
+      });
+    }
+  }
+  console.table(
+    rows.map((r) => ({
+      section: r.section,
+      measure: r.measure,
+      'ops/s': r.opsPerSec,
+      ops: r.ops,
+      ms: r.ms,
+      note: r.note ?? '',
+    })),
+  );
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
