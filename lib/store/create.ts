@@ -81,17 +81,14 @@ export async function create(
   const txidHex = parsed.txidHex;
 
   if (plan.records.length === 1) {
-    try {
-      await putBlob(ctx, txidHex, plan);
-      await createRecord(ctx, masterKey(parsed.txid), plan.records[0], txidHex);
-    } catch (err) {
-      if (!(err instanceof RecordTooBig) || plan.external) throw err instanceof RecordTooBig ? err.storage : err;
+    await putBlob(ctx, txidHex, plan);
+    if ((await createSingle(ctx, masterKey(parsed.txid), plan.records[0], txidHex)) === 'too-big') {
+      if (plan.external) throw new StorageError('the record is too big even without the tx bytes', { txid: txidHex });
+      // the engine's record size limit is below maxTxSizeInStore for this tx: store its bytes in the blob store
       plan = planRecords(parsed, ctx.settings, { ...recordOptions, external: true });
       await putBlob(ctx, txidHex, plan);
-      try {
-        await createRecord(ctx, masterKey(parsed.txid), plan.records[0], txidHex);
-      } catch (again) {
-        throw again instanceof RecordTooBig ? again.storage : again;
+      if ((await createSingle(ctx, masterKey(parsed.txid), plan.records[0], txidHex)) === 'too-big') {
+        throw new StorageError('the record is too big even without the tx bytes', { txid: txidHex });
       }
     }
   } else {
@@ -110,20 +107,14 @@ export async function create(
   };
 }
 
-class RecordTooBig extends Error {
-  constructor(readonly storage: StorageError) {
-    super(storage.message);
-  }
-}
-
-async function createRecord(ctx: StoreContext, key: Buffer, bins: Bins, txidHex: string): Promise<void> {
+async function createSingle(ctx: StoreContext, key: Buffer, bins: Bins, txidHex: string): Promise<'ok' | 'too-big'> {
   try {
     await ctx.engine.create(key, bins);
+    return 'ok';
   } catch (err) {
     if (isEngineError(err, 'RECORD_EXISTS')) throw new TxExistsError(txidHex);
-    const storage = storageError('creating the record failed', err, { txid: txidHex });
-    if (isEngineError(err, 'RECORD_TOO_BIG')) throw new RecordTooBig(storage);
-    throw storage;
+    if (isEngineError(err, 'RECORD_TOO_BIG')) return 'too-big';
+    throw storageError('creating the record failed', err, { txid: txidHex });
   }
 }
 

@@ -213,7 +213,7 @@ export async function queryUnmined(ctx: StoreContext, query: UnminedQuery): Prom
     throw storageError('querying unmined transactions failed', err);
   }
   const txids = page.records
-    .filter((r) => r.bins[BIN.totalExtraRecs] !== undefined && r.key.length === 32)
-    .map((r) => txidToHex(r.key));
+    .filter((r) => r.bins[BIN.totalExtraRecs] !== undefined)
+    .map((r) => txidToHex(Buffer.isBuffer(r.bins[BIN.txID]) ? (r.bins[BIN.txID] as Buffer) : r.key));
   return page.cursor ? { txids, cursor: page.cursor } : { txids };
 }

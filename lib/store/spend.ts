@@ -42,26 +42,44 @@ export async function spend(
   const signals = new SignalBuffer();
 
   const groups = groupByRecord(items);
-  const results = await callUdfBatch(
-    ctx,
-    groups.map((g): UdfBatchItem => ({
-      key: g.key,
-      fn: 'spendMulti',
-      args: [
-        g.items.map((i) => ({
-          offset: items[i].offset,
-          utxoHash: items[i].utxoHash,
-          spendingData: items[i].spendingData,
-        })),
-        ignoreConflicting,
-        ignoreLocked,
-        height,
-        R,
-      ],
-    })),
-  );
-
   const outcomes: ItemOutcome[] = items.map((item) => outcome(item, 'OK'));
+  let results;
+  try {
+    results = await callUdfBatch(
+      ctx,
+      groups.map((g): UdfBatchItem => ({
+        key: g.key,
+        fn: 'spendMulti',
+        args: [
+          g.items.map((i) => ({
+            offset: items[i].offset,
+            utxoHash: items[i].utxoHash,
+            spendingData: items[i].spendingData,
+          })),
+          ignoreConflicting,
+          ignoreLocked,
+          height,
+          R,
+        ],
+      })),
+    );
+  } catch (err) {
+    // the batch failed as a whole: some records may have been written; undo whatever this spender holds
+    const message = err instanceof Error ? err.message : String(err);
+    for (const o of outcomes) fail(o, 'STORAGE_ERROR', message);
+    await rollback(
+      ctx,
+      items,
+      items.map((_, i) => i),
+      outcomes,
+      height,
+      signals,
+      true,
+    );
+    await signals.flush(ctx).catch(() => undefined);
+    throw new SpendFailedError(outcomes[0], outcomes);
+  }
+
   /** items whose slot this call wrote (or found written by the same spender) */
   const spent = new Set<number>();
   const storedSpenders = new Map<string, Promise<boolean>>();
@@ -146,6 +164,8 @@ async function rollback(
   outcomes: ItemOutcome[],
   height: number,
   signals: SignalBuffer,
+  /** keep the items' error outcomes (the spend failed before we knew which items were written) */
+  keepErrors = false,
 ): Promise<void> {
   const R = ctx.settings.blockHeightRetention;
   let results;
@@ -160,14 +180,16 @@ async function rollback(
     );
   } catch (err) {
     const error = storageError('rolling back the spend failed', err);
-    for (const i of spent) fail(outcomes[i], 'STORAGE_ERROR', `spent, but the rollback failed: ${error.message}`);
+    for (const i of spent) fail(outcomes[i], 'STORAGE_ERROR', `the rollback failed: ${error.message}`);
     return;
   }
   results.forEach((r, n) => {
     const i = spent[n];
     if (r.ok && r.response.status === 'OK') {
-      outcomes[i].status = 'ROLLED_BACK';
+      if (!keepErrors) outcomes[i].status = 'ROLLED_BACK';
       signals.addFrom(items[i].txid, r.response, height);
+    } else if (keepErrors) {
+      return;
     } else {
       const reason = r.ok ? (r.response.message ?? r.response.errorCode) : r.error.message;
       fail(outcomes[i], 'STORAGE_ERROR', `spent, but the rollback failed: ${reason}`);
