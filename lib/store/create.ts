@@ -95,7 +95,15 @@ export async function create(
     await createPaginated(ctx, parsed, plan, height);
   }
 
-  if (recordOptions.conflicting) await registerConflictingChild(ctx, parsed);
+  if (recordOptions.conflicting) {
+    const dah = plan.records[0][BIN.deleteAtHeight];
+    if (plan.blob && typeof dah === 'number') {
+      await ctx.blobs.setDeleteAtHeight(txidHex, plan.blob.kind, dah).catch((err) => {
+        throw storageError('tagging the blob of a conflicting tx failed', err, { txid: txidHex });
+      });
+    }
+    await registerConflictingChild(ctx, parsed);
+  }
 
   return {
     txid: txidHex,

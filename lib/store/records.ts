@@ -75,6 +75,10 @@ export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: 
   };
   if (options.isCoinbase) common[BIN.spendingHeight] = options.height + settings.coinbaseMaturity;
   if (multi) common[BIN.creating] = true;
+  // DAH rule for a conflicting tx: deletable R blocks after its creation
+  if (options.conflicting && settings.blockHeightRetention > 0) {
+    common[BIN.deleteAtHeight] = options.height + settings.blockHeightRetention;
+  }
 
   const pageBins = (n: number): Bins => {
     const utxos = slots.slice(n * B, (n + 1) * B);
