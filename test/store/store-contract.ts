@@ -367,6 +367,7 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         await expect(h().store.getSpend({ txid: child.txid, vout: 0 })).resolves.toMatchObject({
           status: 'CONFLICTING',
         });
+        expect((await h().store.get(child.txid, ['deleteAtHeight'])).deleteAtHeight).toBe(1010);
         const grandchild = makeTx({ inputs: [{ parent: child, vout: 0 }] });
         await expect(h().store.spend({ tx: grandchild.hex })).rejects.toMatchObject({ code: 'CONFLICTING' });
         await expect(h().store.spend({ tx: grandchild.hex }, { ignoreConflicting: true })).resolves.toBeDefined();
