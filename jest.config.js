@@ -8,7 +8,10 @@ module.exports = {
   transform: {
     '^.+\\.(t|j|mj)s$': [
       'ts-jest',
-      { isolatedModules: true, tsconfig: { allowJs: true, rootDir: '.', module: 'commonjs', target: 'es2022', esModuleInterop: true } },
+      {
+        isolatedModules: true,
+        tsconfig: { allowJs: true, rootDir: '.', module: 'commonjs', target: 'es2022', esModuleInterop: true },
+      },
     ],
   },
   transformIgnorePatterns: ['/node_modules/(?!(@middy)/)'],

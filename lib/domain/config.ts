@@ -1,0 +1,152 @@
+/**
+ * Configuration from the environment (DESIGN section 11). Invalid values stop start-up with a ConfigError that
+ * names the variable and says what was wrong.
+ */
+import type { StoreSettings } from '../store/types';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type UtxoStoreSpec =
+  { kind: 'embedded'; path: string } | { kind: 'aerospike'; hosts: string; namespace: string; set: string };
+
+export type BlobStoreSpec = { kind: 'file'; dir: string } | { kind: 's3'; bucket: string; prefix: string };
+
+export type SignalQueueSpec = { kind: 'inline' } | { kind: 'sqs'; queueUrl: string };
+
+export interface Config {
+  utxoStore: UtxoStoreSpec;
+  blobStore: BlobStoreSpec;
+  signalQueue: SignalQueueSpec;
+  settings: StoreSettings;
+  /** blocks a spending child must be buried before its parent may be deleted (default: retention) */
+  cleanupSafetyWindow: number;
+  /** candidates per cleanup chunk */
+  cleanupBatchSize: number;
+  /** local server */
+  port: number;
+  cleanupIntervalSeconds: number;
+}
+
+export const DEFAULTS = {
+  UTXO_STORE: 'embedded:./data/utxo.db',
+  BLOB_STORE: 'file:./data/blobs',
+  SIGNAL_QUEUE: 'inline',
+  UTXO_BATCH_SIZE: 20000,
+  BLOCK_HEIGHT_RETENTION: 288,
+  MAX_TX_SIZE_IN_STORE: 1048576,
+  EXTERNALIZE_ALL: false,
+  COINBASE_MATURITY: 100,
+  CLEANUP_BATCH_SIZE: 1000,
+  PORT: 8080,
+  CLEANUP_INTERVAL_SECONDS: 60,
+} as const;
+
+function raw(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const v = env[name];
+  if (v === undefined) return undefined;
+  const t = v.trim();
+  return t === '' ? undefined : t;
+}
+
+/** A decimal integer within [min, max]; absent -> fallback. */
+export function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const v = raw(env, name);
+  if (v === undefined) return fallback;
+  if (!/^-?\d+$/.test(v)) throw new ConfigError(name, `expected an integer, got "${v}"`);
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min || n > max)
+    throw new ConfigError(name, `expected an integer from ${min} to ${max}, got ${v}`);
+  return n;
+}
+
+export function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const v = raw(env, name);
+  if (v === undefined) return fallback;
+  const lower = v.toLowerCase();
+  if (['true', '1', 'yes'].includes(lower)) return true;
+  if (['false', '0', 'no'].includes(lower)) return false;
+  throw new ConfigError(name, `expected true or false, got "${v}"`);
+}
+
+/** `embedded:<path>` (`embedded::memory:` for memory) or `aerospike://h1:3000,h2:3000/<namespace>?set=utxos`. */
+export function parseUtxoStore(value: string, name = 'UTXO_STORE'): UtxoStoreSpec {
+  if (value.startsWith('embedded:')) {
+    const path = value.slice('embedded:'.length);
+    if (path === '') throw new ConfigError(name, 'embedded: needs a file path or :memory:');
+    return { kind: 'embedded', path };
+  }
+  const m = /^aerospike:\/\/([^/?]+)\/([A-Za-z0-9_-]+)(?:\?(.*))?$/.exec(value);
+  if (m) {
+    const hosts = m[1];
+    for (const h of hosts.split(',')) {
+      if (!/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(h)) throw new ConfigError(name, `invalid host "${h}"`);
+    }
+    let set = 'utxos';
+    if (m[3]) {
+      const params = new URLSearchParams(m[3]);
+      for (const key of params.keys()) {
+        if (key !== 'set') throw new ConfigError(name, `unknown parameter "${key}" (only "set")`);
+      }
+      const s = params.get('set');
+      if (s !== null) {
+        if (!/^[A-Za-z0-9_-]{1,63}$/.test(s)) throw new ConfigError(name, `invalid set name "${s}"`);
+        set = s;
+      }
+    }
+    return { kind: 'aerospike', hosts, namespace: m[2], set };
+  }
+  throw new ConfigError(
+    name,
+    `expected embedded:<path>, embedded::memory: or aerospike://host:3000[,host:3000]/<namespace>[?set=<set>], got "${value}"`,
+  );
+}
+
+/** `file:<dir>` or `s3://bucket/prefix`. */
+export function parseBlobStore(value: string, name = 'BLOB_STORE'): BlobStoreSpec {
+  if (value.startsWith('file:')) {
+    const dir = value.slice('file:'.length);
+    if (dir === '') throw new ConfigError(name, 'file: needs a directory');
+    return { kind: 'file', dir };
+  }
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(value);
+  if (m) return { kind: 's3', bucket: m[1], prefix: (m[2] ?? '').replace(/\/+$/, '') };
+  throw new ConfigError(name, `expected file:<dir> or s3://<bucket>[/<prefix>], got "${value}"`);
+}
+
+/** `inline` or an SQS queue URL. */
+export function parseSignalQueue(value: string, name = 'SIGNAL_QUEUE'): SignalQueueSpec {
+  if (value === 'inline') return { kind: 'inline' };
+  if (/^https:\/\/sqs\.[a-z0-9-]+\.amazonaws\.com(\.cn)?\/\d{12}\/[A-Za-z0-9_-]{1,80}(\.fifo)?$/.test(value))
+    return { kind: 'sqs', queueUrl: value };
+  if (/^https?:\/\/[^/\s]+\/\d{12}\/[A-Za-z0-9_-]{1,80}$/.test(value)) return { kind: 'sqs', queueUrl: value };
+  throw new ConfigError(name, `expected "inline" or an SQS queue URL, got "${value}"`);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const blockHeightRetention = intVar(env, 'BLOCK_HEIGHT_RETENTION', DEFAULTS.BLOCK_HEIGHT_RETENTION, 0, 0x7fffffff);
+  const settings: StoreSettings = {
+    utxoBatchSize: intVar(env, 'UTXO_BATCH_SIZE', DEFAULTS.UTXO_BATCH_SIZE, 1, 0x7fffffff),
+    blockHeightRetention,
+    maxTxSizeInStore: intVar(env, 'MAX_TX_SIZE_IN_STORE', DEFAULTS.MAX_TX_SIZE_IN_STORE, 0, Number.MAX_SAFE_INTEGER),
+    externalizeAll: boolVar(env, 'EXTERNALIZE_ALL', DEFAULTS.EXTERNALIZE_ALL),
+    coinbaseMaturity: intVar(env, 'COINBASE_MATURITY', DEFAULTS.COINBASE_MATURITY, 0, 0x7fffffff),
+  };
+  return {
+    utxoStore: parseUtxoStore(raw(env, 'UTXO_STORE') ?? DEFAULTS.UTXO_STORE),
+    blobStore: parseBlobStore(raw(env, 'BLOB_STORE') ?? DEFAULTS.BLOB_STORE),
+    signalQueue: parseSignalQueue(raw(env, 'SIGNAL_QUEUE') ?? DEFAULTS.SIGNAL_QUEUE),
+    settings,
+    cleanupSafetyWindow: intVar(env, 'CLEANUP_SAFETY_WINDOW', blockHeightRetention, 0, 0x7fffffff),
+    cleanupBatchSize: intVar(env, 'CLEANUP_BATCH_SIZE', DEFAULTS.CLEANUP_BATCH_SIZE, 1, 100000),
+    port: intVar(env, 'PORT', DEFAULTS.PORT, 0, 65535),
+    cleanupIntervalSeconds: intVar(env, 'CLEANUP_INTERVAL_SECONDS', DEFAULTS.CLEANUP_INTERVAL_SECONDS, 0, 86400),
+  };
+}
