@@ -1,0 +1,62 @@
+/**
+ * Record keys (DESIGN section 3), Aerospike user keys as bytes: master = the 32 txid bytes; pagination record
+ * n >= 1 = txid || uint32 LE n; lock record = txid || uint32 LE 0xFFFFFFFF. Output `vout` lives in record
+ * floor(vout / B) at offset vout mod B.
+ */
+export const LOCK_RECORD_NUMBER = 0xffffffff;
+
+function withSuffix(txid: Buffer, n: number): Buffer {
+  if (txid.length !== 32) throw new RangeError('txid must be 32 bytes');
+  const key = Buffer.alloc(36);
+  txid.copy(key, 0);
+  key.writeUInt32LE(n, 32);
+  return key;
+}
+
+export function masterKey(txid: Buffer): Buffer {
+  if (txid.length !== 32) throw new RangeError('txid must be 32 bytes');
+  return Buffer.from(txid);
+}
+
+export function paginationKey(txid: Buffer, n: number): Buffer {
+  if (!Number.isInteger(n) || n < 1 || n >= LOCK_RECORD_NUMBER) throw new RangeError(`invalid pagination record ${n}`);
+  return withSuffix(txid, n);
+}
+
+export function lockKey(txid: Buffer): Buffer {
+  return withSuffix(txid, LOCK_RECORD_NUMBER);
+}
+
+/** Record 0 is the master. */
+export function recordKey(txid: Buffer, recordNumber: number): Buffer {
+  return recordNumber === 0 ? masterKey(txid) : paginationKey(txid, recordNumber);
+}
+
+export type ParsedKey =
+  | { kind: 'master'; txid: Buffer; recordNumber: 0 }
+  | { kind: 'pagination'; txid: Buffer; recordNumber: number }
+  | { kind: 'lock'; txid: Buffer };
+
+export function parseRecordKey(key: Buffer): ParsedKey | null {
+  if (key.length === 32) return { kind: 'master', txid: Buffer.from(key), recordNumber: 0 };
+  if (key.length !== 36) return null;
+  const txid = Buffer.from(key.subarray(0, 32));
+  const n = key.readUInt32LE(32);
+  if (n === LOCK_RECORD_NUMBER) return { kind: 'lock', txid };
+  if (n === 0) return null;
+  return { kind: 'pagination', txid, recordNumber: n };
+}
+
+export function locateOutput(vout: number, B: number): { recordNumber: number; offset: number } {
+  return { recordNumber: Math.floor(vout / B), offset: vout % B };
+}
+
+/** Records of a tx with `outputs` outputs (at least the master). */
+export function recordCount(outputs: number, B: number): number {
+  return Math.max(1, Math.ceil(outputs / B));
+}
+
+/** TTL of the lock record of a multi-record create: min(30 + 2 x records, 300) seconds. */
+export function lockTtlSeconds(records: number): number {
+  return Math.min(30 + 2 * records, 300);
+}

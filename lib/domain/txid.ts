@@ -1,0 +1,27 @@
+/**
+ * Transaction ids (DESIGN section 3): 32 bytes, double SHA-256 of the serialized tx, stored in internal
+ * (little-endian) order and shown in display hex (reversed), as block explorers show them.
+ */
+import { createHash } from 'crypto';
+import { hexToBuffer, reversed } from './hex';
+
+export const TXID_BYTES = 32;
+
+export function doubleSha256(data: Buffer): Buffer {
+  return createHash('sha256').update(createHash('sha256').update(data).digest()).digest();
+}
+
+/** Internal-order txid of serialized (non-extended) tx bytes. */
+export function txidOf(rawTx: Buffer): Buffer {
+  return doubleSha256(rawTx);
+}
+
+/** Display hex (reversed, lowercase) of internal-order txid bytes. */
+export function txidToHex(txid: Buffer): string {
+  return reversed(txid).toString('hex');
+}
+
+/** Internal-order bytes of a display-hex txid; InvalidArgumentError naming `field` otherwise. */
+export function txidToBytes(hex: unknown, field = 'txid'): Buffer {
+  return reversed(hexToBuffer(hex, field, TXID_BYTES));
+}

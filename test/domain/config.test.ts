@@ -1,0 +1,73 @@
+import { ConfigError, loadConfig } from '../../lib/domain/config';
+
+describe('loadConfig', () => {
+  it('has the defaults of DESIGN section 11', () => {
+    const c = loadConfig({});
+    expect(c.utxoStore).toEqual({ kind: 'embedded', path: './data/utxo.db' });
+    expect(c.blobStore).toEqual({ kind: 'file', dir: './data/blobs' });
+    expect(c.signalQueue).toEqual({ kind: 'inline' });
+    expect(c.settings).toEqual({
+      utxoBatchSize: 20000,
+      blockHeightRetention: 288,
+      maxTxSizeInStore: 1048576,
+      externalizeAll: false,
+      coinbaseMaturity: 100,
+    });
+    expect(c.cleanupSafetyWindow).toBe(288);
+    expect(c.port).toBe(8080);
+    expect(c.cleanupIntervalSeconds).toBe(60);
+  });
+
+  it('reads every variable', () => {
+    const c = loadConfig({
+      UTXO_STORE: 'aerospike://h1:3000,h2:3000/utxo?set=txs',
+      BLOB_STORE: 's3://my-bucket/blobs/',
+      SIGNAL_QUEUE: 'https://sqs.eu-west-1.amazonaws.com/123456789012/signals',
+      UTXO_BATCH_SIZE: '128',
+      BLOCK_HEIGHT_RETENTION: '10',
+      MAX_TX_SIZE_IN_STORE: '1000',
+      EXTERNALIZE_ALL: 'true',
+      COINBASE_MATURITY: '1',
+      PORT: '0',
+      CLEANUP_INTERVAL_SECONDS: '5',
+    });
+    expect(c.utxoStore).toEqual({ kind: 'aerospike', hosts: 'h1:3000,h2:3000', namespace: 'utxo', set: 'txs' });
+    expect(c.blobStore).toEqual({ kind: 's3', bucket: 'my-bucket', prefix: 'blobs' });
+    expect(c.signalQueue).toEqual({
+      kind: 'sqs',
+      queueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/signals',
+    });
+    expect(c.settings.utxoBatchSize).toBe(128);
+    expect(c.settings.externalizeAll).toBe(true);
+    expect(c.cleanupSafetyWindow).toBe(10);
+    expect(c.port).toBe(0);
+    expect(loadConfig({ UTXO_STORE: 'embedded::memory:' }).utxoStore).toEqual({ kind: 'embedded', path: ':memory:' });
+    expect(loadConfig({ UTXO_STORE: 'aerospike://h:3000/test' }).utxoStore).toMatchObject({ set: 'utxos' });
+  });
+
+  it.each([
+    ['UTXO_BATCH_SIZE', '0'],
+    ['UTXO_BATCH_SIZE', '1.5'],
+    ['UTXO_BATCH_SIZE', 'many'],
+    ['BLOCK_HEIGHT_RETENTION', '-1'],
+    ['CLEANUP_SAFETY_WINDOW', 'x'],
+    ['MAX_TX_SIZE_IN_STORE', '1e6'],
+    ['EXTERNALIZE_ALL', 'maybe'],
+    ['COINBASE_MATURITY', '-5'],
+    ['PORT', '70000'],
+    ['UTXO_STORE', 'postgres://x'],
+    ['UTXO_STORE', 'embedded:'],
+    ['UTXO_STORE', 'aerospike://h:3000/ns?bad=1'],
+    ['UTXO_STORE', 'aerospike://h$:3000/ns'],
+    ['BLOB_STORE', 'ftp://x'],
+    ['BLOB_STORE', 's3://'],
+    ['SIGNAL_QUEUE', 'kafka'],
+  ])('rejects %s=%s naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
+  });
+
+  it('treats empty values as unset', () => {
+    expect(loadConfig({ PORT: '' }).port).toBe(8080);
+  });
+});
