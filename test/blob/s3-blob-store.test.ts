@@ -1,0 +1,84 @@
+import { GetObjectTaggingCommand, PutObjectTaggingCommand, S3Client } from '@aws-sdk/client-s3';
+import { BlobStoreError, S3BlobStore } from '../../lib/blob';
+import { describeBlobContract } from './blob-contract';
+import { startS3rver, type S3rverHarness } from './s3rver-harness';
+
+const TXID = 'd'.repeat(64);
+let s3: S3rverHarness;
+
+beforeAll(async () => {
+  s3 = await startS3rver();
+});
+afterAll(async () => {
+  await s3?.stop();
+});
+
+// s3rver stores tags beside the object and does not remove them in DeleteObject (S3 removes them with the object).
+const quirks = { tagsOutliveDelete: 's3rver keeps the tags of a deleted object (S3 does not)' };
+let prefixes = 0;
+describeBlobContract(
+  'S3BlobStore on s3rver',
+  async () => new S3BlobStore({ client: s3.client, bucket: s3.bucket, prefix: `run${prefixes++}` }),
+  quirks,
+);
+describeBlobContract(
+  'S3BlobStore on s3rver without a prefix',
+  async () => new S3BlobStore({ client: s3.client, bucket: s3.bucket }),
+  quirks,
+);
+
+describe('S3BlobStore on s3rver: keys, tags and failures', () => {
+  test('objects are <prefix>/<txid>.tx with the tag deleteAtHeight; other tags are kept', async () => {
+    const store = new S3BlobStore({ client: s3.client, bucket: s3.bucket, prefix: 'blobs/' });
+    const key = `blobs/${TXID}.tx`;
+    expect(store.keyOf(TXID, 'tx')).toBe(key);
+    await store.put(TXID, 'tx', Buffer.from([1, 2, 3]));
+    await s3.client.send(
+      new PutObjectTaggingCommand({
+        Bucket: s3.bucket,
+        Key: key,
+        Tagging: { TagSet: [{ Key: 'owner', Value: 'ops' }] },
+      }),
+    );
+    await store.setDeleteAtHeight(TXID, 'tx', 777);
+    const tags = async () =>
+      (await s3.client.send(new GetObjectTaggingCommand({ Bucket: s3.bucket, Key: key }))).TagSet ?? [];
+    expect(await tags()).toEqual(
+      expect.arrayContaining([
+        { Key: 'owner', Value: 'ops' },
+        { Key: 'deleteAtHeight', Value: '777' },
+      ]),
+    );
+    await store.setDeleteAtHeight(TXID, 'tx', null);
+    expect(await tags()).toEqual([{ Key: 'owner', Value: 'ops' }]);
+  });
+
+  test('a missing bucket: ping and reads fail with BlobStoreError naming the bucket', async () => {
+    const store = new S3BlobStore({ client: s3.client, bucket: 'no-such-bucket' });
+    await expect(store.ping()).rejects.toThrow(/blob store ping of s3:\/\/no-such-bucket failed/);
+    const err = await store.get(TXID, 'tx').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BlobStoreError);
+    expect((err as BlobStoreError).key).toBe(`s3://no-such-bucket/${TXID}.tx`);
+    await expect(store.put(TXID, 'tx', Buffer.from([1]))).rejects.toBeInstanceOf(BlobStoreError);
+  });
+
+  test('an unreachable endpoint fails ping with BlobStoreError', async () => {
+    const client = new S3Client({
+      endpoint: 'http://127.0.0.1:1',
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+      maxAttempts: 1,
+    });
+    try {
+      await expect(new S3BlobStore({ client, bucket: s3.bucket }).ping()).rejects.toBeInstanceOf(BlobStoreError);
+    } finally {
+      client.destroy();
+    }
+  });
+
+  test('the constructor requires a client and a bucket', () => {
+    expect(() => new S3BlobStore({ client: s3.client, bucket: '' })).toThrow(/bucket/);
+    expect(() => new S3BlobStore({ client: undefined as never, bucket: 'b' })).toThrow(/client/);
+  });
+});
