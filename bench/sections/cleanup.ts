@@ -55,7 +55,7 @@ async function populate(engine: RecordEngine, parents: number, children: number,
         blockIDs: [2],
         blockHeights: [110],
         subtreeIdxs: [0],
-        inputs: Buffer.from([0]),
+        inputs: [],
       });
     }
     await engine.create(parent, {
@@ -70,7 +70,7 @@ async function populate(engine: RecordEngine, parents: number, children: number,
       blockHeights: [100],
       subtreeIdxs: [0],
       deleteAtHeight: 398,
-      inputs: Buffer.from([0]),
+      inputs: [],
     });
   }
 }

@@ -86,7 +86,7 @@ export async function clearStaleMarks(engine: RecordEngine, pages: readonly (Eng
 async function ownInputs(deps: DeleteDeps, txid: Buffer, hex: string, bins: Bins): Promise<Outpoint[] | null> {
   if (bins[BIN.isCoinbase] === true) return [];
   const inputs = bins[BIN.inputs];
-  if (Buffer.isBuffer(inputs)) {
+  if (inputs !== undefined && inputs !== null) {
     const outpoints = outpointsOfInputsBin(inputs);
     if (outpoints === null) throw new CleanupDeleteError(hex, 'the inputs bin does not parse');
     return outpoints;

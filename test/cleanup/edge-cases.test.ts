@@ -287,7 +287,7 @@ describe('cleanup edge cases', () => {
     const h = harness();
     const parent = await h.parent(1);
     await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
-    await h.engine.update(txidBytes(parent), { inputs: Buffer.from([7, 1, 2]) });
+    await h.engine.update(txidBytes(parent), { inputs: [Buffer.from([7, 1, 2])] });
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, errors: 1 });
     expect(h.ledger.exists(parent)).toBe(true);
     expect((await h.engine.get(txidBytes(parent)))!.bins.deleting).toBe(true);

@@ -36,17 +36,31 @@ function u32(n: number): Buffer {
   return b;
 }
 
-function efInputs(inputs: Outpoint[]): Buffer {
-  const parts = [varint(inputs.length)];
-  for (const i of inputs) {
-    parts.push(txidBytes(i.txid), u32(i.vout), varint(1), Buffer.from([0x51]), u32(0xffffffff));
-    parts.push(Buffer.alloc(8, 1), varint(1), Buffer.from([0x51]));
-  }
-  return Buffer.concat(parts);
+/** The `inputs` bin as the store writes it: one serialized EF input per list element. */
+function efInputs(inputs: Outpoint[]): Buffer[] {
+  return inputs.map((i) =>
+    Buffer.concat([
+      txidBytes(i.txid),
+      u32(i.vout),
+      varint(1),
+      Buffer.from([0x51]),
+      u32(0xffffffff),
+      Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]),
+      varint(1),
+      Buffer.from([0x51]),
+    ]),
+  );
 }
 
 function efTx(inputs: Outpoint[]): Buffer {
-  return Buffer.concat([u32(1), Buffer.from('0000000000ef', 'hex'), efInputs(inputs), varint(0), u32(0)]);
+  return Buffer.concat([
+    u32(1),
+    Buffer.from('0000000000ef', 'hex'),
+    varint(inputs.length),
+    ...efInputs(inputs),
+    varint(0),
+    u32(0),
+  ]);
 }
 
 function utxoHash(txid: string, vout: number): Buffer {
