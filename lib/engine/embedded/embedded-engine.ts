@@ -1,0 +1,345 @@
+/**
+ * The embedded RecordEngine: records in SQLite, UDFs run by the Lua runtime (DESIGN section 2). Every operation is
+ * one synchronous SQLite transaction (better-sqlite3), so a UDF's read, Lua run and write-back never interleave
+ * with another operation of this process.
+ */
+import { INDEXED_BINS, type IndexedBin } from '../../domain/bins';
+import {
+  EngineError,
+  type BatchApplyItem,
+  type BatchApplyResult,
+  type BinMap,
+  type BinValue,
+  type Bins,
+  type EngineRecord,
+  type RangePage,
+  type RangeQuery,
+  type RecordEngine,
+  type RecordKey,
+  type UdfCall,
+  type WritePolicy,
+} from '../port';
+import { decodeRecord, decodeValue, encodeRecord, encodeValue, mergeRecord, scanRecord } from './codec';
+import { LuaModule, type UdfOutcome } from './lua-runtime';
+import { RecordsTable, type IndexValues, type RecordRow } from './records-table';
+
+export interface EmbeddedEngineOptions {
+  /** SQLite file path (parent directories are created) or ':memory:' */
+  path: string;
+  /** ms clock, for TTL tests */
+  now?: () => number;
+  /** bytes; writes above it fail with RECORD_TOO_BIG (default 1 MiB, like Aerospike) */
+  maxRecordSize?: number;
+}
+
+const DEFAULT_MAX_RECORD_SIZE = 1024 * 1024;
+const DEFAULT_PAGE = 1000;
+/** expired rows are deleted at open and after this many writes */
+const PURGE_EVERY_WRITES = 1000;
+
+/** Aerospike's special TTL values. */
+const TTL_NEVER = -1;
+const TTL_KEEP = -2;
+
+export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promise<EmbeddedEngine> {
+  return new EmbeddedEngine(options);
+}
+
+export class EmbeddedEngine implements RecordEngine {
+  readonly kind = 'embedded';
+  private readonly table: RecordsTable;
+  private readonly now: () => number;
+  private readonly maxRecordSize: number;
+  private readonly modules = new Map<string, Promise<LuaModule>>();
+  private writes = 0;
+  private closed = false;
+
+  constructor(options: EmbeddedEngineOptions) {
+    this.table = new RecordsTable(options.path);
+    this.now = options.now ?? Date.now;
+    this.maxRecordSize = options.maxRecordSize ?? DEFAULT_MAX_RECORD_SIZE;
+    this.table.purgeExpired(this.now());
+  }
+
+  async ensureModule(name: string, source: string): Promise<void> {
+    this.checkOpen();
+    if (!name) throw new EngineError('INVALID', 'module name is empty');
+    if (this.table.moduleSource(name) !== undefined) return;
+    const mod = await LuaModule.load(name, source);
+    if (this.closed || !this.table.addModule(name, source) || this.modules.has(name)) {
+      mod.close();
+      return;
+    }
+    this.modules.set(name, Promise.resolve(mod));
+  }
+
+  async get(key: RecordKey, bins?: string[]): Promise<EngineRecord | null> {
+    this.checkOpen();
+    checkKey(key);
+    const now = this.now();
+    return this.toRecord(this.live(key, now), now, bins);
+  }
+
+  async batchGet(keys: RecordKey[], bins?: string[]): Promise<(EngineRecord | null)[]> {
+    this.checkOpen();
+    keys.forEach(checkKey);
+    const now = this.now();
+    return this.table.db.transaction(() => keys.map((k) => this.toRecord(this.live(k, now), now, bins)))();
+  }
+
+  async create(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
+    this.checkOpen();
+    checkKey(key);
+    const blob = encodeRecord(bins);
+    if (blob.length === 0) throw new EngineError('INVALID', 'a record needs at least one bin');
+    this.checkSize(key, blob);
+    this.transaction(() => {
+      const now = this.now();
+      if (this.live(key, now)) throw new EngineError('RECORD_EXISTS', `record ${hex(key)} exists`);
+      this.write(key, 1, expiresAt(policy.ttl, null, now), blob);
+    });
+  }
+
+  async update(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
+    this.checkOpen();
+    checkKey(key);
+    this.transaction(() => {
+      const now = this.now();
+      const row = this.live(key, now);
+      if (!row) throw new EngineError('RECORD_NOT_FOUND', `record ${hex(key)} not found`);
+      checkGeneration(row, policy.generation);
+      const blob = mergeRecord(row.bins, bins);
+      // Aerospike deletes a record left without bins
+      if (blob.length === 0) return void this.table.delete(key);
+      this.checkSize(key, blob);
+      this.write(key, row.gen + 1, expiresAt(policy.ttl, row.expires_at, now), blob);
+    });
+  }
+
+  async remove(key: RecordKey, policy: Pick<WritePolicy, 'generation'> = {}): Promise<boolean> {
+    this.checkOpen();
+    checkKey(key);
+    return this.transaction(() => {
+      const row = this.live(key, this.now());
+      if (!row) return false;
+      checkGeneration(row, policy.generation);
+      return this.table.delete(key);
+    });
+  }
+
+  async apply(key: RecordKey, call: UdfCall): Promise<BinMap> {
+    this.checkOpen();
+    checkKey(key);
+    const mod = await this.moduleFor(call.module);
+    const args = encodeValue(call.args);
+    return this.transaction(() => this.applyOne(mod, key, call.fn, args));
+  }
+
+  async batchApply(items: BatchApplyItem[]): Promise<BatchApplyResult[]> {
+    this.checkOpen();
+    const mods = new Map<string, LuaModule | EngineError>();
+    for (const name of new Set(items.map((i) => i.module))) {
+      mods.set(name, await this.moduleFor(name).catch((err: unknown) => asEngineError(err)));
+    }
+    return this.transaction(() =>
+      items.map((item): BatchApplyResult => {
+        try {
+          const mod = mods.get(item.module)!;
+          if (mod instanceof EngineError) throw mod;
+          checkKey(item.key);
+          return { ok: true, result: this.applyOne(mod, item.key, item.fn, encodeValue(item.args)) };
+        } catch (err) {
+          return { ok: false, error: asEngineError(err) };
+        }
+      }),
+    );
+  }
+
+  async queryRange(query: RangeQuery): Promise<RangePage> {
+    this.checkOpen();
+    if (!(INDEXED_BINS as readonly string[]).includes(query.bin)) {
+      throw new EngineError('INVALID', `bin ${String(query.bin)} has no index`);
+    }
+    const limit = query.limit ?? DEFAULT_PAGE;
+    if (!Number.isInteger(limit) || limit < 1) throw new EngineError('INVALID', `bad page size ${limit}`);
+    const now = this.now();
+    const after = query.cursor === undefined ? undefined : parseCursor(query.cursor);
+    const rows = this.table.range(query.bin, query.min, query.max, now, limit + 1, after);
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    const last = page[page.length - 1];
+    return {
+      records: page.map((r) => this.toRecord(r, now, query.bins)!),
+      ...(more && last ? { cursor: makeCursor(last.v, last.key) } : {}),
+    };
+  }
+
+  async ping(): Promise<void> {
+    this.checkOpen();
+    this.table.db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const mods = await Promise.allSettled(this.modules.values());
+    for (const m of mods) if (m.status === 'fulfilled') m.value.close();
+    this.modules.clear();
+    this.table.close();
+  }
+
+  /** Reads, runs the UDF and writes back; the caller holds the transaction. */
+  private applyOne(mod: LuaModule, key: Buffer, fn: string, args: Buffer): BinMap {
+    const now = this.now();
+    const row = this.live(key, now);
+    const outcome = mod.call({
+      fn,
+      exists: row !== undefined,
+      generation: row?.gen ?? 0,
+      ttl: row ? ttlOf(row, now) : 0,
+      key,
+      bins: row?.bins ?? Buffer.alloc(0),
+      args,
+    });
+    const result = decodeValue(outcome.result);
+    if (!isMap(result)) {
+      throw new EngineError('UDF_ERROR', `${mod.name}.${fn} returned ${describe(result)}, expected a map`);
+    }
+    this.commit(key, row, outcome, now);
+    return result;
+  }
+
+  private commit(key: Buffer, row: RecordRow | undefined, outcome: UdfOutcome, now: number): void {
+    if (outcome.op === 'remove' || (outcome.op === 'write' && outcome.bins.length === 0)) {
+      if (row) this.table.delete(key);
+      return;
+    }
+    if (outcome.op !== 'write') return;
+    this.checkSize(key, outcome.bins);
+    // a UDF write without record.set_ttl takes the namespace default TTL (0: never expires)
+    const ttl = outcome.ttl === undefined || outcome.ttl === 0 ? TTL_NEVER : outcome.ttl;
+    this.write(key, row ? row.gen + 1 : 1, expiresAt(ttl, row?.expires_at ?? null, now), Buffer.from(outcome.bins));
+  }
+
+  private write(key: Buffer, gen: number, expires: number | null, bins: Buffer): void {
+    this.table.put({ key, gen, expires_at: expires, bins }, indexValues(bins));
+    if (++this.writes % PURGE_EVERY_WRITES === 0) this.table.purgeExpired(this.now());
+  }
+
+  private live(key: Buffer, now: number): RecordRow | undefined {
+    const row = this.table.get(key);
+    if (!row || (row.expires_at !== null && row.expires_at <= now)) return undefined;
+    return row;
+  }
+
+  private toRecord(row: RecordRow | undefined, now: number, bins?: string[]): EngineRecord | null {
+    if (!row) return null;
+    return { key: row.key, bins: decodeRecord(row.bins, bins), generation: row.gen, ttl: ttlOf(row, now) };
+  }
+
+  private checkSize(key: Buffer, bins: Buffer): void {
+    const size = key.length + bins.length;
+    if (size > this.maxRecordSize) {
+      throw new EngineError('RECORD_TOO_BIG', `record ${hex(key)} is ${size} bytes, above ${this.maxRecordSize}`);
+    }
+  }
+
+  private transaction<T>(fn: () => T): T {
+    try {
+      return this.table.db.transaction(fn)();
+    } catch (err) {
+      throw asEngineError(err);
+    }
+  }
+
+  private moduleFor(name: string): Promise<LuaModule> {
+    this.checkOpen();
+    let mod = this.modules.get(name);
+    if (!mod) {
+      const source = this.table.moduleSource(name);
+      if (source === undefined) {
+        return Promise.reject(new EngineError('UDF_ERROR', `UDF module ${name} is not registered`));
+      }
+      mod = LuaModule.load(name, source).catch((err: unknown) => {
+        this.modules.delete(name);
+        throw new EngineError('UDF_ERROR', asEngineError(err).message, { cause: err });
+      });
+      this.modules.set(name, mod);
+    }
+    return mod;
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new EngineError('UNAVAILABLE', 'the embedded engine is closed');
+  }
+}
+
+function checkKey(key: RecordKey): void {
+  if (!Buffer.isBuffer(key) || key.length === 0) throw new EngineError('INVALID', 'a record key is a non-empty Buffer');
+}
+
+function checkGeneration(row: RecordRow, expected: number | undefined): void {
+  if (expected !== undefined && row.gen !== expected) {
+    throw new EngineError('GENERATION_MISMATCH', `record ${hex(row.key)} is at generation ${row.gen}, not ${expected}`);
+  }
+}
+
+/** The expiry (ms) for a write's TTL: omitted, 0 or -1 never expire, -2 keeps the current expiry. */
+function expiresAt(ttl: number | undefined, current: number | null, now: number): number | null {
+  if (ttl === undefined || ttl === 0 || ttl === TTL_NEVER) return null;
+  if (ttl === TTL_KEEP) return current;
+  if (!Number.isInteger(ttl) || ttl < 0) throw new EngineError('INVALID', `bad ttl ${ttl}`);
+  return now + ttl * 1000;
+}
+
+function ttlOf(row: RecordRow, now: number): number {
+  if (row.expires_at === null) return -1;
+  return Math.max(1, Math.ceil((row.expires_at - now) / 1000));
+}
+
+/** The indexed bins' values: integers within the safe range, others are not indexed. */
+function indexValues(bins: Buffer): IndexValues {
+  const out = {} as IndexValues;
+  for (const b of INDEXED_BINS) out[b] = null;
+  for (const e of scanRecord(bins)) {
+    if (!(INDEXED_BINS as readonly string[]).includes(e.name)) continue;
+    const v = decodeValue(e.value);
+    if (typeof v === 'number' && Number.isSafeInteger(v)) out[e.name as IndexedBin] = v;
+  }
+  return out;
+}
+
+function makeCursor(v: number, key: Buffer): string {
+  return Buffer.from(JSON.stringify([v, key.toString('hex')])).toString('base64url');
+}
+
+function parseCursor(cursor: string): { v: number; key: Buffer } {
+  try {
+    const [v, k] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as unknown[];
+    if (typeof v === 'number' && typeof k === 'string') return { v, key: Buffer.from(k, 'hex') };
+  } catch {
+    // reported below
+  }
+  throw new EngineError('INVALID', 'bad range query cursor');
+}
+
+function isMap(v: BinValue): v is BinMap {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v);
+}
+
+function describe(v: BinValue): string {
+  if (v === null) return 'nil';
+  if (Array.isArray(v)) return 'a list';
+  if (Buffer.isBuffer(v)) return 'bytes';
+  return `a ${typeof v}`;
+}
+
+function hex(key: Buffer): string {
+  return key.toString('hex');
+}
+
+function asEngineError(err: unknown): EngineError {
+  if (err instanceof EngineError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new EngineError('UNKNOWN', message, { cause: err });
+}

@@ -1,0 +1,1 @@
+export { EmbeddedEngine, openEmbeddedEngine, type EmbeddedEngineOptions } from './embedded-engine';
