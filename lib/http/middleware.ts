@@ -1,0 +1,267 @@
+/**
+ * The shared middy pipeline of the API functions:
+ *   injectLambdaContext (Powertools Logger: structured JSON with the request id)
+ *   -> logMetrics (Powertools Metrics: EMF, flushed after each invocation, cold start)
+ *   -> observe (per operation: request count, latency, errors by code; one log line per request)
+ *   -> errorMapper (typed errors -> status code + error envelope)
+ *   -> validate (route, body size, JSON, zod schemas for path, query and body)
+ *   -> the route's handler (calls the store) and JSON serialization.
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { getRuntime } from '../runtime';
+import { HttpError, invalidArgument, mapError } from './errors';
+import { cleanupMetrics, emitSingle, logger, metrics, MetricUnit } from './observability';
+import { matchRoute, paramNames, routesOf, type FunctionName, type Route } from './routes';
+import { MAX_BODY_BYTES } from './schemas';
+
+export type ApiHandler = middy.MiddyfiedHandler<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+
+interface Validated {
+  route: Route;
+  input: { params: unknown; query: unknown; body: unknown };
+}
+
+/** Per-event state shared by the middlewares and the handler. */
+const state = new WeakMap<APIGatewayProxyEvent, { route?: Route; validated?: Validated; started: number }>();
+
+function stateOf(event: APIGatewayProxyEvent) {
+  let s = state.get(event);
+  if (!s) {
+    s = { started: performance.now() };
+    state.set(event, s);
+  }
+  return s;
+}
+
+/** "a.b[0].c" from a zod issue path. */
+function fieldName(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) {
+    if (typeof p === 'number') out += `[${p}]`;
+    else out += out === '' ? String(p) : `.${String(p)}`;
+  }
+  return out;
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let v = value;
+  for (const p of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+/** The first zod issue as a 400 naming the field; every issue in details.issues. */
+function zodError(where: 'body' | 'query' | 'path', input: unknown, error: z.ZodError): HttpError {
+  const issues = error.issues.map((issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      const key = issue.keys[0];
+      return { field: fieldName([...issue.path, key]), message: 'unknown field' };
+    }
+    if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined && issue.path.length > 0) {
+      return { field: fieldName(issue.path), message: 'required' };
+    }
+    return { field: fieldName(issue.path), message: issue.message };
+  });
+  const first = issues[0];
+  const field = first.field === '' ? (where === 'path' ? 'path' : where) : first.field;
+  return invalidArgument(field, first.message, { in: where, issues });
+}
+
+function parse<T extends z.ZodType>(where: 'body' | 'query' | 'path', schema: T, input: unknown): z.output<T> {
+  const result = schema.safeParse(input);
+  if (!result.success) throw zodError(where, input, result.error);
+  return result.data;
+}
+
+function headerValue(event: APIGatewayProxyEvent, name: string): string | undefined {
+  const headers = event.headers ?? {};
+  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name && v !== undefined) return v;
+  return undefined;
+}
+
+/** Resolves the route of an event: by its API Gateway resource, else by matching its path. */
+export function resolveRoute(
+  routes: readonly Route[],
+  event: APIGatewayProxyEvent,
+): { route: Route; params: Record<string, string> } {
+  const method = (event.httpMethod ?? '').toUpperCase();
+  const byResource = routes.find((r) => r.method === method && r.path === event.resource);
+  if (byResource) {
+    const params: Record<string, string> = {};
+    for (const name of paramNames(byResource.path)) {
+      const v = event.pathParameters?.[name];
+      if (v !== undefined && v !== null) params[name] = v;
+    }
+    return { route: byResource, params };
+  }
+  const match = matchRoute(routes, method, event.path ?? '');
+  if (match.kind === 'found') return { route: match.route, params: match.params };
+  if (match.kind === 'method') {
+    throw new HttpError(
+      405,
+      'METHOD_NOT_ALLOWED',
+      `${method} is not allowed on ${event.path}`,
+      { allow: match.allow },
+      { allow: match.allow.join(', ') },
+    );
+  }
+  throw new HttpError(404, 'ROUTE_NOT_FOUND', `no route for ${method} ${event.path}`);
+}
+
+function bodyText(event: APIGatewayProxyEvent): string | undefined {
+  if (event.body === null || event.body === undefined || event.body === '') return undefined;
+  const bytes = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+  if (bytes.length > MAX_BODY_BYTES) {
+    throw new HttpError(413, 'PAYLOAD_TOO_LARGE', `the body is ${bytes.length} bytes; the limit is ${MAX_BODY_BYTES}`);
+  }
+  return bytes.toString('utf8');
+}
+
+/** Route, body size, JSON and schemas; the validated input is kept for the handler. */
+export function validate(routes: readonly Route[]): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  return {
+    name: 'validate',
+    before: (request) => {
+      const event = request.event;
+      const s = stateOf(event);
+      const { route, params } = resolveRoute(routes, event);
+      s.route = route;
+
+      const declaredLength = Number(headerValue(event, 'content-length'));
+      if (Number.isFinite(declaredLength) && declaredLength > MAX_BODY_BYTES) {
+        throw new HttpError(
+          413,
+          'PAYLOAD_TOO_LARGE',
+          `the body is ${declaredLength} bytes; the limit is ${MAX_BODY_BYTES}`,
+        );
+      }
+
+      const parsedParams = route.params ? parse('path', route.params, params) : undefined;
+
+      const rawQuery: Record<string, string> = {};
+      const multi = event.multiValueQueryStringParameters ?? {};
+      for (const [k, v] of Object.entries(event.queryStringParameters ?? {})) {
+        if (v === undefined) continue;
+        if ((multi[k]?.length ?? 0) > 1) throw invalidArgument(k, 'given more than once', { in: 'query' });
+        rawQuery[k] = v;
+      }
+      let query: unknown;
+      if (route.query) query = parse('query', route.query, rawQuery);
+      else if (Object.keys(rawQuery).length > 0) {
+        throw invalidArgument(Object.keys(rawQuery)[0], 'unknown query parameter', { in: 'query' });
+      }
+
+      let body: unknown;
+      if (route.body) {
+        const text = bodyText(event);
+        let json: unknown;
+        if (text === undefined || text.trim() === '') {
+          if (!route.bodyOptional) throw invalidArgument('body', 'required: a JSON object');
+          json = {};
+        } else {
+          try {
+            json = JSON.parse(text);
+          } catch (err) {
+            throw invalidArgument('body', `malformed JSON: ${(err as Error).message}`);
+          }
+        }
+        body = parse('body', route.body, json);
+      } else {
+        bodyText(event); // size check only: bodies of GET and DELETE are ignored
+      }
+      s.validated = { route, input: { params: parsedParams, query: query ?? {}, body } };
+    },
+  };
+}
+
+/** Maps any error to the error envelope; 5xx are logged with their stack. */
+export function errorMapper(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  return {
+    name: 'errorMapper',
+    onError: (request) => {
+      const mapped = mapError(request.error);
+      if (mapped.unexpected) logger.error('request failed', { error: request.error as Error });
+      request.response = {
+        statusCode: mapped.statusCode,
+        headers: {
+          'content-type': 'application/json',
+          'x-request-id': request.context?.awsRequestId ?? '',
+          ...mapped.headers,
+        },
+        body: JSON.stringify(mapped.body),
+      };
+    },
+  };
+}
+
+/** Per request: Requests and Latency by operation, errors by operation and code, one structured log line. */
+export function observe(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  const finish = (request: middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult>): void => {
+    const s = stateOf(request.event);
+    const operation = s.route?.operationId ?? 'unrouted';
+    const latencyMs = performance.now() - s.started;
+    const statusCode = request.response?.statusCode ?? 500;
+    let errorCode: string | undefined;
+    if (statusCode >= 400 && request.response?.body) {
+      try {
+        errorCode = (JSON.parse(request.response.body) as { error?: { code?: string } }).error?.code;
+      } catch {
+        errorCode = 'UNKNOWN';
+      }
+    }
+    metrics.addDimension('operation', operation);
+    metrics.addMetric('Requests', MetricUnit.Count, 1);
+    metrics.addMetric('Latency', MetricUnit.Milliseconds, latencyMs);
+    metrics.addMetric(statusCode >= 400 ? 'Errors' : 'Successes', MetricUnit.Count, 1);
+    if (errorCode) emitSingle('ErrorsByCode', { operation, code: errorCode });
+    logger.info('request', {
+      operation,
+      method: request.event.httpMethod,
+      path: request.event.path,
+      statusCode,
+      latencyMs: Math.round(latencyMs * 100) / 100,
+      ...(errorCode ? { errorCode } : {}),
+    });
+  };
+  return {
+    name: 'observe',
+    before: (request) => {
+      stateOf(request.event).started = performance.now();
+    },
+    after: finish,
+    onError: finish,
+  };
+}
+
+function serialize(statusCode: number, body: unknown, context: Context): APIGatewayProxyResult {
+  const headers = { 'content-type': 'application/json', 'x-request-id': context?.awsRequestId ?? '' };
+  if (statusCode === 204 || body === undefined) return { statusCode, headers, body: '' };
+  return { statusCode, headers, body: JSON.stringify(body) };
+}
+
+/** The middy handler serving a function's routes (functions/<fn>.ts). */
+export function httpHandler(fn: FunctionName): ApiHandler {
+  const routes = routesOf(fn);
+  const base = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
+    const validated = state.get(event)?.validated;
+    if (!validated) throw new Error('request was not validated');
+    const result = await validated.route.handle(validated.input, {
+      runtime: getRuntime,
+      lambda: context,
+      metrics: cleanupMetrics,
+    });
+    return serialize(result.statusCode, result.body, context);
+  };
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>(base)
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics, { captureColdStartMetric: true }))
+    .use(observe())
+    .use(errorMapper())
+    .use(validate(routes)) as ApiHandler;
+}

@@ -1,0 +1,99 @@
+/**
+ * The OpenAPI 3.1 document of the API, generated from the route table and its zod schemas (z.toJSONSchema; JSON
+ * Schema 2020-12 is OpenAPI 3.1's schema dialect). Named schemas become components.
+ */
+import { z } from 'zod';
+import { paramNames, ROUTES, type Route } from './routes';
+import { apiSchemas } from './schemas';
+
+type JsonSchema = Record<string, unknown>;
+
+const REF = (id: string) => `#/components/schemas/${id}`;
+
+function clean(schema: JsonSchema): JsonSchema {
+  const { $schema: _s, $id: _i, ...rest } = schema;
+  return rest;
+}
+
+function toSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const id = apiSchemas.get(schema)?.id;
+  if (id) return { $ref: REF(id) };
+  return clean(z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema);
+}
+
+/** Properties of an object schema as OpenAPI parameters. */
+function parameters(route: Route): JsonSchema[] {
+  const out: JsonSchema[] = [];
+  const add = (where: 'path' | 'query', schema: z.ZodType | undefined) => {
+    if (!schema) return;
+    const json = toSchema(schema, 'input');
+    const props = (json.properties ?? {}) as Record<string, JsonSchema>;
+    const required = new Set((json.required as string[] | undefined) ?? []);
+    for (const [name, prop] of Object.entries(props)) {
+      const { description, ...rest } = prop;
+      out.push({
+        name,
+        in: where,
+        required: where === 'path' || required.has(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+      });
+    }
+  };
+  add('path', route.params);
+  add('query', route.query);
+  // a path parameter without a schema (none today) is still declared
+  for (const name of paramNames(route.path)) {
+    if (!out.some((p) => p.in === 'path' && p.name === name))
+      out.push({ name, in: 'path', required: true, schema: { type: 'string' } });
+  }
+  return out;
+}
+
+export function buildOpenApi(options: { serverUrl?: string } = {}): JsonSchema {
+  const components = z.toJSONSchema(apiSchemas, { io: 'input', unrepresentable: 'any', uri: REF }) as {
+    schemas: Record<string, JsonSchema>;
+  };
+  const schemas: Record<string, JsonSchema> = {};
+  for (const [id, schema] of Object.entries(components.schemas)) schemas[id] = clean(schema);
+
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of ROUTES) {
+    const responses: Record<string, JsonSchema> = {};
+    for (const [status, doc] of Object.entries(route.responses)) {
+      responses[status] = doc.schema
+        ? { description: doc.description, content: { 'application/json': { schema: toSchema(doc.schema, 'output') } } }
+        : { description: doc.description };
+    }
+    const operation: JsonSchema = {
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
+      tags: [route.fn],
+      'x-lambda-function': route.fn,
+      parameters: parameters(route),
+      responses,
+    };
+    if (route.body) {
+      operation.requestBody = {
+        required: !route.bodyOptional,
+        content: { 'application/json': { schema: toSchema(route.body, 'input') } },
+      };
+    }
+    paths[route.path] ??= {};
+    paths[route.path][route.method.toLowerCase()] = operation;
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'bsv-utxo-store',
+      version: 'v1',
+      description:
+        'UTXO store for Bitcoin SV (DESIGN section 10). Txids and hashes in display hex; errors as {"error": {"code", "message", "details"?}}.',
+    },
+    ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
+    paths,
+    components: { schemas },
+  };
+}

@@ -1,0 +1,450 @@
+/**
+ * The route table of the HTTP API (DESIGN section 10): one entry per method + path, naming the Lambda function
+ * (functions/<fn>.ts) that serves it, its request schemas (path, query, body), its documented responses and what it
+ * does. The same table drives request validation, the handlers, the local server's routing and the OpenAPI
+ * document.
+ */
+import type { Context } from 'aws-lambda';
+import type { z } from 'zod';
+import type { Runtime } from '../runtime';
+import { emitMetrics } from '../cleanup/report';
+import type { CleanupMetrics } from '../cleanup';
+import * as s from './schemas';
+
+export type FunctionName = 'create' | 'get' | 'spend' | 'unspend' | 'set-mined' | 'get-utxo' | 'admin';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface RouteResult {
+  statusCode: number;
+  /** serialized as JSON; omitted for 204 */
+  body?: unknown;
+}
+
+export interface RouteContext {
+  runtime: () => Promise<Runtime>;
+  lambda: Context;
+  metrics: CleanupMetrics;
+}
+
+export interface ResponseDoc {
+  description: string;
+  schema?: z.ZodType;
+}
+
+interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+  operationId: string;
+  fn: FunctionName;
+  method: HttpMethod;
+  /** API Gateway resource path, e.g. /v1/txs/{txid} */
+  path: string;
+  summary: string;
+  description?: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** an empty body is accepted as {} */
+  bodyOptional?: boolean;
+  responses: Record<number, ResponseDoc>;
+  handle(
+    input: { params: z.output<P>; query: z.output<Q>; body: z.output<B> },
+    ctx: RouteContext,
+  ): Promise<RouteResult>;
+}
+
+export interface Route {
+  operationId: string;
+  fn: FunctionName;
+  method: HttpMethod;
+  path: string;
+  summary: string;
+  description?: string;
+  params?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  bodyOptional?: boolean;
+  responses: Record<number, ResponseDoc>;
+  handle(input: { params: unknown; query: unknown; body: unknown }, ctx: RouteContext): Promise<RouteResult>;
+}
+
+function route<
+  P extends z.ZodType = z.ZodUndefined,
+  Q extends z.ZodType = z.ZodUndefined,
+  B extends z.ZodType = z.ZodUndefined,
+>(spec: RouteSpec<P, Q, B>): Route {
+  return spec as unknown as Route;
+}
+
+const E400 = { description: 'INVALID_ARGUMENT: the field named in error.details.field', schema: s.errorEnvelope };
+const E404 = { description: 'TX_NOT_FOUND (or UTXO_NOT_FOUND)', schema: s.errorEnvelope };
+const E409 = {
+  description:
+    'a state conflict: SPENT, FROZEN, LOCKED, CONFLICTING, CREATING, COINBASE_IMMATURE, UTXO_HASH_MISMATCH, ...',
+  schema: s.errorEnvelope,
+};
+const E413 = { description: 'PAYLOAD_TOO_LARGE: body over 10 MiB', schema: s.errorEnvelope };
+const E503 = { description: 'STORAGE_ERROR: the engine, blob store or queue failed; retry', schema: s.errorEnvelope };
+const OK = { description: 'done', schema: s.okResponse };
+const ok = (): RouteResult => ({ statusCode: 200, body: { status: 'OK' } });
+
+/** Default (and maximum) time budget of POST /v1/cleanup: below API Gateway's 29 s integration timeout. */
+export const CLEANUP_DEFAULT_SECONDS = 25;
+/** Time kept back from the Lambda's remaining time for the response. */
+export const CLEANUP_MARGIN_MS = 2000;
+
+/** Deadline (epoch ms) of a cleanup pass: the requested budget, capped by the Lambda's remaining time. */
+export function cleanupDeadline(lambda: Context | undefined, budgetMs: number, marginMs = CLEANUP_MARGIN_MS): number {
+  let budget = budgetMs;
+  const remaining = lambda?.getRemainingTimeInMillis?.();
+  if (typeof remaining === 'number' && Number.isFinite(remaining)) budget = Math.min(budget, remaining - marginMs);
+  return Date.now() + Math.max(0, budget);
+}
+
+export const ROUTES: readonly Route[] = [
+  route({
+    operationId: 'createTx',
+    fn: 'create',
+    method: 'POST',
+    path: '/v1/txs',
+    summary: 'Store a transaction and its outputs',
+    description:
+      'The tx must be in extended format (BIP-239) when it has inputs, unless isCoinbase. A second create of the same tx is TX_EXISTS.',
+    body: s.createBody,
+    responses: {
+      201: { description: 'created', schema: s.createResponse },
+      400: E400,
+      409: { description: 'TX_EXISTS', schema: s.errorEnvelope },
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      const { tx, ...options } = body;
+      const result = await (await ctx.runtime()).store.create(tx, options);
+      return { statusCode: 201, body: result };
+    },
+  }),
+  route({
+    operationId: 'getTx',
+    fn: 'get',
+    method: 'GET',
+    path: '/v1/txs/{txid}',
+    summary: 'Read a transaction record',
+    description:
+      'Default fields: fee, sizeInBytes, blockIDs, blockHeights, subtreeIdxs, isCoinbase, conflicting, locked, unminedSince.',
+    params: s.txidPath,
+    query: s.getTxQuery,
+    responses: { 200: { description: 'the record', schema: s.txViewSchema }, 400: E400, 404: E404, 503: E503 },
+    async handle({ params, query }, ctx) {
+      const view = await (await ctx.runtime()).store.get(params.txid, query.fields);
+      return { statusCode: 200, body: view };
+    },
+  }),
+  route({
+    operationId: 'deleteTx',
+    fn: 'admin',
+    method: 'DELETE',
+    path: '/v1/txs/{txid}',
+    summary: 'Delete a transaction (master, pagination records and blobs)',
+    params: s.txidPath,
+    responses: { 204: { description: 'deleted' }, 400: E400, 404: E404, 503: E503 },
+    async handle({ params }, ctx) {
+      await (await ctx.runtime()).store.delete(params.txid);
+      return { statusCode: 204 };
+    },
+  }),
+  route({
+    operationId: 'spend',
+    fn: 'spend',
+    method: 'POST',
+    path: '/v1/spends',
+    summary: 'Spend outputs: all inputs of a spending tx, or explicit spends (all or nothing)',
+    description:
+      'Evaluated at the chain tip + 1 (or blockHeight + 1). If any input fails, every input this request spent is rolled back; the error lists each input in details.spends.',
+    body: s.spendBody,
+    responses: {
+      200: { description: 'every input spent', schema: s.spendResponse },
+      400: E400,
+      404: E404,
+      409: {
+        description: 'an input failed (details.spends: each input, the existing spender)',
+        schema: s.errorEnvelope,
+      },
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      const { tx, spends, ...options } = body;
+      const store = (await ctx.runtime()).store;
+      const result = await store.spend(tx !== undefined ? { tx } : { spends: spends ?? [] }, options);
+      return {
+        statusCode: 200,
+        body: { spends: result.spends.map((o) => ({ txid: o.txid, vout: o.vout, status: o.status })) },
+      };
+    },
+  }),
+  route({
+    operationId: 'unspend',
+    fn: 'unspend',
+    method: 'POST',
+    path: '/v1/unspends',
+    summary: 'Undo spends: clears each output that holds exactly the given spender',
+    body: s.unspendBody,
+    responses: { 200: OK, 400: E400, 404: E404, 409: E409, 413: E413, 503: E503 },
+    async handle({ body }, ctx) {
+      await (await ctx.runtime()).store.unspend(body.spends, { blockHeight: body.blockHeight });
+      return ok();
+    },
+  }),
+  route({
+    operationId: 'setMined',
+    fn: 'set-mined',
+    method: 'POST',
+    path: '/v1/mined',
+    summary: 'Add (or with unsetMined remove) a block to each transaction',
+    body: s.minedBody,
+    responses: {
+      200: { description: 'block ids of each tx', schema: s.minedResponse },
+      400: E400,
+      404: E404,
+      409: E409,
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      const result = await (await ctx.runtime()).store.setMined(body);
+      return { statusCode: 200, body: result };
+    },
+  }),
+  route({
+    operationId: 'setLocked',
+    fn: 'admin',
+    method: 'POST',
+    path: '/v1/locked',
+    summary: 'Lock or unlock transactions (a locked tx cannot be spent)',
+    body: s.lockedBody,
+    responses: { 200: OK, 400: E400, 404: E404, 409: E409, 413: E413, 503: E503 },
+    async handle({ body }, ctx) {
+      await (await ctx.runtime()).store.setLocked(body.txids, body.locked);
+      return ok();
+    },
+  }),
+  route({
+    operationId: 'setConflicting',
+    fn: 'admin',
+    method: 'POST',
+    path: '/v1/conflicting',
+    summary: 'Mark or unmark transactions as conflicting',
+    body: s.conflictingBody,
+    responses: { 200: OK, 400: E400, 404: E404, 409: E409, 413: E413, 503: E503 },
+    async handle({ body }, ctx) {
+      await (await ctx.runtime()).store.setConflicting(body.txids, body.conflicting);
+      return ok();
+    },
+  }),
+  route({
+    operationId: 'freeze',
+    fn: 'admin',
+    method: 'POST',
+    path: '/v1/freeze',
+    summary: 'Freeze outputs',
+    description: 'Each output independently; on failure details.utxos lists every output with its outcome.',
+    body: s.outpointsBody,
+    responses: {
+      200: OK,
+      400: E400,
+      404: E404,
+      409: { description: 'an output failed: details.utxos', schema: s.errorEnvelope },
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      await (await ctx.runtime()).store.freeze(body.utxos);
+      return ok();
+    },
+  }),
+  route({
+    operationId: 'unfreeze',
+    fn: 'admin',
+    method: 'POST',
+    path: '/v1/unfreeze',
+    summary: 'Unfreeze outputs',
+    body: s.outpointsBody,
+    responses: {
+      200: OK,
+      400: E400,
+      404: E404,
+      409: { description: 'an output failed: details.utxos', schema: s.errorEnvelope },
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      await (await ctx.runtime()).store.unfreeze(body.utxos);
+      return ok();
+    },
+  }),
+  route({
+    operationId: 'reassign',
+    fn: 'admin',
+    method: 'POST',
+    path: '/v1/reassign',
+    summary: 'Reassign a frozen output to a new UTXO hash (spendable 1000 blocks later)',
+    body: s.reassignBody,
+    responses: { 200: OK, 400: E400, 404: E404, 409: E409, 413: E413, 503: E503 },
+    async handle({ body }, ctx) {
+      await (await ctx.runtime()).store.reassign(body);
+      return ok();
+    },
+  }),
+  route({
+    operationId: 'preserve',
+    fn: 'admin',
+    method: 'POST',
+    path: '/v1/preserve',
+    summary: 'Keep transactions (no delete-at-height) until a height',
+    body: s.preserveBody,
+    responses: { 200: OK, 400: E400, 404: E404, 409: E409, 413: E413, 503: E503 },
+    async handle({ body }, ctx) {
+      await (await ctx.runtime()).store.preserve(body.txids, body.untilHeight);
+      return ok();
+    },
+  }),
+  route({
+    operationId: 'getUtxo',
+    fn: 'get-utxo',
+    method: 'GET',
+    path: '/v1/utxos/{txid}/{vout}',
+    summary: 'Spendability of one output at the chain tip + 1',
+    params: s.utxoPath,
+    query: s.utxoQuery,
+    responses: { 200: { description: 'the status', schema: s.spendStatusSchema }, 400: E400, 503: E503 },
+    async handle({ params, query }, ctx) {
+      const status = await (await ctx.runtime()).store.getSpend({ ...params, utxoHash: query.utxoHash });
+      return { statusCode: 200, body: status };
+    },
+  }),
+  route({
+    operationId: 'queryUnmined',
+    fn: 'admin',
+    method: 'GET',
+    path: '/v1/unmined',
+    summary: 'Transactions not mined on the longest chain since at most `cutoff`, paged',
+    query: s.unminedQuery,
+    responses: { 200: { description: 'a page', schema: s.unminedResponse }, 400: E400, 503: E503 },
+    async handle({ query }, ctx) {
+      const page = await (await ctx.runtime()).store.queryUnmined(query);
+      return { statusCode: 200, body: page };
+    },
+  }),
+  route({
+    operationId: 'getChainTip',
+    fn: 'admin',
+    method: 'GET',
+    path: '/v1/chain/tip',
+    summary: 'The chain tip height H the store evaluates at',
+    responses: { 200: { description: 'the tip', schema: s.chainTipResponse }, 503: E503 },
+    async handle(_input, ctx) {
+      return { statusCode: 200, body: { height: await (await ctx.runtime()).store.getChainTip() } };
+    },
+  }),
+  route({
+    operationId: 'setChainTip',
+    fn: 'admin',
+    method: 'PUT',
+    path: '/v1/chain/tip',
+    summary: 'Set the chain tip height',
+    body: s.chainTipBody,
+    responses: { 200: { description: 'the tip', schema: s.chainTipResponse }, 400: E400, 413: E413, 503: E503 },
+    async handle({ body }, ctx) {
+      return { statusCode: 200, body: { height: await (await ctx.runtime()).store.setChainTip(body.height) } };
+    },
+  }),
+  route({
+    operationId: 'health',
+    fn: 'admin',
+    method: 'GET',
+    path: '/v1/health',
+    summary: 'Liveness of the engine, blob store and queue',
+    responses: {
+      200: { description: 'everything answers', schema: s.healthResponse },
+      503: { description: 'degraded (same body), or the runtime could not start', schema: s.healthResponse },
+    },
+    async handle(_input, ctx) {
+      const report = await (await ctx.runtime()).store.health();
+      return { statusCode: report.status === 'ok' ? 200 : 503, body: report };
+    },
+  }),
+  route({
+    operationId: 'cleanup',
+    fn: 'admin',
+    method: 'POST',
+    path: '/v1/cleanup',
+    summary: 'Run one cleanup pass now (deletes fully spent, buried transactions)',
+    description: `Stops within maxSeconds (default ${CLEANUP_DEFAULT_SECONDS}) and the function's remaining time; "more" says candidates remain.`,
+    body: s.cleanupBody,
+    bodyOptional: true,
+    responses: { 200: { description: 'the pass report', schema: s.cleanupResponse }, 400: E400, 503: E503 },
+    async handle({ body }, ctx) {
+      const runtime = await ctx.runtime();
+      const budgetMs = (body.maxSeconds ?? CLEANUP_DEFAULT_SECONDS) * 1000;
+      const report = await runtime.cleanup.runPass({ deadline: cleanupDeadline(ctx.lambda, budgetMs) });
+      emitMetrics(ctx.metrics, report);
+      return { statusCode: 200, body: report };
+    },
+  }),
+];
+
+/** The routes a function serves. */
+export function routesOf(fn: FunctionName): Route[] {
+  return ROUTES.filter((r) => r.fn === fn);
+}
+
+const PARAM = /\{([A-Za-z0-9_]+)\}/g;
+const compiled = new Map<string, RegExp>();
+
+function pattern(routePath: string): RegExp {
+  let re = compiled.get(routePath);
+  if (!re) {
+    const source = routePath
+      .split(/(\{[A-Za-z0-9_]+\})/)
+      .map((part) => (part.startsWith('{') ? '([^/]+)' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('');
+    re = new RegExp(`^${source}/?$`);
+    compiled.set(routePath, re);
+  }
+  return re;
+}
+
+/** Path parameter names of a route path, in order. */
+export function paramNames(routePath: string): string[] {
+  return [...routePath.matchAll(PARAM)].map((m) => m[1]);
+}
+
+export type RouteMatch =
+  | { kind: 'found'; route: Route; params: Record<string, string> }
+  | { kind: 'method'; allow: HttpMethod[] }
+  | { kind: 'none' };
+
+/** Finds the route of a concrete request path (e.g. /v1/txs/ab12...). */
+export function matchRoute(routes: readonly Route[], method: string, requestPath: string): RouteMatch {
+  const allow: HttpMethod[] = [];
+  for (const r of routes) {
+    const m = pattern(r.path).exec(requestPath);
+    if (!m) continue;
+    if (r.method !== method.toUpperCase()) {
+      allow.push(r.method);
+      continue;
+    }
+    const params: Record<string, string> = {};
+    paramNames(r.path).forEach((name, i) => {
+      let value = m[i + 1];
+      try {
+        value = decodeURIComponent(value);
+      } catch {
+        // keep the raw segment: validation reports it
+      }
+      params[name] = value;
+    });
+    return { kind: 'found', route: r, params };
+  }
+  return allow.length > 0 ? { kind: 'method', allow } : { kind: 'none' };
+}

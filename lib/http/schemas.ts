@@ -1,0 +1,302 @@
+/**
+ * Request and response schemas of the HTTP API (DESIGN section 10), with zod 4. Objects are strict (unknown fields
+ * are rejected); txids and hashes are 64 hex characters in display order; numbers are non-negative integers.
+ * The same schemas validate requests and generate the OpenAPI document (lib/http/openapi.ts).
+ */
+import { z } from 'zod';
+import { RECORD_BINS } from '../domain/bins';
+
+/** API Gateway's payload limit: larger bodies get 413. */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** Named schemas: the OpenAPI document's components (a registry of this module, not zod's global one). */
+export const apiSchemas = z.registry<{ id: string; description?: string }>();
+
+const HEX64 = /^[0-9a-fA-F]{64}$/;
+const UINT32_MAX = 0xffffffff;
+const NON_NEGATIVE = 'expected a non-negative integer';
+
+export const txidSchema = z
+  .string({ error: 'expected a 64-character hex txid' })
+  .regex(HEX64, { error: 'expected a 64-character hex txid (display order)' })
+  .meta({ description: 'txid, 64 hex characters, display (block explorer) order' });
+
+export const hashSchema = z
+  .string({ error: 'expected a 64-character hex hash' })
+  .regex(HEX64, { error: 'expected a 64-character hex hash (display order)' })
+  .meta({ description: 'UTXO hash, 64 hex characters, display order' });
+
+export const uintSchema = z
+  .int({ error: NON_NEGATIVE })
+  .min(0, { error: NON_NEGATIVE })
+  .max(UINT32_MAX, { error: `expected an integer from 0 to ${UINT32_MAX}` });
+
+export const txHexSchema = z
+  .string({ error: 'expected the transaction as hex' })
+  .min(2, { error: 'expected the transaction as hex' })
+  .regex(/^(?:[0-9a-fA-F]{2})+$/, { error: 'expected the transaction as hex (an even number of hex digits)' })
+  .meta({ description: 'serialized transaction, hex; extended format (BIP-239) when it has inputs' });
+
+const bool = z.boolean({ error: 'expected true or false' });
+
+/** A non-negative integer in a query string or path segment. */
+function uintString(max = UINT32_MAX, min = 0) {
+  return z
+    .string()
+    .regex(/^\d{1,10}$/, { error: NON_NEGATIVE })
+    .transform(Number)
+    .pipe(
+      z
+        .int()
+        .min(min, { error: `expected an integer from ${min} to ${max}` })
+        .max(max, { error: `expected an integer from ${min} to ${max}` }),
+    );
+}
+
+const txidList = z
+  .array(txidSchema, { error: 'expected a list of txids' })
+  .min(1, { error: 'expected at least one txid' });
+
+// ---- requests -------------------------------------------------------------------------------------------------
+
+export const minedBlockSchema = z.strictObject({
+  blockId: uintSchema,
+  blockHeight: uintSchema,
+  subtreeIdx: uintSchema,
+});
+
+export const createBody = z
+  .strictObject({
+    tx: txHexSchema,
+    blockHeight: uintSchema.optional(),
+    minedBlocks: z.array(minedBlockSchema, { error: 'expected a list' }).optional(),
+    isCoinbase: bool.optional(),
+    locked: bool.optional(),
+    conflicting: bool.optional(),
+  })
+  .register(apiSchemas, { id: 'CreateRequest' });
+
+export const spendItemSchema = z
+  .strictObject({
+    txid: txidSchema,
+    vout: uintSchema,
+    utxoHash: hashSchema,
+    spendingTxid: txidSchema,
+    vin: uintSchema,
+  })
+  .register(apiSchemas, { id: 'SpendItem' });
+
+const spendList = z
+  .array(spendItemSchema, { error: 'expected a list of spends' })
+  .min(1, { error: 'expected at least one spend' });
+
+export const spendBody = z
+  .strictObject({
+    tx: txHexSchema.optional(),
+    spends: spendList.optional(),
+    ignoreConflicting: bool.optional(),
+    ignoreLocked: bool.optional(),
+    blockHeight: uintSchema.optional(),
+  })
+  .superRefine((value, ctx) => {
+    if (value.tx === undefined && value.spends === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['tx'], message: 'required: give the spending tx (EF hex) or spends' });
+    } else if (value.tx !== undefined && value.spends !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['spends'], message: 'give either tx or spends, not both' });
+    }
+  })
+  .register(apiSchemas, { id: 'SpendRequest' });
+
+export const unspendBody = z
+  .strictObject({ spends: spendList, blockHeight: uintSchema.optional() })
+  .register(apiSchemas, { id: 'UnspendRequest' });
+
+export const minedBody = z
+  .strictObject({
+    txids: txidList,
+    blockId: uintSchema,
+    blockHeight: uintSchema,
+    subtreeIdx: uintSchema,
+    onLongestChain: bool.optional(),
+    unsetMined: bool.optional(),
+  })
+  .register(apiSchemas, { id: 'SetMinedRequest' });
+
+export const lockedBody = z
+  .strictObject({ txids: txidList, locked: bool })
+  .register(apiSchemas, { id: 'SetLockedRequest' });
+
+export const conflictingBody = z
+  .strictObject({ txids: txidList, conflicting: bool })
+  .register(apiSchemas, { id: 'SetConflictingRequest' });
+
+export const outpointSchema = z
+  .strictObject({ txid: txidSchema, vout: uintSchema, utxoHash: hashSchema })
+  .register(apiSchemas, { id: 'Outpoint' });
+
+export const outpointsBody = z
+  .strictObject({
+    utxos: z.array(outpointSchema, { error: 'expected a list' }).min(1, { error: 'expected at least one utxo' }),
+  })
+  .register(apiSchemas, { id: 'UtxoListRequest' });
+
+export const reassignBody = z
+  .strictObject({
+    txid: txidSchema,
+    vout: uintSchema,
+    utxoHash: hashSchema,
+    newUtxoHash: hashSchema,
+    blockHeight: uintSchema.optional(),
+  })
+  .register(apiSchemas, { id: 'ReassignRequest' });
+
+export const preserveBody = z
+  .strictObject({ txids: txidList, untilHeight: uintSchema })
+  .register(apiSchemas, { id: 'PreserveRequest' });
+
+export const chainTipBody = z.strictObject({ height: uintSchema }).register(apiSchemas, { id: 'ChainTip' });
+
+export const cleanupBody = z
+  .strictObject({
+    maxSeconds: z
+      .number({ error: 'expected a number of seconds' })
+      .positive({ error: 'expected a positive number of seconds' })
+      .max(900, { error: 'at most 900 seconds' })
+      .optional(),
+  })
+  .register(apiSchemas, { id: 'CleanupRequest' });
+
+/** Fields of GET /v1/txs/{txid}: any record bin, plus `tx` and `utxos`. */
+export const GET_FIELDS: readonly string[] = [...RECORD_BINS, 'tx', 'utxos'];
+
+export const getTxQuery = z.strictObject({
+  fields: z
+    .string()
+    .meta({ description: `comma-separated list of: ${[...new Set(GET_FIELDS)].join(', ')}` })
+    .transform((s, ctx) => {
+      const list = s
+        .split(',')
+        .map((f) => f.trim())
+        .filter((f) => f !== '');
+      for (const f of list) {
+        if (!GET_FIELDS.includes(f)) {
+          ctx.addIssue({ code: 'custom', message: `unknown field "${f}"` });
+          return z.NEVER;
+        }
+      }
+      return list;
+    })
+    .optional(),
+});
+
+export const txidPath = z.strictObject({ txid: txidSchema });
+
+export const utxoPath = z.strictObject({ txid: txidSchema, vout: uintString() });
+
+export const utxoQuery = z.strictObject({ utxoHash: hashSchema.optional() });
+
+export const unminedQuery = z.strictObject({
+  cutoff: uintString().meta({ description: 'txids with unminedSince <= cutoff' }),
+  limit: uintString(10000, 1).optional(),
+  cursor: z.string().min(1).max(1024).meta({ description: 'cursor of the previous page' }).optional(),
+});
+
+export const emptyObject = z.strictObject({});
+
+// ---- responses ------------------------------------------------------------------------------------------------
+
+export const errorEnvelope = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+  })
+  .register(apiSchemas, { id: 'Error' });
+
+export const createResponse = z
+  .object({
+    txid: z.string(),
+    fee: z.int(),
+    sizeInBytes: z.int(),
+    extendedSize: z.int(),
+    external: z.boolean(),
+    records: z.int(),
+  })
+  .register(apiSchemas, { id: 'CreateResponse' });
+
+export const utxoViewSchema = z
+  .object({
+    utxoHash: z.string(),
+    status: z.enum(['UNSPENT', 'SPENT', 'FROZEN']),
+    spendingTxid: z.string().optional(),
+    vin: z.int().optional(),
+  })
+  .register(apiSchemas, { id: 'UtxoView' });
+
+export const txViewSchema = z
+  .looseObject({
+    txid: z.string(),
+    tx: z.string().optional(),
+    utxos: z.array(utxoViewSchema.nullable()).optional(),
+  })
+  .register(apiSchemas, { id: 'TxView', description: 'txid plus the requested fields (record bins, tx, utxos)' });
+
+export const spendOutcomeSchema = z
+  .object({
+    txid: z.string(),
+    vout: z.int(),
+    status: z.enum(['OK', 'ERROR', 'ROLLED_BACK']),
+    code: z.string().optional(),
+    message: z.string().optional(),
+    spendingTxid: z.string().optional(),
+    vin: z.int().optional(),
+  })
+  .register(apiSchemas, { id: 'SpendOutcome' });
+
+export const spendResponse = z
+  .object({ spends: z.array(spendOutcomeSchema) })
+  .register(apiSchemas, { id: 'SpendResponse' });
+
+export const okResponse = z.object({ status: z.literal('OK') }).register(apiSchemas, { id: 'Ok' });
+
+export const minedResponse = z
+  .object({ blockIds: z.record(z.string(), z.array(z.int())) })
+  .register(apiSchemas, { id: 'SetMinedResponse' });
+
+export const spendStatusSchema = z
+  .object({
+    status: z.enum(['OK', 'SPENT', 'FROZEN', 'IMMATURE', 'CONFLICTING', 'LOCKED', 'CREATING', 'NOT_FOUND']),
+    spendingTxid: z.string().optional(),
+    vin: z.int().optional(),
+    spendableAt: z.int().optional(),
+  })
+  .register(apiSchemas, { id: 'UtxoStatus' });
+
+export const unminedResponse = z
+  .object({ txids: z.array(z.string()), cursor: z.string().optional() })
+  .register(apiSchemas, { id: 'UnminedPage' });
+
+export const chainTipResponse = z.object({ height: z.int() }).register(apiSchemas, { id: 'ChainTipResponse' });
+
+export const cleanupResponse = z
+  .object({
+    tip: z.int(),
+    deleted: z.int(),
+    kept: z.record(z.string(), z.int()),
+    errors: z.int(),
+    preserveExpired: z.int(),
+    durationMs: z.int(),
+    more: z.boolean(),
+  })
+  .register(apiSchemas, { id: 'CleanupReport' });
+
+export const healthResponse = z
+  .object({
+    status: z.enum(['ok', 'degraded']),
+    engine: z.string(),
+    blobStore: z.string(),
+    queue: z.string(),
+  })
+  .register(apiSchemas, { id: 'Health' });

@@ -1,0 +1,170 @@
+/**
+ * The runtime of one execution environment (a Lambda container, or the local server): engine, blob store, signal
+ * queue, store, reconciler and cleanup service, built once from loadConfig(env) and reused by every invocation.
+ *
+ * - The promise is cached: concurrent first invocations share one initialisation.
+ * - A failed initialisation is not cached: the next invocation tries again (e.g. Aerospike was briefly unreachable).
+ * - The Aerospike client is shared per process and never closed by a handler; the embedded engine is closed only by
+ *   closeRuntime() (local server shutdown, tests).
+ * - Modules with native code or heavy SDKs (aerospike, S3, SQS) are required only when the configuration asks for them.
+ */
+import { mkdirSync } from 'fs';
+import * as path from 'path';
+import type { BlobStore } from './blob/port';
+import { CleanupService } from './cleanup';
+import { loadConfig, type Config } from './domain/config';
+import type { RecordEngine } from './engine/port';
+import type { SignalHandler, SignalQueue } from './signals/port';
+import { Reconciler } from './signals/reconciler';
+import { createUtxoStore } from './store/utxo-store';
+import type { UtxoStore } from './store/types';
+
+export interface Runtime {
+  config: Config;
+  engine: RecordEngine;
+  blobs: BlobStore;
+  queue: SignalQueue;
+  store: UtxoStore & { moduleName: string };
+  reconciler: Reconciler;
+  cleanup: CleanupService;
+}
+
+/* eslint-disable @typescript-eslint/no-require-imports */
+
+async function openEngine(config: Config): Promise<RecordEngine> {
+  const spec = config.utxoStore;
+  if (spec.kind === 'embedded') {
+    if (spec.path !== ':memory:') mkdirSync(path.dirname(path.resolve(spec.path)), { recursive: true });
+    const { openEmbeddedEngine } = require('./engine/embedded') as {
+      openEmbeddedEngine(options: { path: string }): Promise<RecordEngine>;
+    };
+    return openEmbeddedEngine({ path: spec.path });
+  }
+  // loads the aerospike native module: only when configured
+  const aerospike = require('./engine/aerospike') as {
+    getSharedAerospikeClient(options: { hosts: string; namespace: string }): Promise<unknown>;
+    AerospikeEngine: new (options: { client: unknown; namespace: string; set: string }) => RecordEngine;
+  };
+  const client = await aerospike.getSharedAerospikeClient({ hosts: spec.hosts, namespace: spec.namespace });
+  return new aerospike.AerospikeEngine({ client, namespace: spec.namespace, set: spec.set });
+}
+
+function openBlobStore(config: Config): BlobStore {
+  const spec = config.blobStore;
+  const blob = require('./blob') as typeof import('./blob');
+  if (spec.kind === 'file') return new blob.FileBlobStore({ dir: spec.dir });
+  const { S3Client } = require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
+  return new blob.S3BlobStore({ client: new S3Client({}), bucket: spec.bucket, prefix: spec.prefix });
+}
+
+function openQueue(config: Config): SignalQueue {
+  const spec = config.signalQueue;
+  const signals = require('./signals') as typeof import('./signals');
+  if (spec.kind === 'inline') return new signals.InlineQueue();
+  const { SQSClient } = require('@aws-sdk/client-sqs') as typeof import('@aws-sdk/client-sqs');
+  return new signals.SqsQueue({ client: new SQSClient({}), queueUrl: spec.queueUrl });
+}
+
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+interface InlineQueueLike extends SignalQueue {
+  setHandler(handler: SignalHandler): void;
+}
+
+function isInline(queue: SignalQueue): queue is InlineQueueLike {
+  return typeof (queue as Partial<InlineQueueLike>).setHandler === 'function';
+}
+
+/** Builds a runtime from a configuration (exported for tests and tools; handlers use getRuntime()). */
+export async function buildRuntime(config: Config): Promise<Runtime> {
+  const engine = await openEngine(config);
+  try {
+    const blobs = openBlobStore(config);
+    const queue = openQueue(config);
+    const store = await createUtxoStore({ engine, blobs, signals: queue, settings: config.settings });
+    const getTip = () => store.getChainTip();
+    const reconciler = new Reconciler({
+      engine,
+      blobs,
+      settings: config.settings,
+      moduleName: store.moduleName,
+      getTip,
+    });
+    if (isInline(queue)) queue.setHandler(reconciler);
+    const cleanup = new CleanupService({
+      engine,
+      blobs,
+      moduleName: store.moduleName,
+      settings: {
+        utxoBatchSize: config.settings.utxoBatchSize,
+        blockHeightRetention: config.settings.blockHeightRetention,
+        cleanupSafetyWindow: config.cleanupSafetyWindow,
+        batchSize: config.cleanupBatchSize,
+      },
+      getTip,
+    });
+    return { config, engine, blobs, queue, store, reconciler, cleanup };
+  } catch (err) {
+    await closeEngine(engine);
+    throw err;
+  }
+}
+
+/** The embedded engine is closed; the shared Aerospike client stays open for the life of the process. */
+async function closeEngine(engine: RecordEngine): Promise<void> {
+  if (engine.kind === 'aerospike') return;
+  try {
+    await engine.close();
+  } catch {
+    // closing is best effort
+  }
+}
+
+let runtimeEnv: NodeJS.ProcessEnv | undefined;
+let pending: Promise<Runtime> | undefined;
+
+/** The runtime of this execution environment, built on first use from loadConfig(env) (default process.env). */
+export function getRuntime(): Promise<Runtime> {
+  if (!pending) {
+    const attempt = Promise.resolve().then(() => buildRuntime(loadConfig(runtimeEnv ?? process.env)));
+    pending = attempt;
+    // not cached forever: a failed attempt is forgotten so that the next invocation retries
+    attempt.catch(() => {
+      if (pending === attempt) pending = undefined;
+    });
+  }
+  return pending;
+}
+
+/** The runtime if it was built successfully, else undefined (does not start a build). */
+export async function currentRuntime(): Promise<Runtime | undefined> {
+  if (!pending) return undefined;
+  try {
+    return await pending;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Forgets the cached runtime (tests, local server). `env` is used by the next getRuntime() (default: process.env);
+ * `close` (default true) closes the forgotten runtime's embedded engine.
+ */
+export async function resetRuntime(options: { env?: NodeJS.ProcessEnv; close?: boolean } = {}): Promise<void> {
+  const previous = pending;
+  pending = undefined;
+  runtimeEnv = options.env;
+  if (!previous || options.close === false) return;
+  let runtime: Runtime;
+  try {
+    runtime = await previous;
+  } catch {
+    return;
+  }
+  await closeEngine(runtime.engine);
+}
+
+/** Closes the runtime (embedded engine) and forgets it. */
+export function closeRuntime(): Promise<void> {
+  return resetRuntime({ env: runtimeEnv, close: true });
+}
