@@ -3,9 +3,10 @@
  * reused. A call crosses into Lua once, as one binary string in and one binary string out, through the raw Lua C
  * API of the wasm module (wasmoon's own value conversion would re-encode strings as UTF-8 and build proxies).
  */
-import { LuaFactory, type LuaEngine } from 'wasmoon';
+import type { LuaEngine } from 'wasmoon';
 import { EngineError } from '../port';
 import { LUA_PRELUDE } from './lua-prelude';
+import { getLuaFactory } from './wasmoon-loader';
 
 /** The raw exports of the wasm module that the hot path uses (wasmoon does not type them). */
 interface RawLua {
@@ -19,13 +20,6 @@ interface RawLua {
   _lua_tolstring(L: number, idx: number, len: number): number;
   _lua_settop(L: number, idx: number): void;
   stringToNewUTF8(s: string): number;
-}
-
-let factory: LuaFactory | undefined;
-
-function getFactory(): LuaFactory {
-  factory ??= new LuaFactory();
-  return factory;
 }
 
 /** What a UDF call produced, before the engine applies it. */
@@ -76,7 +70,9 @@ export class LuaModule {
 
   /** Creates a Lua state with the prelude and runs the module's chunk in its sandbox; INVALID if it fails. */
   static async load(name: string, source: string): Promise<LuaModule> {
-    const engine = await getFactory().createEngine({
+    const engine = await (
+      await getLuaFactory()
+    ).createEngine({
       openStandardLibs: true,
       injectObjects: false,
       enableProxy: false,
