@@ -37,7 +37,7 @@ export class HttpError extends Error {
 
 /** 400 INVALID_ARGUMENT naming the field. */
 export function invalidArgument(field: string, problem: string, extra: ErrorDetails = {}): HttpError {
-  return new HttpError(400, 'INVALID_ARGUMENT', `${field}: ${problem}`, { ...extra, field });
+  return new HttpError(400, 'INVALID_ARGUMENT', `${field}: ${problem}`, { field, ...extra });
 }
 
 const STATUS_BY_CODE: Record<string, number> = {

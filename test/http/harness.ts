@@ -1,0 +1,93 @@
+/**
+ * End-to-end harness: the local server (lib/http/local-server.ts) on a free port with an in-memory embedded engine,
+ * a temporary blob directory and the inline queue, and a small JSON client over fetch.
+ */
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import * as path from 'path';
+import { startServer, type LocalServer } from '../../lib/http/local-server';
+
+export interface Reply {
+  status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  text: string;
+  headers: Headers;
+}
+
+export interface Api {
+  server: LocalServer;
+  url: string;
+  lines: string[];
+  blobDir: string;
+  get(p: string): Promise<Reply>;
+  del(p: string): Promise<Reply>;
+  post(p: string, body?: unknown): Promise<Reply>;
+  put(p: string, body?: unknown): Promise<Reply>;
+  /** a raw request: the body is sent as is */
+  raw(method: string, p: string, body?: string | Buffer, headers?: Record<string, string>): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+export async function startApi(env: Record<string, string> = {}): Promise<Api> {
+  const blobDir = mkdtempSync(path.join(tmpdir(), 'http-e2e-'));
+  const lines: string[] = [];
+  const server = await startServer({
+    env: {
+      UTXO_STORE: 'embedded::memory:',
+      BLOB_STORE: `file:${blobDir}`,
+      SIGNAL_QUEUE: 'inline',
+      CLEANUP_INTERVAL_SECONDS: '0',
+      ...env,
+    },
+    port: 0,
+    log: (line) => lines.push(line),
+  });
+  const raw = async (
+    method: string,
+    p: string,
+    body?: string | Buffer,
+    headers: Record<string, string> = {},
+  ): Promise<Reply> => {
+    const res = await fetch(`${server.url}${p}`, {
+      method,
+      body: body === undefined ? undefined : typeof body === 'string' ? body : new Uint8Array(body),
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    if (text !== '') {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    return { status: res.status, body: parsed, text, headers: res.headers };
+  };
+  const json = (method: string) => (p: string, body?: unknown) =>
+    raw(method, p, body === undefined ? undefined : JSON.stringify(body));
+  return {
+    server,
+    url: server.url,
+    lines,
+    blobDir,
+    get: (p) => raw('GET', p),
+    del: (p) => raw('DELETE', p),
+    post: json('POST'),
+    put: json('PUT'),
+    raw,
+    close: async () => {
+      await server.close();
+      rmSync(blobDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Asserts the error envelope and returns error. */
+export function expectError(reply: Reply, status: number, code: string, field?: string) {
+  expect({ status: reply.status, code: reply.body?.error?.code }).toEqual({ status, code });
+  expect(typeof reply.body.error.message).toBe('string');
+  if (field !== undefined) expect(reply.body.error.details?.field).toBe(field);
+  return reply.body.error as { code: string; message: string; details?: Record<string, unknown> };
+}
