@@ -9,6 +9,17 @@
 -- Slots in `utxos`: nil (output not stored), 32 bytes (unspent: the UTXO hash), 68 bytes (UTXO hash || 36 bytes of
 -- spending data: spending txid in internal order || uint32 LE input index). Spending data of 36 x 0xFF marks a
 -- frozen output. Offsets are 0-based (list index = offset + 1).
+--
+-- Choices where DESIGN.md and the seeds are silent:
+-- - arguments are checked before the record is read (a wrong type is INVALID_PARAMETER even for a missing record);
+--   booleans may also be given as the integers 0 / 1 (clients that encode booleans as integers);
+-- - a record with `reassignments` never counts as fully spent (the counters are left exact);
+-- - the DAH rule's order is: R = 0, preserveUntil, conflicting (any record, as the store creates conflicting
+--   pagination records with a DAH), pagination record (spent-state signals only), master;
+-- - setMined on the longest chain stamps the DAH from max(currentBlockHeight, blockHeight); a block added only on a
+--   fork to a tx that was in no block marks it unmined; an already set unminedSince is kept when the last block is
+--   removed;
+-- - PRESERVE is signalled for external records only (only they have pagination records and blobs to follow up).
 
 local HASH_SIZE = 32
 local SPENDING_DATA_SIZE = 36

@@ -7,7 +7,8 @@ import { openEmbeddedEngine } from '../../lib/engine/embedded';
 import type { BinMap, BinValue, Bins, RecordEngine } from '../../lib/engine/port';
 import { loadUdfSource, udfModuleName } from '../../lib/store/udf-module';
 
-export const SOURCE = loadUdfSource({});
+/** lua/utxo.lua, or $UTXO_UDF_PATH (e.g. a mutated copy) */
+export const SOURCE = loadUdfSource();
 export const MODULE = udfModuleName(SOURCE);
 export const R = 10;
 export const H = 1000;
