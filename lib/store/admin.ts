@@ -119,6 +119,7 @@ async function perUtxo(ctx: StoreContext, fn: 'freeze' | 'unfreeze', utxos: unkn
     } else signals.addFrom(refs[i].txid, r.response, height);
   });
   await signals.flush(ctx);
+  await refineMissingRecords(ctx, refs, outcomes);
   const first = outcomes.find((o) => o.status === 'ERROR');
   if (!first) return;
   if (first.code === 'TX_NOT_FOUND') throw new TxNotFoundError(first.txid);
@@ -128,6 +129,27 @@ async function perUtxo(ctx: StoreContext, fn: 'freeze' | 'unfreeze', utxos: unkn
     txid: first.txid,
     vout: first.vout,
     utxos: outcomes,
+  });
+}
+
+/**
+ * An output beyond the last record of an existing tx lands in a pagination record that does not exist: that is
+ * UTXO_NOT_FOUND, not TX_NOT_FOUND.
+ */
+async function refineMissingRecords(ctx: StoreContext, refs: ResolvedRef[], outcomes: ItemOutcome[]): Promise<void> {
+  const missing = outcomes
+    .map((o, i) => i)
+    .filter((i) => outcomes[i].code === 'TX_NOT_FOUND' && refs[i].key.length !== 32);
+  if (missing.length === 0) return;
+  const masters = await ctx.engine.batchGet(
+    missing.map((i) => masterKey(refs[i].txidBytes)),
+    [BIN.totalUtxos],
+  );
+  missing.forEach((i, n) => {
+    if (masters[n] !== null) {
+      outcomes[i].code = 'UTXO_NOT_FOUND';
+      outcomes[i].message = `output ${refs[i].vout} of ${refs[i].txid} does not exist`;
+    }
   });
 }
 

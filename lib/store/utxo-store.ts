@@ -88,7 +88,7 @@ export async function createUtxoStore(deps: UtxoStoreDeps): Promise<UtxoStore & 
     delete: (txid) => deleteTx(ctx, txid),
     queryUnmined: (query) => queryUnmined(ctx, query),
     getChainTip: () => readChainTip(engine),
-    setChainTip: (height) => writeChainTip(engine, intArg(height, 'height')),
+    setChainTip: async (height) => writeChainTip(engine, intArg(height, 'height')),
     health: async (): Promise<HealthReport> => {
       const [e, b, q] = await Promise.all([
         probe(() => engine.ping()),

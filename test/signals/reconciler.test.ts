@@ -1,0 +1,177 @@
+/**
+ * The reconciler on the embedded engine: records are set up through the store, then bent by hand into the states
+ * a lost, duplicated or reordered signal leaves behind.
+ */
+import fc from 'fast-check';
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import * as path from 'path';
+import { FileBlobStore } from '../../lib/blob';
+import type { BlobStore } from '../../lib/blob/port';
+import { openEmbeddedEngine } from '../../lib/engine/embedded';
+import type { RecordEngine } from '../../lib/engine/port';
+import type { Signal, SignalQueue } from '../../lib/signals/port';
+import { pageFullySpent, Reconciler } from '../../lib/signals/reconciler';
+import { createUtxoStore } from '../../lib/store/utxo-store';
+import type { UtxoStore } from '../../lib/store/types';
+import { makeTx, rootTx, type Fixture } from '../fixtures/txs';
+
+const settings = {
+  utxoBatchSize: 4,
+  blockHeightRetention: 10,
+  maxTxSizeInStore: 1048576,
+  externalizeAll: false,
+  coinbaseMaturity: 100,
+};
+
+let engine: RecordEngine;
+let blobs: BlobStore;
+let dir: string;
+let store: UtxoStore & { moduleName: string };
+let reconciler: Reconciler;
+const held: Signal[] = [];
+const queue: SignalQueue = {
+  kind: 'held',
+  send: async (s) => {
+    held.push(...s);
+  },
+  ping: async () => undefined,
+};
+
+function key(txid: string, n?: number): Buffer {
+  const bytes = Buffer.from(txid, 'hex').reverse();
+  if (n === undefined) return bytes;
+  const suffix = Buffer.alloc(4);
+  suffix.writeUInt32LE(n);
+  return Buffer.concat([bytes, suffix]);
+}
+
+async function bins(txid: string, n?: number) {
+  return (await engine.get(key(txid, n)))?.bins;
+}
+
+async function minedRoot(outputs: number): Promise<Fixture> {
+  const f = rootTx(outputs);
+  await store.create(f.hex, { minedBlocks: [{ blockId: 1, blockHeight: 900, subtreeIdx: 0 }] });
+  return f;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'reconciler-'));
+  engine = await openEmbeddedEngine({ path: ':memory:' });
+  blobs = new FileBlobStore({ dir });
+  store = await createUtxoStore({ engine, blobs, signals: queue, settings });
+  reconciler = new Reconciler({
+    engine,
+    blobs,
+    settings,
+    moduleName: store.moduleName,
+    getTip: () => store.getChainTip(),
+  });
+});
+
+beforeEach(async () => {
+  held.length = 0;
+  await store.setChainTip(1000);
+});
+
+afterAll(async () => {
+  await engine.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('pageFullySpent', () => {
+  test('spent == record slots and nothing reassigned', () => {
+    expect(pageFullySpent({ recordUtxos: 4, spentUtxos: 4 })).toBe(true);
+    expect(pageFullySpent({ recordUtxos: 4, spentUtxos: 3 })).toBe(false);
+    expect(pageFullySpent({ recordUtxos: 0, spentUtxos: 0 })).toBe(true);
+    expect(pageFullySpent({ recordUtxos: 1, spentUtxos: 1, reassignments: [{ offset: 0 }] })).toBe(false);
+  });
+});
+
+describe('Reconciler', () => {
+  test('a missing master: nothing to do', async () => {
+    await expect(reconciler.handle({ txid: rootTx().txid, signal: 'ALLSPENT', height: 1 })).resolves.toBeUndefined();
+  });
+
+  test('an unfinished create is finished when every record exists (pages first, master last)', async () => {
+    const f = await minedRoot(9);
+    for (const n of [undefined, 1, 2]) await engine.update(key(f.txid, n), { creating: true });
+    await reconciler.handle({ txid: f.txid, signal: 'CREATING', height: 1000 });
+    for (const n of [undefined, 1, 2]) expect((await bins(f.txid, n))?.creating).toBeUndefined();
+    await expect(store.getSpend({ txid: f.txid, vout: 8 })).resolves.toMatchObject({ status: 'OK' });
+  });
+
+  test('an unfinished create with a missing record is left for a retry', async () => {
+    const f = await minedRoot(9);
+    await engine.update(key(f.txid), { creating: true });
+    await engine.update(key(f.txid, 1), { creating: true });
+    await engine.remove(key(f.txid, 2));
+    await reconciler.handle({ txid: f.txid, signal: 'CREATING', height: 1000 });
+    expect((await bins(f.txid))?.creating).toBe(true);
+    expect((await bins(f.txid, 1))?.creating).toBe(true);
+  });
+
+  test('spentExtraRecs is recomputed from the pages, and the DAH rule re-runs', async () => {
+    const f = await minedRoot(8);
+    await store.spend({ tx: makeTx({ inputs: [0, 1, 2, 3, 4, 5, 6, 7].map((vout) => ({ parent: f, vout })) }).hex });
+    expect((await bins(f.txid))?.spentExtraRecs).toBe(0); // the ALLSPENT signal was held
+    expect((await bins(f.txid))?.deleteAtHeight).toBeUndefined();
+    expect(held).toContainEqual({ txid: f.txid, signal: 'ALLSPENT', height: 1001 });
+    await reconciler.handle(held.find((s) => s.signal === 'ALLSPENT')!);
+    expect(await bins(f.txid)).toMatchObject({ spentExtraRecs: 1, deleteAtHeight: 1011 });
+    expect((await bins(f.txid, 1))?.deleteAtHeight).toBe(1011);
+    expect(await blobs.getDeleteAtHeight(f.txid, 'outputs')).toBe(1011);
+  });
+
+  test('a stale pagination DAH and blob tag are removed when the master has none', async () => {
+    const f = await minedRoot(8);
+    await engine.update(key(f.txid, 1), { deleteAtHeight: 77 });
+    await blobs.setDeleteAtHeight(f.txid, 'outputs', 77);
+    await reconciler.handle({ txid: f.txid, signal: 'DAHUNSET', height: 1000 });
+    expect((await bins(f.txid, 1))?.deleteAtHeight).toBeUndefined();
+    expect(await blobs.getDeleteAtHeight(f.txid, 'outputs')).toBeNull();
+  });
+
+  test('engine failures surface as StorageError', async () => {
+    const broken = new Reconciler({
+      engine: { ...engine, get: async () => Promise.reject(new Error('down')) } as unknown as RecordEngine,
+      blobs,
+      settings,
+      moduleName: store.moduleName,
+      getTip: async () => 0,
+    });
+    await expect(broken.handle({ txid: rootTx().txid, signal: 'DAHSET', height: 1 })).rejects.toMatchObject({
+      code: 'STORAGE_ERROR',
+    });
+    await expect(reconciler.handle({ txid: 'zz', signal: 'DAHSET', height: 1 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+  });
+
+  test('property: any order and duplication of the signals gives the same records', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.subarray([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]),
+        fc.array(fc.nat(), { maxLength: 20 }),
+        async (vouts, picks) => {
+          const f = await minedRoot(12);
+          held.length = 0;
+          if (vouts.length > 0)
+            await store.spend({ tx: makeTx({ inputs: vouts.map((vout) => ({ parent: f, vout })) }).hex });
+          const signals = [...held, { txid: f.txid, signal: 'DAHSET' as const, height: 1001 }];
+          const order = picks.map((p) => signals[p % signals.length]);
+          for (const s of [...order, ...signals.reverse()]) await reconciler.handle(s);
+          const pages = [await bins(f.txid, 1), await bins(f.txid, 2)];
+          const master = await bins(f.txid);
+          expect(master?.spentExtraRecs).toBe(pages.filter((p) => p?.spentUtxos === 4).length);
+          const dah = vouts.length === 12 ? 1011 : undefined;
+          expect(master?.deleteAtHeight).toBe(dah);
+          for (const p of pages) expect(p?.deleteAtHeight).toBe(dah);
+          expect(await blobs.getDeleteAtHeight(f.txid, 'outputs')).toBe(dah ?? null);
+        },
+      ),
+      { numRuns: 15 },
+    );
+  });
+});
