@@ -1,0 +1,98 @@
+/**
+ * The VPC: functions in private isolated subnets (no NAT: every AWS API they call has an endpoint), Aerospike nodes
+ * in their own private subnets (with NAT egress for the package download unless natGateways = 0), flow logs.
+ */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { UtxoStoreConfig } from './config';
+
+export const FUNCTIONS_SUBNETS = 'functions';
+export const CLUSTER_SUBNETS = 'aerospike';
+
+export interface NetworkProps {
+  config: UtxoStoreConfig;
+}
+
+export class Network extends Construct {
+  readonly vpc: ec2.Vpc;
+  /** the functions' security group (Aerospike 3000 admits exactly this group) */
+  readonly functionsSecurityGroup: ec2.SecurityGroup;
+  readonly endpointsSecurityGroup: ec2.SecurityGroup;
+  readonly functionSubnets: ec2.SubnetSelection = { subnetGroupName: FUNCTIONS_SUBNETS };
+  readonly clusterSubnets: ec2.SubnetSelection = { subnetGroupName: CLUSTER_SUBNETS };
+
+  constructor(scope: Construct, id: string, props: NetworkProps) {
+    super(scope, id);
+    const { config } = props;
+    const egress = config.natGateways > 0;
+
+    const subnetConfiguration: ec2.SubnetConfiguration[] = [
+      { name: FUNCTIONS_SUBNETS, subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 22 },
+      {
+        name: CLUSTER_SUBNETS,
+        subnetType: egress ? ec2.SubnetType.PRIVATE_WITH_EGRESS : ec2.SubnetType.PRIVATE_ISOLATED,
+        cidrMask: 24,
+      },
+    ];
+    // Public subnets exist only to hold the NAT gateways; nothing else is placed in them.
+    if (egress) subnetConfiguration.push({ name: 'nat', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 26 });
+
+    this.vpc = new ec2.Vpc(this, 'Vpc', {
+      ipAddresses: ec2.IpAddresses.cidr(config.vpcCidr),
+      ...(config.availabilityZones ? { availabilityZones: config.availabilityZones } : { maxAzs: config.maxAzs }),
+      natGateways: config.natGateways,
+      subnetConfiguration,
+      enableDnsHostnames: true,
+      enableDnsSupport: true,
+      restrictDefaultSecurityGroup: false,
+      gatewayEndpoints: { S3: { service: ec2.GatewayVpcEndpointAwsService.S3 } },
+    });
+
+    const flowLogGroup = new logs.LogGroup(this, 'FlowLogs', {
+      retention: config.logRetentionDays as logs.RetentionDays,
+      removalPolicy: config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    this.vpc.addFlowLog('FlowLog', {
+      destination: ec2.FlowLogDestination.toCloudWatchLogs(flowLogGroup),
+      trafficType: ec2.FlowLogTrafficType.ALL,
+    });
+
+    this.functionsSecurityGroup = new ec2.SecurityGroup(this, 'FunctionsSg', {
+      vpc: this.vpc,
+      description: 'bsv-utxo-store Lambda functions',
+      allowAllOutbound: false,
+    });
+    // HTTPS to the interface endpoints and the S3 gateway endpoint (S3 addresses are public; isolated subnets
+    // route them only through the gateway endpoint, there is no internet route).
+    this.functionsSecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'HTTPS to VPC endpoints and S3');
+
+    this.endpointsSecurityGroup = new ec2.SecurityGroup(this, 'EndpointsSg', {
+      vpc: this.vpc,
+      description: 'bsv-utxo-store interface endpoints (HTTPS from inside the VPC)',
+      allowAllOutbound: false,
+    });
+    this.endpointsSecurityGroup.addIngressRule(ec2.Peer.ipv4(config.vpcCidr), ec2.Port.tcp(443), 'HTTPS from the VPC');
+
+    const services: [string, ec2.InterfaceVpcEndpointAwsService][] = [
+      ['Sqs', ec2.InterfaceVpcEndpointAwsService.SQS],
+      ['Logs', ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS],
+      ['Monitoring', ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING],
+      // Session Manager for the Aerospike nodes (no SSH anywhere)
+      ['Ssm', ec2.InterfaceVpcEndpointAwsService.SSM],
+      ['SsmMessages', ec2.InterfaceVpcEndpointAwsService.SSM_MESSAGES],
+      ['Ec2Messages', ec2.InterfaceVpcEndpointAwsService.EC2_MESSAGES],
+    ];
+    if (config.xrayTracing) services.push(['Xray', ec2.InterfaceVpcEndpointAwsService.XRAY]);
+    for (const [name, service] of services) {
+      this.vpc.addInterfaceEndpoint(name, {
+        service,
+        subnets: this.functionSubnets,
+        securityGroups: [this.endpointsSecurityGroup],
+        privateDnsEnabled: true,
+        open: false,
+      });
+    }
+  }
+}

@@ -1,0 +1,247 @@
+/**
+ * CloudWatch dashboard and alarms: API requests/errors by route, spend latency, signal queue depth/age, DLQ depths,
+ * cleanup deleted/kept per pass (EMF metrics of lib/cleanup/report.ts, emitted by Powertools Metrics with its default
+ * `service` dimension), Aerospike node health; alarms notify an optional SNS topic (email from the config).
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { ROUTES } from './api';
+import type { FunctionName, UtxoStoreConfig } from './config';
+
+export interface ObservabilityProps {
+  config: UtxoStoreConfig;
+  restApiName: string;
+  stageName: string;
+  functions: Record<FunctionName, lambda.IFunction>;
+  signalQueue: sqs.IQueue;
+  signalDlq: sqs.IQueue;
+  cleanupDlq: sqs.IQueue;
+  nodes: ec2.Instance[];
+}
+
+const MINUTE = Duration.minutes(1);
+
+export class Observability extends Construct {
+  readonly dashboard: cloudwatch.Dashboard;
+  readonly alarms: cloudwatch.Alarm[] = [];
+  readonly topic?: sns.Topic;
+
+  constructor(scope: Construct, id: string, props: ObservabilityProps) {
+    super(scope, id);
+    const { config } = props;
+    const ns = config.powertoolsMetricsNamespace;
+    const service = config.powertoolsServiceName;
+
+    const apiMetric = (metricName: string, method?: string, resource?: string, statistic = 'Sum'): cloudwatch.Metric =>
+      new cloudwatch.Metric({
+        namespace: 'AWS/ApiGateway',
+        metricName,
+        statistic,
+        period: MINUTE,
+        dimensionsMap: {
+          ApiName: props.restApiName,
+          Stage: props.stageName,
+          ...(method && resource ? { Method: method, Resource: resource } : {}),
+        },
+      });
+    const emf = (metricName: string): cloudwatch.Metric =>
+      new cloudwatch.Metric({
+        namespace: ns,
+        metricName,
+        statistic: 'Sum',
+        period: MINUTE,
+        dimensionsMap: { service },
+      });
+
+    // ---- alarms
+    if (config.alarmEmail) {
+      // CloudWatch can publish to an encrypted topic only with a customer managed key that lets it use the key
+      const key = new kms.Key(this, 'AlarmTopicKey', {
+        description: 'bsv-utxo-store alarm topic encryption',
+        enableKeyRotation: true,
+      });
+      key.addToResourcePolicy(
+        new iam.PolicyStatement({
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+          resources: ['*'],
+        }),
+      );
+      this.topic = new sns.Topic(this, 'AlarmTopic', {
+        displayName: `bsv-utxo-store ${config.stage} alarms`,
+        masterKey: key,
+        enforceSSL: true,
+      });
+      this.topic.addSubscription(new subscriptions.EmailSubscription(config.alarmEmail));
+    }
+    const alarm = (
+      name: string,
+      metric: cloudwatch.Metric | cloudwatch.MathExpression,
+      threshold: number,
+      description: string,
+      evaluationPeriods = 1,
+    ): cloudwatch.Alarm => {
+      const a = metric.createAlarm(this, name, {
+        alarmDescription: description,
+        threshold,
+        evaluationPeriods,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      if (this.topic) {
+        a.addAlarmAction(new actions.SnsAction(this.topic));
+        a.addOkAction(new actions.SnsAction(this.topic));
+      }
+      this.alarms.push(a);
+      return a;
+    };
+
+    const signalDlqDepth = props.signalDlq.metricApproximateNumberOfMessagesVisible({
+      period: MINUTE,
+      statistic: 'Maximum',
+    });
+    const cleanupDlqDepth = props.cleanupDlq.metricApproximateNumberOfMessagesVisible({
+      period: MINUTE,
+      statistic: 'Maximum',
+    });
+    const queueDepth = props.signalQueue.metricApproximateNumberOfMessagesVisible({
+      period: MINUTE,
+      statistic: 'Maximum',
+    });
+    const queueAge = props.signalQueue.metricApproximateAgeOfOldestMessage({ period: MINUTE, statistic: 'Maximum' });
+    const errorRate = new cloudwatch.MathExpression({
+      expression: 'IF(requests > 0, 100 * errors / requests, 0)',
+      usingMetrics: { errors: apiMetric('5XXError'), requests: apiMetric('Count') },
+      label: 'API 5xx error rate (%)',
+      period: MINUTE,
+    });
+    const cleanupErrors = props.functions.cleanup.metricErrors({ period: MINUTE, statistic: 'Sum' });
+
+    alarm('SignalDlqNotEmpty', signalDlqDepth, 0, 'Signals failed repeatedly and are in the signal DLQ');
+    alarm('CleanupDlqNotEmpty', cleanupDlqDepth, 0, 'Cleanup invocations failed and are in the cleanup DLQ');
+    alarm(
+      'ApiErrorRate',
+      errorRate,
+      config.apiErrorRateAlarmPercent,
+      `API 5xx responses above ${config.apiErrorRateAlarmPercent}% of requests`,
+      3,
+    );
+    alarm(
+      'SignalQueueAge',
+      queueAge,
+      config.signalAgeAlarmSeconds,
+      `The oldest signal is older than ${config.signalAgeAlarmSeconds} s: the consumer is behind or failing`,
+    );
+    alarm('CleanupFailures', cleanupErrors, 0, 'A scheduled cleanup pass failed', 3);
+    props.nodes.forEach((node, i) =>
+      alarm(
+        `Node${i + 1}StatusCheck`,
+        new cloudwatch.Metric({
+          namespace: 'AWS/EC2',
+          metricName: 'StatusCheckFailed',
+          dimensionsMap: { InstanceId: node.instanceId },
+          statistic: 'Maximum',
+          period: MINUTE,
+        }),
+        0,
+        `Aerospike node ${i + 1} fails its EC2 status checks`,
+        2,
+      ),
+    );
+
+    // ---- dashboard
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: `bsv-utxo-store-${config.stage}`,
+      defaultInterval: Duration.hours(3),
+    });
+    const w = (title: string, left: cloudwatch.IMetric[], right?: cloudwatch.IMetric[]): cloudwatch.GraphWidget =>
+      new cloudwatch.GraphWidget({ title, left, right, width: 12, height: 6 });
+
+    this.dashboard.addWidgets(
+      w(
+        'Requests by route',
+        ROUTES.map((r) => apiMetric('Count', r.method, r.path).with({ label: `${r.method} ${r.path}` })),
+      ),
+      w(
+        'Errors by route (5xx; 4xx dashed on the right)',
+        [...ROUTES.map((r) => apiMetric('5XXError', r.method, r.path).with({ label: `5xx ${r.method} ${r.path}` }))],
+        ROUTES.map((r) => apiMetric('4XXError', r.method, r.path).with({ label: `4xx ${r.method} ${r.path}` })),
+      ),
+    );
+    this.dashboard.addWidgets(
+      w(
+        'Spend latency (API, ms)',
+        [
+          apiMetric('Latency', 'POST', '/v1/spends', 'p50').with({ label: 'p50' }),
+          apiMetric('Latency', 'POST', '/v1/spends', 'p99').with({ label: 'p99' }),
+        ],
+        [
+          props.functions.spend.metricDuration({ statistic: 'p50', period: MINUTE, label: 'Lambda p50' }),
+          props.functions.spend.metricDuration({ statistic: 'p99', period: MINUTE, label: 'Lambda p99' }),
+        ],
+      ),
+      w('API 5xx error rate (%)', [errorRate]),
+    );
+    this.dashboard.addWidgets(
+      w('Signal queue depth', [queueDepth.with({ label: 'visible' })], [queueAge.with({ label: 'oldest (s)' })]),
+      w('DLQ depth', [signalDlqDepth.with({ label: 'signal DLQ' }), cleanupDlqDepth.with({ label: 'cleanup DLQ' })]),
+    );
+    const kept = new cloudwatch.MathExpression({
+      expression: `SUM(SEARCH('{${ns},service} service="${service}" MetricName="CleanupKept_"', 'Sum', 60))`,
+      usingMetrics: {},
+      label: 'kept (all reasons)',
+      period: MINUTE,
+    });
+    this.dashboard.addWidgets(
+      w(
+        'Cleanup per pass',
+        [
+          emf('CleanupDeleted').with({ label: 'deleted' }),
+          kept,
+          emf('CleanupErrors').with({ label: 'errors' }),
+          emf('CleanupPreserveExpired').with({ label: 'preserve expired' }),
+        ],
+        [cleanupErrors.with({ label: 'function errors' })],
+      ),
+      w(
+        'Function errors and throttles',
+        [
+          ...Object.entries(props.functions).map(([name, fn]) =>
+            fn.metricErrors({ period: MINUTE, statistic: 'Sum', label: `${name} errors` }),
+          ),
+        ],
+        Object.entries(props.functions).map(([name, fn]) =>
+          fn.metricThrottles({ period: MINUTE, statistic: 'Sum', label: `${name} throttles` }),
+        ),
+      ),
+    );
+    const nodeMetric = (metricName: string, node: ec2.Instance, i: number, statistic: string): cloudwatch.Metric =>
+      new cloudwatch.Metric({
+        namespace: 'AWS/EC2',
+        metricName,
+        statistic,
+        period: MINUTE,
+        dimensionsMap: { InstanceId: node.instanceId },
+        label: `node ${i + 1}`,
+      });
+    this.dashboard.addWidgets(
+      w(
+        'Aerospike nodes: status check failed',
+        props.nodes.map((n, i) => nodeMetric('StatusCheckFailed', n, i, 'Maximum')),
+      ),
+      w(
+        'Aerospike nodes: CPU %',
+        props.nodes.map((n, i) => nodeMetric('CPUUtilization', n, i, 'Average')),
+      ),
+    );
+  }
+}

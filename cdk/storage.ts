@@ -1,0 +1,77 @@
+/**
+ * The blob bucket (`.tx` / `.outputs`, DESIGN section 9), its access-log bucket, and the signal queue with its DLQ
+ * (DESIGN section 7).
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { UtxoStoreConfig } from './config';
+
+export interface StorageProps {
+  config: UtxoStoreConfig;
+  /** the signal consumer's timeout: the queue's visibility timeout is six times it (AWS guidance for Lambda) */
+  signalConsumerTimeout: Duration;
+}
+
+export class Storage extends Construct {
+  readonly blobBucket: s3.Bucket;
+  readonly accessLogBucket: s3.Bucket;
+  readonly signalQueue: sqs.Queue;
+  readonly signalDlq: sqs.Queue;
+  /** key prefix of the blobs (no slashes) */
+  readonly blobPrefix: string;
+
+  constructor(scope: Construct, id: string, props: StorageProps) {
+    super(scope, id);
+    const { config } = props;
+    const removalPolicy = config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    this.blobPrefix = config.store.blobPrefix;
+
+    this.accessLogBucket = new s3.Bucket(this, 'AccessLogs', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      versioned: false,
+      lifecycleRules: [
+        { id: 'expire-access-logs', expiration: Duration.days(config.logRetentionDays) },
+        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      removalPolicy,
+    });
+
+    this.blobBucket = new s3.Bucket(this, 'Blobs', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      // blobs are create-only and deleted by cleanup after the DAH: versions would only keep deleted txs around
+      versioned: false,
+      serverAccessLogsBucket: this.accessLogBucket,
+      serverAccessLogsPrefix: 'blobs-bucket/',
+      lifecycleRules: [{ id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      removalPolicy,
+    });
+
+    this.signalDlq = new sqs.Queue(this, 'SignalDlq', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    this.signalQueue = new sqs.Queue(this, 'SignalQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(props.signalConsumerTimeout.toSeconds() * 6),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.signalDlq, maxReceiveCount: config.signalMaxReceiveCount },
+      removalPolicy,
+    });
+  }
+
+  /** ARN pattern of every blob object: `<bucket>/<prefix>/*` */
+  blobObjectsArn(): string {
+    return this.blobBucket.arnForObjects(`${this.blobPrefix}/*`);
+  }
+}
