@@ -1,53 +1,15 @@
 /**
  * The cleanup pass through the real store on the embedded engine (':memory:'): seed 004's first timeline, a reorg
- * of the child, and DELETING refusals. The store, the embedded engine and the Lua module were landing in parallel
- * when this was written: the suite is skipped, with the reason printed, until they are importable.
+ * of the child, and DELETING refusals.
  */
 import { Script, Transaction } from '@bsv/sdk';
 import { CleanupService } from '../../lib/cleanup';
+import { openEmbeddedEngine } from '../../lib/engine/embedded';
 import type { RecordEngine } from '../../lib/engine/port';
+import { InlineQueue } from '../../lib/signals';
+import { createUtxoStore } from '../../lib/store';
 import type { UtxoStore } from '../../lib/store/types';
 import { MemoryBlobs } from './fakes';
-
-type Loaded = {
-  openEmbeddedEngine: (o: { path: string }) => Promise<RecordEngine>;
-  createUtxoStore: (o: unknown) => Promise<UtxoStore & { moduleName: string }> | (UtxoStore & { moduleName: string });
-};
-
-function load(): Loaded | string {
-  const tryRequire = (paths: string[], name: string): unknown => {
-    for (const p of paths) {
-      try {
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
-        const m = require(p) as Record<string, unknown>;
-        if (typeof m[name] === 'function') return m[name];
-      } catch {
-        // try the next path
-      }
-    }
-    return undefined;
-  };
-  const openEmbeddedEngine = tryRequire(
-    [
-      '../../lib/engine/embedded',
-      '../../lib/engine/embedded/index',
-      '../../lib/engine/embedded-engine',
-      '../../lib/engine',
-    ],
-    'openEmbeddedEngine',
-  );
-  const createUtxoStore = tryRequire(
-    ['../../lib/store', '../../lib/store/index', '../../lib/store/utxo-store', '../../lib/store/create-store'],
-    'createUtxoStore',
-  );
-  if (!openEmbeddedEngine) return 'openEmbeddedEngine (lib/engine) is not available yet';
-  if (!createUtxoStore) return 'createUtxoStore (lib/store) is not available yet';
-  return { openEmbeddedEngine, createUtxoStore } as Loaded;
-}
-
-const loaded = load();
-if (typeof loaded === 'string') console.log(`store-integration skipped: ${loaded}`);
-const describeIf = typeof loaded === 'string' ? describe.skip : describe;
 
 const R = 288;
 const lock = () => Script.fromASM('OP_TRUE');
@@ -72,15 +34,14 @@ function spender(parent: Transaction, vout = 0): Transaction {
   return tx;
 }
 
-describeIf('cleanup through the store on the embedded engine', () => {
+describe('cleanup through the store on the embedded engine', () => {
   let engine: RecordEngine;
   let store: UtxoStore & { moduleName: string };
   let service: CleanupService;
   let tag = 0;
 
   beforeEach(async () => {
-    const l = loaded as Loaded;
-    engine = await l.openEmbeddedEngine({ path: ':memory:' });
+    engine = await openEmbeddedEngine({ path: ':memory:' });
     const settings = {
       utxoBatchSize: 20000,
       blockHeightRetention: R,
@@ -88,8 +49,8 @@ describeIf('cleanup through the store on the embedded engine', () => {
       externalizeAll: false,
       coinbaseMaturity: 100,
     };
-    const signals = { kind: 'inline', send: async () => undefined, ping: async () => undefined };
-    store = await l.createUtxoStore({ engine, blobs: new MemoryBlobs(), signals, settings });
+    const signals = new InlineQueue();
+    store = await createUtxoStore({ engine, blobs: new MemoryBlobs(), signals, settings });
     service = new CleanupService({
       engine,
       blobs: new MemoryBlobs(),
@@ -146,7 +107,7 @@ describeIf('cleanup through the store on the embedded engine', () => {
   test('a spend or unspend of a record marked deleting is refused (DELETING)', async () => {
     const parent = rootTx(tag++);
     const other = rootTx(tag++);
-    parent.addOutput({ lockingScript: lock(), satoshis: 7 });
+    parent.addOutput({ lockingScript: lock(), satoshis: 700 });
     await store.create(parent.toHex());
     await store.create(other.toHex());
     const first = spender(parent, 0);
