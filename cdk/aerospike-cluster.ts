@@ -202,7 +202,11 @@ export class AerospikeCluster extends Construct {
         securityGroup: this.securityGroup,
         role: this.role,
         userData,
-        requireImdsv2: true,
+        // IMDSv2 only, on the instance itself (requireImdsv2 would add a launch template with a fixed name that
+        // collides between two stages in one account)
+        httpTokens: ec2.HttpTokens.REQUIRED,
+        httpEndpoint: true,
+        httpPutResponseHopLimit: 1,
         detailedMonitoring: true,
         disableApiTermination: a.terminationProtection,
         ebsOptimized: true,

@@ -1,0 +1,56 @@
+/**
+ * One synthesis per test file: the stack is built from context (as `-c key=value` would give it) with bundling
+ * skipped (`aws:cdk:bundling-stacks: []`), which keeps the template identical and the tests fast; the bundle itself
+ * is checked by bundling.test.ts.
+ */
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { buildApp } from '../../cdk/app';
+import type { UtxoStoreStack } from '../../cdk/stack';
+
+export interface Synth {
+  app: App;
+  stack: UtxoStoreStack;
+  template: Template;
+}
+
+export function synth(context: Record<string, unknown> = {}): Synth {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+  const stack = buildApp(app);
+  const template = Template.fromStack(stack);
+  return { app, stack, template };
+}
+
+type Resources = Record<string, { Type: string; Properties?: Record<string, unknown>; [k: string]: unknown }>;
+
+export function resourcesOf(template: Template, type: string): Resources {
+  return template.findResources(type) as Resources;
+}
+
+/** Lambda functions of the app (the template has no others: no custom-resource providers). */
+export function appFunctions(template: Template): Resources {
+  return resourcesOf(template, 'AWS::Lambda::Function');
+}
+
+/** The logical id of the single resource of `type` whose logical id starts with `prefix`. */
+export function logicalId(template: Template, type: string, prefix: string): string {
+  const ids = Object.keys(resourcesOf(template, type)).filter((id) => id.startsWith(prefix));
+  if (ids.length !== 1) throw new Error(`expected one ${type} ${prefix}*, found ${ids.join(', ') || 'none'}`);
+  return ids[0];
+}
+
+/** Policy statements of the IAM role of the function whose logical id starts with `fnPrefix`. */
+export function statementsOf(template: Template, fnPrefix: string): Record<string, unknown>[] {
+  const fnId = logicalId(template, 'AWS::Lambda::Function', fnPrefix);
+  const fn = appFunctions(template)[fnId];
+  const roleRef = (fn.Properties!.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+  const policies = Object.values(resourcesOf(template, 'AWS::IAM::Policy')).filter((p) =>
+    (p.Properties!.Roles as { Ref: string }[]).some((r) => r.Ref === roleRef),
+  );
+  return policies.flatMap((p) => (p.Properties!.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement);
+}
+
+export function actionsOf(statement: Record<string, unknown>): string[] {
+  const a = statement.Action;
+  return Array.isArray(a) ? (a as string[]) : [a as string];
+}

@@ -1,0 +1,399 @@
+/**
+ * The default deployment (`npm run synth` without context), synthesised once: the resources and properties issue 6
+ * asks for, and cdk-nag AwsSolutions with no unacknowledged error.
+ */
+import { Match } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { ROUTES } from '../../cdk/api';
+import { FUNCTION_NAMES, maxRecordSizeBytes } from '../../cdk/config';
+import { ACKNOWLEDGEMENTS } from '../../cdk/nag';
+import { actionsOf, appFunctions, logicalId, resourcesOf, statementsOf, synth, type Synth } from './helpers';
+
+let s: Synth;
+beforeAll(() => {
+  s = synth();
+});
+
+const fnIds: Record<string, string> = {
+  create: 'FunctionsCreate',
+  get: 'FunctionsGetA',
+  spend: 'FunctionsSpend',
+  unspend: 'FunctionsUnspend',
+  setMined: 'FunctionsSetMined',
+  getUtxo: 'FunctionsGetUtxo',
+  admin: 'FunctionsAdmin',
+  signals: 'FunctionsSignals',
+  cleanup: 'FunctionsCleanup',
+};
+
+describe('network', () => {
+  test('VPC with isolated function subnets in 2 AZs, S3 gateway and interface endpoints, flow logs', () => {
+    const t = s.template;
+    t.resourceCountIs('AWS::EC2::VPC', 1);
+    const isolated = Object.values(resourcesOf(t, 'AWS::EC2::Subnet')).filter((sn) =>
+      (sn.Properties!.Tags as { Key: string; Value: string }[]).some(
+        (tag) => tag.Key === 'aws-cdk:subnet-name' && tag.Value === 'functions',
+      ),
+    );
+    expect(isolated).toHaveLength(2);
+    const azs = isolated.map((sn) => JSON.stringify(sn.Properties!.AvailabilityZone));
+    expect(new Set(azs).size).toBe(2);
+    t.hasResourceProperties('AWS::EC2::VPCEndpoint', {
+      VpcEndpointType: 'Gateway',
+      ServiceName: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith(['.s3'])]) }),
+    });
+    const interfaces = Object.values(resourcesOf(t, 'AWS::EC2::VPCEndpoint'))
+      .filter((e) => e.Properties!.VpcEndpointType === 'Interface')
+      .map((e) => JSON.stringify(e.Properties!.ServiceName));
+    for (const svc of ['sqs', 'logs', 'monitoring', 'ssm', 'ssmmessages', 'ec2messages'])
+      expect(interfaces.some((n) => n.includes(`.${svc}"`))).toBe(true);
+    t.hasResourceProperties('AWS::EC2::FlowLog', { ResourceType: 'VPC', TrafficType: 'ALL' });
+  });
+});
+
+describe('Aerospike cluster', () => {
+  test('3 i4i.large nodes: IMDSv2, encrypted gp3 root, detailed monitoring, SSM role, no key pair', () => {
+    const nodes = Object.values(resourcesOf(s.template, 'AWS::EC2::Instance'));
+    expect(nodes).toHaveLength(3);
+    for (const n of nodes) {
+      const p = n.Properties!;
+      expect(p.InstanceType).toBe('i4i.large');
+      expect(p.MetadataOptions).toMatchObject({ HttpTokens: 'required' });
+      expect(p.Monitoring).toBe(true);
+      expect(p.KeyName).toBeUndefined();
+      expect(p.BlockDeviceMappings).toEqual([
+        expect.objectContaining({ Ebs: expect.objectContaining({ Encrypted: true, VolumeType: 'gp3' }) }),
+      ]);
+    }
+    s.template.hasResourceProperties('AWS::IAM::Role', {
+      AssumeRolePolicyDocument: Match.objectLike({
+        Statement: [Match.objectLike({ Principal: { Service: 'ec2.amazonaws.com' } })],
+      }),
+      ManagedPolicyArns: [
+        { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/AmazonSSMManagedInstanceCore']] },
+      ],
+    });
+  });
+
+  test('security group: 3000 only from the functions SG, 3001-3002 only from itself, nothing else in', () => {
+    const t = s.template;
+    const clusterSg = logicalId(t, 'AWS::EC2::SecurityGroup', 'AerospikeSg');
+    const fnSg = logicalId(t, 'AWS::EC2::SecurityGroup', 'NetworkFunctionsSg');
+    const ingress = Object.values(resourcesOf(t, 'AWS::EC2::SecurityGroupIngress'))
+      .map((r) => r.Properties!)
+      .filter((p) => JSON.stringify(p.GroupId).includes(clusterSg));
+    expect(ingress).toHaveLength(2);
+    expect(ingress).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          IpProtocol: 'tcp',
+          FromPort: 3000,
+          ToPort: 3000,
+          SourceSecurityGroupId: { 'Fn::GetAtt': [fnSg, 'GroupId'] },
+        }),
+        expect.objectContaining({
+          IpProtocol: 'tcp',
+          FromPort: 3001,
+          ToPort: 3002,
+          SourceSecurityGroupId: { 'Fn::GetAtt': [clusterSg, 'GroupId'] },
+        }),
+      ]),
+    );
+    const sg = resourcesOf(t, 'AWS::EC2::SecurityGroup')[clusterSg].Properties!;
+    expect(sg.SecurityGroupIngress).toBeUndefined();
+    // no SSH anywhere
+    expect(JSON.stringify(t.toJSON())).not.toMatch(/"FromPort":22,/);
+  });
+
+  test('user data installs Aerospike CE 7 and writes the utxo namespace config', () => {
+    const node = Object.values(resourcesOf(s.template, 'AWS::EC2::Instance'))[0];
+    const userData = JSON.stringify(node.Properties!.UserData);
+    expect(userData).toContain('aerospike-server-community_7.');
+    expect(userData).toContain('asinstall');
+    expect(userData).toContain('namespace utxo {');
+    expect(userData).toContain('default-ttl 0');
+    expect(userData).toContain('nsup-period 120');
+    expect(userData).toContain(
+      `max-record-size ${maxRecordSizeBytes({ utxoBatchSize: 20000, maxTxSizeInStore: 1048576 })}`,
+    );
+    expect(userData).toContain('mode mesh');
+    expect(userData).toContain('mesh-seed-address-port aerospike-3.aerospike.dev.utxo.internal 3002');
+    expect(userData).toContain('Instance Storage');
+  });
+
+  test('private hosted zone with one A record per node', () => {
+    s.template.resourceCountIs('AWS::Route53::HostedZone', 1);
+    s.template.resourceCountIs('AWS::Route53::RecordSet', 3);
+    s.template.hasResourceProperties('AWS::Route53::RecordSet', {
+      Name: 'aerospike-1.aerospike.dev.utxo.internal.',
+      Type: 'A',
+    });
+  });
+});
+
+describe('storage', () => {
+  test('blob bucket: public access blocked, encrypted, access logs, abort incomplete uploads, SSL only', () => {
+    const t = s.template;
+    const blobs = logicalId(t, 'AWS::S3::Bucket', 'StorageBlobs');
+    const logs = logicalId(t, 'AWS::S3::Bucket', 'StorageAccessLogs');
+    const p = resourcesOf(t, 'AWS::S3::Bucket')[blobs].Properties!;
+    expect(p.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(p.BucketEncryption).toEqual({
+      ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+    });
+    expect(p.LoggingConfiguration).toEqual({ DestinationBucketName: { Ref: logs }, LogFilePrefix: 'blobs-bucket/' });
+    expect(p.LifecycleConfiguration).toEqual({
+      Rules: [expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } })],
+    });
+    t.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: blobs },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  test('signal queue: SSE, DLQ after 5 receives, visibility 6x the consumer timeout, SSL only', () => {
+    const t = s.template;
+    const dlq = logicalId(t, 'AWS::SQS::Queue', 'StorageSignalDlq');
+    const queue = logicalId(t, 'AWS::SQS::Queue', 'StorageSignalQueue');
+    const q = resourcesOf(t, 'AWS::SQS::Queue')[queue].Properties!;
+    const consumer = appFunctions(t)[logicalId(t, 'AWS::Lambda::Function', 'FunctionsSignals')].Properties!;
+    expect(q.SqsManagedSseEnabled).toBe(true);
+    expect(q.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 5 });
+    expect(q.VisibilityTimeout).toBeGreaterThanOrEqual(6 * (consumer.Timeout as number));
+    for (const id of [queue, dlq])
+      t.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    expect(resourcesOf(t, 'AWS::SQS::Queue')[dlq].Properties!.SqsManagedSseEnabled).toBe(true);
+  });
+});
+
+describe('functions', () => {
+  test('one function per handler: Node.js 22, x86_64, in the VPC with the functions SG', () => {
+    const t = s.template;
+    const fns = appFunctions(t);
+    expect(Object.keys(fns)).toHaveLength(FUNCTION_NAMES.length);
+    const fnSg = logicalId(t, 'AWS::EC2::SecurityGroup', 'NetworkFunctionsSg');
+    for (const fn of Object.values(fns)) {
+      const p = fn.Properties!;
+      expect(p.Runtime).toBe('nodejs22.x');
+      expect(p.Architectures).toEqual(['x86_64']);
+      expect(p.Handler).toBe('index.handler');
+      expect((p.VpcConfig as { SecurityGroupIds: unknown[] }).SecurityGroupIds).toEqual([
+        { 'Fn::GetAtt': [fnSg, 'GroupId'] },
+      ]);
+      expect((p.VpcConfig as { SubnetIds: unknown[] }).SubnetIds).toHaveLength(2);
+    }
+  });
+
+  test('environment from the props (DESIGN section 11)', () => {
+    const t = s.template;
+    const env = (
+      appFunctions(t)[logicalId(t, 'AWS::Lambda::Function', 'FunctionsSpend')].Properties!.Environment as {
+        Variables: Record<string, unknown>;
+      }
+    ).Variables;
+    expect(env.UTXO_STORE).toBe(
+      'aerospike://aerospike-1.aerospike.dev.utxo.internal:3000,aerospike-2.aerospike.dev.utxo.internal:3000,' +
+        'aerospike-3.aerospike.dev.utxo.internal:3000/utxo?set=utxos',
+    );
+    const blobs = logicalId(t, 'AWS::S3::Bucket', 'StorageBlobs');
+    expect(env.BLOB_STORE).toEqual({ 'Fn::Join': ['', ['s3://', { Ref: blobs }, '/blobs']] });
+    expect(env.SIGNAL_QUEUE).toEqual({ Ref: logicalId(t, 'AWS::SQS::Queue', 'StorageSignalQueue') });
+    expect(env).toMatchObject({
+      UTXO_BATCH_SIZE: '20000',
+      BLOCK_HEIGHT_RETENTION: '288',
+      CLEANUP_SAFETY_WINDOW: '288',
+      MAX_TX_SIZE_IN_STORE: '1048576',
+      EXTERNALIZE_ALL: 'false',
+      COINBASE_MATURITY: '100',
+      POWERTOOLS_SERVICE_NAME: 'bsv-utxo-store',
+      POWERTOOLS_METRICS_NAMESPACE: 'BsvUtxoStore',
+    });
+  });
+
+  test('IAM: blob object actions only on <bucket>/blobs/*, only the actions each function needs', () => {
+    const t = s.template;
+    const blobs = logicalId(t, 'AWS::S3::Bucket', 'StorageBlobs');
+    const expected: Record<string, string[]> = {
+      create: ['s3:GetObject', 's3:PutObject', 's3:GetObjectTagging', 's3:PutObjectTagging'],
+      get: ['s3:GetObject'],
+      spend: [],
+      unspend: [],
+      setMined: [],
+      getUtxo: [],
+      admin: ['s3:GetObject', 's3:DeleteObject'],
+      signals: ['s3:GetObject', 's3:GetObjectTagging', 's3:PutObjectTagging'],
+      cleanup: ['s3:GetObject', 's3:DeleteObject'],
+    };
+    for (const [name, prefix] of Object.entries(fnIds)) {
+      const statements = statementsOf(t, prefix);
+      const s3Statements = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
+      const objectActions = s3Statements.filter((st) => st.Sid === 'BlobObjects').flatMap(actionsOf);
+      expect([name, objectActions.sort()]).toEqual([name, [...expected[name]].sort()]);
+      for (const st of s3Statements) {
+        if (st.Sid === 'BlobObjects')
+          expect(st.Resource).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [blobs, 'Arn'] }, '/blobs/*']] });
+        else {
+          expect(actionsOf(st)).toEqual(['s3:ListBucket']);
+          expect(st.Resource).toEqual({ 'Fn::GetAtt': [blobs, 'Arn'] });
+        }
+      }
+      // nothing anywhere with a wildcard action
+      for (const st of statements) expect(actionsOf(st).some((a) => a.endsWith('*') && a !== 'xray:*')).toBe(false);
+    }
+  });
+
+  test('IAM: send only where signals are sent, consume only for the consumer, both on the signal queue only', () => {
+    const t = s.template;
+    const queue = { 'Fn::GetAtt': [logicalId(t, 'AWS::SQS::Queue', 'StorageSignalQueue'), 'Arn'] };
+    const senders = ['create', 'spend', 'unspend', 'setMined', 'admin'];
+    for (const [name, prefix] of Object.entries(fnIds)) {
+      const sqs = statementsOf(t, prefix).filter((st) => actionsOf(st).some((a) => a.startsWith('sqs:')));
+      const sends = sqs.filter((st) => actionsOf(st).includes('sqs:SendMessage'));
+      const receives = sqs.filter((st) => actionsOf(st).includes('sqs:ReceiveMessage'));
+      if (name === 'cleanup') {
+        // the cleanup function's only SQS right is its failure destination (the cleanup DLQ)
+        expect(sends.map((st) => st.Resource)).toEqual([
+          { 'Fn::GetAtt': [logicalId(t, 'AWS::SQS::Queue', 'TriggersCleanupDlq'), 'Arn'] },
+        ]);
+      } else expect([name, sends.length]).toEqual([name, senders.includes(name) ? 1 : 0]);
+      if (senders.includes(name)) expect(sends[0].Resource).toEqual(queue);
+      expect([name, receives.length]).toEqual([name, name === 'signals' ? 1 : 0]);
+      if (name === 'signals') expect(receives[0].Resource).toEqual(queue);
+    }
+  });
+
+  test('SQS event source for the consumer reports batch item failures', () => {
+    const t = s.template;
+    t.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(t, 'AWS::Lambda::Function', 'FunctionsSignals') },
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(t, 'AWS::SQS::Queue', 'StorageSignalQueue'), 'Arn'] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: 10,
+    });
+  });
+
+  test('cleanup schedule: rate 1 minute, DLQ and retry policy; async failures to the same DLQ', () => {
+    const t = s.template;
+    const dlq = { 'Fn::GetAtt': [logicalId(t, 'AWS::SQS::Queue', 'TriggersCleanupDlq'), 'Arn'] };
+    t.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [logicalId(t, 'AWS::Lambda::Function', 'FunctionsCleanup'), 'Arn'] },
+          DeadLetterConfig: { Arn: dlq },
+          RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 300 },
+        }),
+      ],
+    });
+    t.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      MaximumRetryAttempts: 0,
+      DestinationConfig: { OnFailure: { Destination: dlq } },
+    });
+  });
+});
+
+describe('API', () => {
+  test('every route of DESIGN section 10, each with AWS_IAM authorization and the request validator', () => {
+    const t = s.template;
+    const methods = Object.values(resourcesOf(t, 'AWS::ApiGateway::Method')).map((m) => m.Properties!);
+    expect(methods).toHaveLength(ROUTES.length);
+    const validator = logicalId(t, 'AWS::ApiGateway::RequestValidator', 'ApiValidator');
+    for (const m of methods) {
+      expect(m.AuthorizationType).toBe('AWS_IAM');
+      expect(m.RequestValidatorId).toEqual({ Ref: validator });
+      expect((m.Integration as { Type: string }).Type).toBe('AWS_PROXY');
+    }
+    t.hasResourceProperties('AWS::ApiGateway::RequestValidator', {
+      ValidateRequestBody: true,
+      ValidateRequestParameters: true,
+    });
+    const verbs = methods.map((m) => m.HttpMethod).sort();
+    expect(verbs).toEqual(ROUTES.map((r) => r.method).sort());
+    // path parameters are required
+    t.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: 'GET',
+      RequestParameters: {
+        'method.request.path.txid': true,
+        'method.request.path.vout': true,
+        'method.request.querystring.utxoHash': false,
+      },
+    });
+  });
+
+  test('stage: access logs to a log group, throttling, execution logging', () => {
+    const t = s.template;
+    const logGroup = logicalId(t, 'AWS::Logs::LogGroup', 'ApiAccessLogs');
+    t.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'dev',
+      AccessLogSetting: {
+        DestinationArn: { 'Fn::GetAtt': [logGroup, 'Arn'] },
+        Format: Match.stringLikeRegexp('status'),
+      },
+      MethodSettings: [
+        Match.objectLike({
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          ThrottlingRateLimit: 1000,
+          ThrottlingBurstLimit: 2000,
+          LoggingLevel: 'ERROR',
+          MetricsEnabled: true,
+        }),
+      ],
+    });
+  });
+});
+
+describe('observability', () => {
+  test('alarms on DLQ depth, API error rate, queue age and cleanup failures; a dashboard', () => {
+    const t = s.template;
+    const alarms = Object.values(resourcesOf(t, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties!);
+    const byMetric = (name: string) => alarms.filter((a) => JSON.stringify(a).includes(`"${name}"`));
+    expect(byMetric('ApproximateNumberOfMessagesVisible')).toHaveLength(2); // signal DLQ and cleanup DLQ
+    for (const a of byMetric('ApproximateNumberOfMessagesVisible')) expect(a.Threshold).toBe(0);
+    expect(byMetric('ApproximateAgeOfOldestMessage')).toHaveLength(1);
+    expect(byMetric('5XXError')).toHaveLength(1);
+    expect(byMetric('Errors')).toHaveLength(1);
+    expect(byMetric('StatusCheckFailed')).toHaveLength(3);
+    t.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    const body = JSON.stringify(
+      Object.values(resourcesOf(t, 'AWS::CloudWatch::Dashboard'))[0].Properties!.DashboardBody,
+    );
+    for (const needle of ['CleanupDeleted', 'CleanupKept_', 'p99', 'ApproximateAgeOfOldestMessage', 'CPUUtilization'])
+      expect(body).toContain(needle);
+    // no alarm email configured: no topic
+    t.resourceCountIs('AWS::SNS::Topic', 0);
+  });
+});
+
+describe('cdk-nag AwsSolutions', () => {
+  test('no unacknowledged error or warning; every acknowledgement has a written reason', () => {
+    const report = new AwsSolutionsChecks(s.app).validateScope(s.stack);
+    const findings = report.violations.map(
+      (v) => `${v.severity} ${v.ruleName} at ${v.violatingResources.map((r) => r.resourceLogicalId).join(', ')}`,
+    );
+    expect(findings).toEqual([]);
+    expect(report.success).toBe(true);
+    const acks = [...ACKNOWLEDGEMENTS.entries()].filter(
+      ([p]) => p.startsWith(`${s.stack.node.path}/`) || p === s.stack.node.path,
+    );
+    expect(acks.length).toBeGreaterThan(0);
+    for (const [, list] of acks) for (const a of list) expect(a.reason.length).toBeGreaterThan(40);
+  });
+});
