@@ -1,0 +1,253 @@
+/**
+ * Issue 5 "Bad input": every route rejects with 400 and the field named (non-hex or wrong-length txids and hashes,
+ * negative or non-integer numbers, raw tx with inputs, tx without outputs, missing fields, unknown fields, malformed
+ * JSON), 413 over 10 MiB, 404 for unknown routes; nothing is stored by a rejected request.
+ */
+import { Transaction } from '@bsv/sdk';
+import { makeTx, rootTx, utxoHashOf, type Fixture } from '../fixtures/txs';
+import { expectError, startApi, type Api } from './harness';
+
+let api: Api;
+let parent: Fixture;
+let child: Fixture;
+
+const BAD_TXIDS = ['abc', 'g'.repeat(64), 'a'.repeat(63), 'a'.repeat(65), `${'a'.repeat(62)} a`, 12];
+const BAD_INTS = [-1, 1.5, '3', 2 ** 32, null, true];
+
+beforeAll(async () => {
+  api = await startApi();
+  await api.put('/v1/chain/tip', { height: 500 });
+  parent = rootTx(3);
+  expect((await api.post('/v1/txs', { tx: parent.hex })).status).toBe(201);
+  child = makeTx({ inputs: [{ parent, vout: 0 }] });
+});
+
+afterAll(async () => {
+  await api?.close();
+});
+
+/** The state a rejected request must leave unchanged. */
+async function snapshot() {
+  const tx = await api.get(`/v1/txs/${parent.txid}?fields=utxos,locked,conflicting,blockIDs,preserveUntil`);
+  const tip = await api.get('/v1/chain/tip');
+  const childTx = await api.get(`/v1/txs/${child.txid}`);
+  return { tx: tx.body, tip: tip.body, child: childTx.status };
+}
+
+let before: Awaited<ReturnType<typeof snapshot>>;
+beforeEach(async () => {
+  before = await snapshot();
+});
+afterEach(async () => {
+  expect(await snapshot()).toEqual(before);
+});
+
+function spendItem() {
+  return { txid: parent.txid, vout: 0, utxoHash: utxoHashOf(parent, 0), spendingTxid: child.txid, vin: 0 };
+}
+function outpoint() {
+  return { txid: parent.txid, vout: 1, utxoHash: utxoHashOf(parent, 1) };
+}
+
+/** Every JSON-body route with a valid body and, per field, the path of a txid/hash/integer inside it. */
+function bodies(): { method: string; path: string; body: Record<string, unknown> }[] {
+  return [
+    { method: 'POST', path: '/v1/txs', body: { tx: rootTx(1).hex, blockHeight: 5 } },
+    { method: 'POST', path: '/v1/spends', body: { spends: [spendItem()], blockHeight: 5 } },
+    { method: 'POST', path: '/v1/unspends', body: { spends: [spendItem()] } },
+    {
+      method: 'POST',
+      path: '/v1/mined',
+      body: { txids: [parent.txid], blockId: 1, blockHeight: 501, subtreeIdx: 0, onLongestChain: false },
+    },
+    { method: 'POST', path: '/v1/locked', body: { txids: [parent.txid], locked: true } },
+    { method: 'POST', path: '/v1/conflicting', body: { txids: [parent.txid], conflicting: true } },
+    { method: 'POST', path: '/v1/freeze', body: { utxos: [outpoint()] } },
+    { method: 'POST', path: '/v1/unfreeze', body: { utxos: [outpoint()] } },
+    { method: 'POST', path: '/v1/reassign', body: { ...outpoint(), newUtxoHash: 'cd'.repeat(32) } },
+    { method: 'POST', path: '/v1/preserve', body: { txids: [parent.txid], untilHeight: 900 } },
+    { method: 'PUT', path: '/v1/chain/tip', body: { height: 7 } },
+  ];
+}
+
+/** [route, field path, kind] for every txid, hash and integer field of the bodies above. */
+const FIELDS: [string, (string | number)[], 'txid' | 'hash' | 'int'][] = [
+  ['/v1/txs', ['blockHeight'], 'int'],
+  ['/v1/spends', ['spends', 0, 'txid'], 'txid'],
+  ['/v1/spends', ['spends', 0, 'spendingTxid'], 'txid'],
+  ['/v1/spends', ['spends', 0, 'utxoHash'], 'hash'],
+  ['/v1/spends', ['spends', 0, 'vout'], 'int'],
+  ['/v1/spends', ['spends', 0, 'vin'], 'int'],
+  ['/v1/spends', ['blockHeight'], 'int'],
+  ['/v1/unspends', ['spends', 0, 'txid'], 'txid'],
+  ['/v1/unspends', ['spends', 0, 'utxoHash'], 'hash'],
+  ['/v1/unspends', ['spends', 0, 'vout'], 'int'],
+  ['/v1/mined', ['txids', 0], 'txid'],
+  ['/v1/mined', ['blockId'], 'int'],
+  ['/v1/mined', ['blockHeight'], 'int'],
+  ['/v1/mined', ['subtreeIdx'], 'int'],
+  ['/v1/locked', ['txids', 0], 'txid'],
+  ['/v1/conflicting', ['txids', 0], 'txid'],
+  ['/v1/freeze', ['utxos', 0, 'txid'], 'txid'],
+  ['/v1/freeze', ['utxos', 0, 'utxoHash'], 'hash'],
+  ['/v1/freeze', ['utxos', 0, 'vout'], 'int'],
+  ['/v1/unfreeze', ['utxos', 0, 'txid'], 'txid'],
+  ['/v1/unfreeze', ['utxos', 0, 'utxoHash'], 'hash'],
+  ['/v1/reassign', ['txid'], 'txid'],
+  ['/v1/reassign', ['utxoHash'], 'hash'],
+  ['/v1/reassign', ['newUtxoHash'], 'hash'],
+  ['/v1/reassign', ['vout'], 'int'],
+  ['/v1/preserve', ['txids', 0], 'txid'],
+  ['/v1/preserve', ['untilHeight'], 'int'],
+  ['/v1/chain/tip', ['height'], 'int'],
+];
+
+function fieldName(p: (string | number)[]): string {
+  return p.reduce<string>((acc, k) => (typeof k === 'number' ? `${acc}[${k}]` : acc ? `${acc}.${k}` : k), '');
+}
+
+function setAt(body: Record<string, unknown>, p: (string | number)[], value: unknown): Record<string, unknown> {
+  const copy = JSON.parse(JSON.stringify(body));
+  let o = copy;
+  for (const k of p.slice(0, -1)) o = o[k];
+  o[p[p.length - 1]] = value;
+  return copy;
+}
+
+function deleteAt(body: Record<string, unknown>, p: (string | number)[]): Record<string, unknown> {
+  const copy = JSON.parse(JSON.stringify(body));
+  let o = copy;
+  for (const k of p.slice(0, -1)) o = o[k];
+  delete o[p[p.length - 1]];
+  return copy;
+}
+
+describe.each(FIELDS)('%s %j (%s)', (route, fieldPath, kind) => {
+  const send = (body: Record<string, unknown>) => {
+    const r = bodies().find((b) => b.path === route)!;
+    return api.raw(r.method, r.path, JSON.stringify(body));
+  };
+  const valid = () => bodies().find((b) => b.path === route)!.body;
+
+  test('bad values are 400 naming the field', async () => {
+    const values = kind === 'int' ? BAD_INTS : [...BAD_TXIDS, ''];
+    for (const value of values) {
+      const reply = await send(setAt(valid(), fieldPath, value));
+      expectError(reply, 400, 'INVALID_ARGUMENT', fieldName(fieldPath));
+    }
+  });
+
+  test('a missing required field is 400 naming it', async () => {
+    const optional = fieldName(fieldPath) === 'blockHeight' && route !== '/v1/mined';
+    if (optional || typeof fieldPath[fieldPath.length - 1] === 'number') return; // optional, or a list item
+    const reply = await send(deleteAt(valid(), fieldPath));
+    const error = expectError(reply, 400, 'INVALID_ARGUMENT', fieldName(fieldPath));
+    expect(error.message).toMatch(/required/);
+  });
+});
+
+describe('every JSON route', () => {
+  test('malformed JSON, unknown fields, non-object bodies, empty bodies', async () => {
+    for (const { method, path, body } of bodies()) {
+      for (const text of ['{', '{"a":', 'not json', "{'tx': 1}"]) {
+        const error = expectError(await api.raw(method, path, text), 400, 'INVALID_ARGUMENT', 'body');
+        expect(error.message).toMatch(/malformed JSON/);
+      }
+      expectError(await api.raw(method, path, JSON.stringify({ ...body, bogus: 1 })), 400, 'INVALID_ARGUMENT', 'bogus');
+      expectError(await api.raw(method, path, '[1,2]'), 400, 'INVALID_ARGUMENT', 'body');
+      expectError(await api.raw(method, path, '"x"'), 400, 'INVALID_ARGUMENT', 'body');
+      expectError(await api.raw(method, path, 'null'), 400, 'INVALID_ARGUMENT', 'body');
+      expectError(await api.raw(method, path, ''), 400, 'INVALID_ARGUMENT', 'body');
+    }
+  });
+
+  test('unknown fields inside list items are named', async () => {
+    const reply = await api.post('/v1/spends', { spends: [{ ...spendItem(), extra: true }] });
+    expectError(reply, 400, 'INVALID_ARGUMENT', 'spends[0].extra');
+    const mined = await api.post('/v1/txs', {
+      tx: rootTx(1).hex,
+      minedBlocks: [{ blockId: 1, blockHeight: 2, subtreeIdx: 3, hash: 'x' }],
+    });
+    expectError(mined, 400, 'INVALID_ARGUMENT', 'minedBlocks[0].hash');
+  });
+
+  test('bodies over 10 MiB are 413 and nothing is stored', async () => {
+    const big = rootTx([{ satoshis: 1, script: 'ab'.repeat(5 * 1024 * 1024 + 10) }]);
+    const body = JSON.stringify({ tx: big.hex });
+    expect(body.length).toBeGreaterThan(10 * 1024 * 1024);
+    expectError(await api.raw('POST', '/v1/txs', body), 413, 'PAYLOAD_TOO_LARGE');
+    expectError(await api.get(`/v1/txs/${big.txid}`), 404, 'TX_NOT_FOUND');
+    for (const { method, path } of bodies()) {
+      expectError(await api.raw(method, path, ' '.repeat(10 * 1024 * 1024 + 1)), 413, 'PAYLOAD_TOO_LARGE');
+    }
+  });
+});
+
+describe('POST /v1/txs', () => {
+  test('non-hex, odd-length, empty or non-string tx; raw tx with inputs; no outputs; nothing stored', async () => {
+    for (const tx of ['zz', 'abc', '', 42, null, ['00'], `${rootTx(1).hex}0`]) {
+      expectError(await api.post('/v1/txs', { tx }), 400, 'INVALID_ARGUMENT', 'tx');
+    }
+    expectError(await api.post('/v1/txs', {}), 400, 'INVALID_ARGUMENT', 'tx');
+
+    const raw = makeTx({ inputs: [{ parent, vout: 1 }] });
+    expectError(await api.post('/v1/txs', { tx: raw.tx.toHex() }), 400, 'INVALID_ARGUMENT', 'tx');
+    expectError(await api.post('/v1/txs', { tx: raw.tx.toHex(), isCoinbase: false }), 400, 'INVALID_ARGUMENT', 'tx');
+    expectError(await api.get(`/v1/txs/${raw.txid}`), 404, 'TX_NOT_FOUND');
+
+    const empty = new Transaction();
+    empty.lockTime = 77;
+    expectError(await api.post('/v1/txs', { tx: empty.toHex() }), 400, 'INVALID_ARGUMENT', 'tx');
+    expectError(await api.get(`/v1/txs/${empty.id('hex')}`), 404, 'TX_NOT_FOUND');
+
+    const ok = rootTx(1);
+    for (const [field, value] of [
+      ['isCoinbase', 'yes'],
+      ['locked', 1],
+      ['conflicting', 'false'],
+      ['minedBlocks', {}],
+      ['minedBlocks', [{ blockId: 1, blockHeight: 2 }]],
+      ['minedBlocks', [{ blockId: -1, blockHeight: 2, subtreeIdx: 0 }]],
+    ] as const) {
+      const reply = await api.post('/v1/txs', { tx: ok.hex, [field]: value });
+      const error = expectError(reply, 400, 'INVALID_ARGUMENT');
+      expect(String(error.details?.field)).toMatch(new RegExp(`^${field}`));
+    }
+    expectError(await api.get(`/v1/txs/${ok.txid}`), 404, 'TX_NOT_FOUND');
+  });
+});
+
+describe('path and query parameters', () => {
+  test('bad txids in paths, bad vouts, bad query values', async () => {
+    for (const bad of ['abc', 'g'.repeat(64), 'a'.repeat(63), 'a'.repeat(65), '%zz']) {
+      expectError(await api.get(`/v1/txs/${bad}`), 400, 'INVALID_ARGUMENT', 'txid');
+      expectError(await api.del(`/v1/txs/${bad}`), 400, 'INVALID_ARGUMENT', 'txid');
+      expectError(await api.get(`/v1/utxos/${bad}/0`), 400, 'INVALID_ARGUMENT', 'txid');
+    }
+    for (const bad of ['-1', '1.5', 'x', '1e3', '4294967296']) {
+      expectError(await api.get(`/v1/utxos/${parent.txid}/${bad}`), 400, 'INVALID_ARGUMENT', 'vout');
+      expectError(await api.get(`/v1/unmined?cutoff=${bad}`), 400, 'INVALID_ARGUMENT', 'cutoff');
+    }
+    expectError(
+      await api.get(`/v1/utxos/${parent.txid}/0?utxoHash=${'a'.repeat(63)}`),
+      400,
+      'INVALID_ARGUMENT',
+      'utxoHash',
+    );
+    expectError(await api.get('/v1/health?verbose=1'), 400, 'INVALID_ARGUMENT', 'verbose');
+  });
+});
+
+describe('routing', () => {
+  test('unknown routes are 404, wrong methods 405', async () => {
+    for (const p of ['/', '/v1', '/v2/txs', '/v1/txs/a/b', '/v1/utxo/x/0', '/v1/spend', '/v1/chain']) {
+      expectError(await api.get(p), 404, 'ROUTE_NOT_FOUND');
+    }
+    expectError(await api.post('/v1/nothing', {}), 404, 'ROUTE_NOT_FOUND');
+    const wrong = await api.get('/v1/spends');
+    expectError(wrong, 405, 'METHOD_NOT_ALLOWED');
+    expect(wrong.headers.get('allow')).toBe('POST');
+    expectError(await api.del('/v1/chain/tip'), 405, 'METHOD_NOT_ALLOWED');
+    expectError(await api.put(`/v1/txs/${parent.txid}`, {}), 405, 'METHOD_NOT_ALLOWED');
+  });
+});
