@@ -159,6 +159,27 @@ export function afterBundlingCommands(inputDir: string, outputDir: string): stri
   return commands;
 }
 
+/** esbuild locally (never Docker), CommonJS for Node 22, the native client and utxo.lua added after bundling. */
+export function nodejsBundling(): nodejs.BundlingOptions {
+  return {
+    forceDockerBundling: false,
+    target: 'node22',
+    format: nodejs.OutputFormat.CJS,
+    minify: false,
+    keepNames: true,
+    sourceMap: false,
+    // The AWS SDK is bundled (the version the code was tested with, not the runtime's). External: the native
+    // aerospike client (copied in by afterBundling) and the embedded engine's local-only modules, which
+    // lib/runtime.ts loads only for UTXO_STORE=embedded:... (never in Lambda).
+    externalModules: ['aerospike', 'better-sqlite3', 'wasmoon'],
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: afterBundlingCommands,
+    },
+  };
+}
+
 export interface FunctionsProps {
   config: UtxoStoreConfig;
   vpc: ec2.IVpc;
@@ -220,23 +241,7 @@ export class Functions extends Construct {
         tracing: config.xrayTracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
         logGroup,
         environment: { ...environment, POWERTOOLS_TRACE_DISABLED: String(!config.xrayTracing) },
-        bundling: {
-          forceDockerBundling: false,
-          target: 'node22',
-          format: nodejs.OutputFormat.CJS,
-          minify: false,
-          keepNames: true,
-          sourceMap: false,
-          // The AWS SDK is bundled (the version the code was tested with, not the runtime's). External: the native
-          // aerospike client (copied in by afterBundling) and the embedded engine's local-only modules, which
-          // lib/runtime.ts loads only for UTXO_STORE=embedded:... (never in Lambda).
-          externalModules: ['aerospike', 'better-sqlite3', 'wasmoon'],
-          commandHooks: {
-            beforeBundling: () => [],
-            beforeInstall: () => [],
-            afterBundling: afterBundlingCommands,
-          },
-        },
+        bundling: nodejsBundling(),
       });
       this.grantAccess(fn, spec, storage);
       this.functions[name] = fn;
