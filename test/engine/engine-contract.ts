@@ -1,0 +1,369 @@
+/**
+ * The RecordEngine contract (lib/engine/port.ts) as a reusable jest suite. It uses only the port, so it runs
+ * unchanged against any engine: the embedded engine always, the Aerospike engine when one is available.
+ */
+import { randomBytes } from 'node:crypto';
+import { EngineError, type BinValue, type Bins, type EngineErrorCode, type RecordEngine } from '../../lib/engine/port';
+
+export interface OpenedEngine {
+  engine: RecordEngine;
+  close(): Promise<void>;
+}
+
+/** A small UDF module exercising reads, writes, removal, errors and argument/return values. */
+export const CONTRACT_MODULE = `
+function echo(rec, ...)
+  local args = list()
+  for i = 1, select('#', ...) do args[i] = select(i, ...) end
+  return map{ exists = aerospike:exists(rec), args = args }
+end
+
+function setBin(rec, name, value)
+  rec[name] = value
+  if aerospike:exists(rec) then aerospike:update(rec) else aerospike:create(rec) end
+  return map{ status = 'OK', gen = record.gen(rec) }
+end
+
+function increment(rec, by)
+  if not aerospike:exists(rec) then return map{ status = 'ERROR', errorCode = 'TX_NOT_FOUND' } end
+  rec['counter'] = (rec['counter'] or 0) + by
+  aerospike:update(rec)
+  return map{ status = 'OK', counter = rec['counter'] }
+end
+
+function writeThenFail(rec)
+  rec['counter'] = 999
+  aerospike:update(rec)
+  error('failing on purpose')
+end
+
+function drop(rec)
+  if not aerospike:exists(rec) then return map{ removed = false } end
+  aerospike:remove(rec)
+  return map{ removed = true }
+end
+
+function getBin(rec, name)
+  return map{ value = rec[name] }
+end
+`;
+
+export const CONTRACT_MODULE_NAME = 'engine_contract_v1';
+
+function newKey(): Buffer {
+  return randomBytes(32);
+}
+
+async function expectEngineError(p: Promise<unknown>, code: EngineErrorCode): Promise<EngineError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(EngineError);
+  expect((err as EngineError).code).toBe(code);
+  return err as EngineError;
+}
+
+export function describeEngineContract(name: string, open: () => Promise<OpenedEngine>): void {
+  describe(`RecordEngine contract: ${name}`, () => {
+    let opened: OpenedEngine;
+    let engine: RecordEngine;
+    const udf = (fn: string, ...args: BinValue[]) => ({ module: CONTRACT_MODULE_NAME, fn, args });
+
+    beforeAll(async () => {
+      opened = await open();
+      engine = opened.engine;
+      await engine.ensureModule(CONTRACT_MODULE_NAME, CONTRACT_MODULE);
+    });
+
+    afterAll(async () => {
+      await opened.close();
+    });
+
+    describe('create / get', () => {
+      test('a created record reads back with generation 1 and no expiry', async () => {
+        const key = newKey();
+        await engine.create(key, { a: 1, s: 'text' });
+        const rec = await engine.get(key);
+        expect(rec).not.toBeNull();
+        expect(rec!.key.equals(key)).toBe(true);
+        expect(rec!.bins).toEqual({ a: 1, s: 'text' });
+        expect(rec!.generation).toBe(1);
+        expect(rec!.ttl).toBe(-1);
+      });
+
+      test('a missing record reads as null', async () => {
+        expect(await engine.get(newKey())).toBeNull();
+      });
+
+      test('create is create-only: RECORD_EXISTS', async () => {
+        const key = newKey();
+        await engine.create(key, { a: 1 });
+        await expectEngineError(engine.create(key, { a: 2 }), 'RECORD_EXISTS');
+        expect((await engine.get(key))!.bins).toEqual({ a: 1 });
+      });
+
+      test('bin projection returns only the named bins', async () => {
+        const key = newKey();
+        await engine.create(key, { a: 1, b: 2, c: 3 });
+        expect((await engine.get(key, ['a', 'c']))!.bins).toEqual({ a: 1, c: 3 });
+        expect((await engine.get(key, ['nope']))!.bins).toEqual({});
+      });
+
+      test('a record with a ttl reports its remaining seconds', async () => {
+        const key = newKey();
+        await engine.create(key, { a: 1 }, { ttl: 300 });
+        const ttl = (await engine.get(key))!.ttl;
+        expect(ttl).toBeGreaterThan(290);
+        expect(ttl).toBeLessThanOrEqual(300);
+      });
+
+      test('batchGet returns one result per key, in order, null for missing', async () => {
+        const [k1, k2, k3] = [newKey(), newKey(), newKey()];
+        await engine.create(k1, { n: 1 });
+        await engine.create(k3, { n: 3, x: 'y' });
+        const recs = await engine.batchGet([k1, k2, k3], ['n']);
+        expect(recs.map((r) => r?.bins ?? null)).toEqual([{ n: 1 }, null, { n: 3 }]);
+      });
+    });
+
+    describe('value model', () => {
+      const values: Bins = {
+        int: 42,
+        neg: -7,
+        zero: 0,
+        maxSafe: Number.MAX_SAFE_INTEGER,
+        maxInt64: 2n ** 63n - 1n,
+        minInt64: -(2n ** 63n),
+        beyondSafe: 2n ** 53n + 1n,
+        float: 1.5,
+        yes: true,
+        no: false,
+        str: 'héllo',
+        empty: '',
+        buf: Buffer.from('00ff7f80', 'hex'),
+        emptyBuf: Buffer.alloc(0),
+        list: [1, null, Buffer.from([1, 2]), 'x', null],
+        nested: [[1, [2]], { k: 'v' }],
+        intMap: { '0': 10, '7': 20, '-3': 'neg' },
+        strMap: { aa: true, bb: [1, 2] },
+        emptyMap: {},
+      };
+
+      test('every kind of value round-trips through create/get', async () => {
+        const key = newKey();
+        await engine.create(key, values);
+        expect((await engine.get(key))!.bins).toEqual(values);
+      });
+
+      test('values round-trip through a UDF write and its return value', async () => {
+        for (const [bin, value] of Object.entries(values)) {
+          const key = newKey();
+          await engine.apply(key, udf('setBin', bin, value));
+          expect((await engine.get(key))!.bins).toEqual({ [bin]: value });
+          expect(await engine.apply(key, udf('getBin', bin))).toEqual({ value });
+        }
+      });
+
+      test('UDF arguments arrive intact', async () => {
+        const args = [2n ** 63n - 1n, 5, 'a', Buffer.from([9]), [1, null, 3], { '12': 'x' }, true];
+        const out = await engine.apply(newKey(), udf('echo', ...args));
+        expect(out).toEqual({ exists: false, args });
+      });
+    });
+
+    describe('update', () => {
+      test('merges bins; null removes a bin; generation increments', async () => {
+        const key = newKey();
+        await engine.create(key, { a: 1, b: 2 });
+        await engine.update(key, { b: null, c: 3 });
+        const rec = await engine.get(key);
+        expect(rec!.bins).toEqual({ a: 1, c: 3 });
+        expect(rec!.generation).toBe(2);
+      });
+
+      test('update-only: RECORD_NOT_FOUND', async () => {
+        await expectEngineError(engine.update(newKey(), { a: 1 }), 'RECORD_NOT_FOUND');
+      });
+
+      test('generation check: GENERATION_MISMATCH, and success at the expected generation', async () => {
+        const key = newKey();
+        await engine.create(key, { a: 1 });
+        await expectEngineError(engine.update(key, { a: 2 }, { generation: 5 }), 'GENERATION_MISMATCH');
+        await engine.update(key, { a: 3 }, { generation: 1 });
+        expect(await engine.get(key)).toMatchObject({ bins: { a: 3 }, generation: 2 });
+      });
+    });
+
+    describe('remove', () => {
+      test('removes a record; false when it did not exist', async () => {
+        const key = newKey();
+        await engine.create(key, { a: 1 });
+        expect(await engine.remove(key)).toBe(true);
+        expect(await engine.get(key)).toBeNull();
+        expect(await engine.remove(key)).toBe(false);
+      });
+
+      test('generation check on remove', async () => {
+        const key = newKey();
+        await engine.create(key, { a: 1 });
+        await expectEngineError(engine.remove(key, { generation: 2 }), 'GENERATION_MISMATCH');
+        expect(await engine.remove(key, { generation: 1 })).toBe(true);
+      });
+
+      test('a removed key can be created again, at generation 1', async () => {
+        const key = newKey();
+        await engine.create(key, { a: 1 });
+        await engine.update(key, { a: 2 });
+        await engine.remove(key);
+        await engine.create(key, { b: 1 });
+        expect(await engine.get(key)).toMatchObject({ bins: { b: 1 }, generation: 1 });
+      });
+    });
+
+    describe('apply', () => {
+      test('on a missing record the UDF sees a non-existent record', async () => {
+        const key = newKey();
+        expect(await engine.apply(key, udf('increment', 1))).toEqual({ status: 'ERROR', errorCode: 'TX_NOT_FOUND' });
+        expect(await engine.get(key)).toBeNull();
+      });
+
+      test('a UDF can create a record (generation 1) and update it (+1 per write)', async () => {
+        const key = newKey();
+        await engine.apply(key, udf('setBin', 'counter', 1));
+        expect(await engine.get(key)).toMatchObject({ bins: { counter: 1 }, generation: 1 });
+        expect(await engine.apply(key, udf('increment', 5))).toEqual({ status: 'OK', counter: 6 });
+        expect(await engine.get(key)).toMatchObject({ bins: { counter: 6 }, generation: 2 });
+      });
+
+      test('a UDF can remove the record', async () => {
+        const key = newKey();
+        await engine.create(key, { a: 1 });
+        expect(await engine.apply(key, udf('drop'))).toEqual({ removed: true });
+        expect(await engine.get(key)).toBeNull();
+      });
+
+      test('a Lua error is UDF_ERROR and writes nothing', async () => {
+        const key = newKey();
+        await engine.create(key, { counter: 1 });
+        const err = await expectEngineError(engine.apply(key, udf('writeThenFail')), 'UDF_ERROR');
+        expect(err.message).toContain('failing on purpose');
+        expect(await engine.get(key)).toMatchObject({ bins: { counter: 1 }, generation: 1 });
+      });
+
+      test('a missing function or module is UDF_ERROR', async () => {
+        const key = newKey();
+        await engine.create(key, { a: 1 });
+        await expectEngineError(engine.apply(key, udf('noSuchFunction')), 'UDF_ERROR');
+        await expectEngineError(engine.apply(key, { module: 'no_such_module_xyz', fn: 'echo', args: [] }), 'UDF_ERROR');
+      });
+
+      test('ensureModule is idempotent', async () => {
+        await engine.ensureModule(CONTRACT_MODULE_NAME, CONTRACT_MODULE);
+        expect(await engine.apply(newKey(), udf('echo'))).toEqual({ exists: false, args: [] });
+      });
+
+      test('concurrent applies on one record are each atomic', async () => {
+        const key = newKey();
+        await engine.create(key, { counter: 0 });
+        await Promise.all(Array.from({ length: 50 }, () => engine.apply(key, udf('increment', 1))));
+        expect(await engine.get(key)).toMatchObject({ bins: { counter: 50 }, generation: 51 });
+      });
+    });
+
+    describe('batchApply', () => {
+      test('one result per item, in order, mixing results and errors', async () => {
+        const [k1, k2, k3] = [newKey(), newKey(), newKey()];
+        await engine.create(k1, { counter: 1 });
+        await engine.create(k3, { counter: 10 });
+        const results = await engine.batchApply([
+          { key: k1, ...udf('increment', 1) },
+          { key: k2, ...udf('increment', 1) },
+          { key: k3, ...udf('writeThenFail') },
+          { key: k3, module: 'no_such_module_xyz', fn: 'echo', args: [] },
+          { key: k3, ...udf('increment', 2) },
+        ]);
+        expect(results).toHaveLength(5);
+        expect(results[0]).toEqual({ ok: true, result: { status: 'OK', counter: 2 } });
+        expect(results[1]).toEqual({ ok: true, result: { status: 'ERROR', errorCode: 'TX_NOT_FOUND' } });
+        for (const r of [results[2], results[3]]) {
+          expect(r.ok).toBe(false);
+          if (!r.ok) {
+            expect(r.error).toBeInstanceOf(EngineError);
+            expect(r.error.code).toBe('UDF_ERROR');
+          }
+        }
+        expect(results[4]).toEqual({ ok: true, result: { status: 'OK', counter: 12 } });
+        expect((await engine.get(k3))!.bins).toEqual({ counter: 12 });
+      });
+
+      test('an empty batch gives no results', async () => {
+        expect(await engine.batchApply([])).toEqual([]);
+      });
+    });
+
+    describe('queryRange', () => {
+      // values far from what other tests use, so the ranges only see this block's records
+      const base = 7_000_000 + Math.floor(Math.random() * 1_000_000) * 10;
+
+      test('inclusive bounds, paging with a cursor, stable order by value', async () => {
+        const keys: Buffer[] = [];
+        for (let i = 0; i < 7; i++) {
+          const key = newKey();
+          keys.push(key);
+          await engine.create(key, { deleteAtHeight: base + (i % 4), tag: i });
+        }
+        await engine.create(newKey(), { deleteAtHeight: base + 9 });
+        await engine.create(newKey(), { unminedSince: base + 1 });
+
+        const seen: { v: number; key: string }[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = await engine.queryRange({ bin: 'deleteAtHeight', min: base, max: base + 3, limit: 3, cursor });
+          expect(page.records.length).toBeLessThanOrEqual(3);
+          for (const r of page.records) seen.push({ v: r.bins.deleteAtHeight as number, key: r.key.toString('hex') });
+          cursor = page.cursor;
+          pages++;
+        } while (cursor && pages < 10);
+
+        expect(seen).toHaveLength(7);
+        expect(new Set(seen.map((s) => s.key))).toEqual(new Set(keys.map((k) => k.toString('hex'))));
+        const values = seen.map((s) => s.v);
+        expect(values).toEqual([...values].sort((a, b) => a - b));
+      });
+
+      test('bin projection and an empty range', async () => {
+        const key = newKey();
+        await engine.create(key, { preserveUntil: base + 5, other: 'x' });
+        const page = await engine.queryRange({ bin: 'preserveUntil', min: base + 5, max: base + 5, bins: ['other'] });
+        expect(page.records.map((r) => r.bins)).toEqual([{ other: 'x' }]);
+        expect(page.cursor).toBeUndefined();
+        const none = await engine.queryRange({ bin: 'preserveUntil', min: base + 6, max: base + 8 });
+        expect(none.records).toEqual([]);
+      });
+
+      test('the index follows updates, bin removal, UDF writes and removes', async () => {
+        const key = newKey();
+        const inRange = async () =>
+          (await engine.queryRange({ bin: 'unminedSince', min: base + 100, max: base + 200 })).records.length;
+        await engine.create(key, { unminedSince: base + 150 });
+        expect(await inRange()).toBe(1);
+        await engine.update(key, { unminedSince: base + 300 });
+        expect(await inRange()).toBe(0);
+        await engine.apply(key, udf('setBin', 'unminedSince', base + 120));
+        expect(await inRange()).toBe(1);
+        await engine.update(key, { unminedSince: null, x: 1 });
+        expect(await inRange()).toBe(0);
+        await engine.update(key, { unminedSince: base + 101 });
+        expect(await inRange()).toBe(1);
+        await engine.remove(key);
+        expect(await inRange()).toBe(0);
+      });
+    });
+
+    test('ping', async () => {
+      await expect(engine.ping()).resolves.toBeUndefined();
+    });
+  });
+}
