@@ -1,0 +1,241 @@
+/**
+ * The API Gateway handlers (functions/*.ts) invoked directly with real-shaped REST proxy events and a fake Lambda
+ * context: routing by resource, validation, error envelope, the runtime reused across invocations, structured logs
+ * with the request id and EMF metrics.
+ */
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import * as path from 'path';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { handler as admin } from '../../functions/admin';
+import { handler as create } from '../../functions/create';
+import { handler as get } from '../../functions/get';
+import { handler as getUtxo } from '../../functions/get-utxo';
+import { handler as setMined } from '../../functions/set-mined';
+import { handler as spend } from '../../functions/spend';
+import { handler as unspend } from '../../functions/unspend';
+import { logger, metrics } from '../../lib/http/observability';
+import { getRuntime, resetRuntime } from '../../lib/runtime';
+import { GOLDEN_EF_HEX, GOLDEN_FEE, GOLDEN_TXID } from '../fixtures/golden-tx';
+import { makeTx, rootTx, spendItem, utxoHashOf } from '../fixtures/txs';
+import { apiEvent, captureStdout, jsonLines, lambdaContext, type ApiEventOptions } from './events';
+
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+const saved = { ...process.env };
+let blobDir: string;
+
+beforeAll(async () => {
+  blobDir = mkdtempSync(path.join(tmpdir(), 'fn-api-'));
+  Object.assign(process.env, {
+    UTXO_STORE: 'embedded::memory:',
+    BLOB_STORE: `file:${blobDir}`,
+    SIGNAL_QUEUE: 'inline',
+    POWERTOOLS_METRICS_DISABLED: 'false',
+  });
+  metrics.setDisabled();
+  logger.setLogLevel('INFO');
+  await resetRuntime();
+});
+
+afterAll(async () => {
+  await resetRuntime();
+  process.env = saved;
+  rmSync(blobDir, { recursive: true, force: true });
+});
+
+async function call(handler: Handler, options: ApiEventOptions, context = lambdaContext()) {
+  const { result } = await captureStdout(() => handler(apiEvent(options), context));
+  return { ...result, json: result.body ? JSON.parse(result.body) : undefined };
+}
+
+describe('API handlers', () => {
+  test('create: 201 with the result; content type and request id headers', async () => {
+    const context = lambdaContext();
+    const reply = await call(create, { method: 'POST', resource: '/v1/txs', body: { tx: GOLDEN_EF_HEX } }, context);
+    expect(reply.statusCode).toBe(201);
+    expect(reply.json).toMatchObject({ txid: GOLDEN_TXID, fee: GOLDEN_FEE, records: 1 });
+    expect(reply.headers).toMatchObject({ 'content-type': 'application/json', 'x-request-id': context.awsRequestId });
+    const again = await call(create, { method: 'POST', resource: '/v1/txs', body: { tx: GOLDEN_EF_HEX } });
+    expect(again.statusCode).toBe(409);
+    expect(again.json.error.code).toBe('TX_EXISTS');
+  });
+
+  test('create: a base64-encoded body is decoded', async () => {
+    const f = rootTx(1);
+    const reply = await call(create, { method: 'POST', resource: '/v1/txs', body: { tx: f.hex }, base64: true });
+    expect(reply.statusCode).toBe(201);
+    expect(reply.json.txid).toBe(f.txid);
+  });
+
+  test('validation errors: envelope with the field, nothing stored', async () => {
+    const f = rootTx(1);
+    const bad = await call(create, { method: 'POST', resource: '/v1/txs', body: { tx: f.hex, locked: 'no' } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json).toEqual({
+      error: {
+        code: 'INVALID_ARGUMENT',
+        message: 'locked: expected true or false',
+        details: { field: 'locked', in: 'body', issues: [{ field: 'locked', message: 'expected true or false' }] },
+      },
+    });
+    const malformed = await call(create, { method: 'POST', resource: '/v1/txs', rawBody: '{"tx": ' });
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json.error.details.field).toBe('body');
+    const lookup = await call(get, { method: 'GET', resource: '/v1/txs/{txid}', pathParameters: { txid: f.txid } });
+    expect(lookup.statusCode).toBe(404);
+    expect(lookup.json.error).toMatchObject({ code: 'TX_NOT_FOUND', details: { txid: f.txid } });
+  });
+
+  test('spend, get-utxo, unspend, set-mined, get: one flow through the functions', async () => {
+    const parent = rootTx(2);
+    expect((await call(create, { method: 'POST', resource: '/v1/txs', body: { tx: parent.hex } })).statusCode).toBe(
+      201,
+    );
+    const child = makeTx({ inputs: [{ parent, vout: 1 }] });
+    const spent = await call(spend, { method: 'POST', resource: '/v1/spends', body: { tx: child.hex } });
+    expect(spent).toMatchObject({ statusCode: 200 });
+    expect(spent.json).toEqual({ spends: [{ txid: parent.txid, vout: 1, status: 'OK' }] });
+
+    const utxo = await call(getUtxo, {
+      method: 'GET',
+      resource: '/v1/utxos/{txid}/{vout}',
+      pathParameters: { txid: parent.txid, vout: '1' },
+      query: { utxoHash: utxoHashOf(parent, 1) },
+    });
+    expect(utxo.json).toEqual({ status: 'SPENT', spendingTxid: child.txid, vin: 0 });
+
+    const rival = makeTx({ inputs: [{ parent, vout: 1 }], outputs: [10] });
+    const conflict = await call(spend, { method: 'POST', resource: '/v1/spends', body: { tx: rival.hex } });
+    expect(conflict.statusCode).toBe(409);
+    expect(conflict.json.error).toMatchObject({ code: 'SPENT', details: { spendingTxid: child.txid } });
+
+    const undone = await call(unspend, {
+      method: 'POST',
+      resource: '/v1/unspends',
+      body: { spends: [spendItem(parent, 1, child)] },
+    });
+    expect(undone.statusCode).toBe(200);
+
+    const mined = await call(setMined, {
+      method: 'POST',
+      resource: '/v1/mined',
+      body: { txids: [parent.txid], blockId: 3, blockHeight: 10, subtreeIdx: 1 },
+    });
+    expect(mined.json).toEqual({ blockIds: { [parent.txid]: [3] } });
+    const got = await call(get, {
+      method: 'GET',
+      resource: '/v1/txs/{txid}',
+      pathParameters: { txid: parent.txid },
+      query: { fields: 'blockIDs,utxos' },
+    });
+    expect(got.json).toMatchObject({ txid: parent.txid, blockIDs: [3] });
+    expect(got.json.utxos[1]).toEqual({ utxoHash: utxoHashOf(parent, 1), status: 'UNSPENT' });
+  });
+
+  test('admin routes are chosen by the event resource and method', async () => {
+    const health = await call(admin, { method: 'GET', resource: '/v1/health' });
+    expect(health).toMatchObject({ statusCode: 200 });
+    expect(health.json.status).toBe('ok');
+
+    expect((await call(admin, { method: 'PUT', resource: '/v1/chain/tip', body: { height: 50 } })).json).toEqual({
+      height: 50,
+    });
+    expect((await call(admin, { method: 'GET', resource: '/v1/chain/tip' })).json).toEqual({ height: 50 });
+
+    const f = rootTx(1);
+    await call(create, { method: 'POST', resource: '/v1/txs', body: { tx: f.hex } });
+    const unmined = await call(admin, {
+      method: 'GET',
+      resource: '/v1/unmined',
+      query: { cutoff: '50', limit: '1000' },
+    });
+    expect(unmined.statusCode).toBe(200);
+    expect(unmined.json.txids).toContain(f.txid);
+    const twice = await call(admin, { method: 'GET', resource: '/v1/unmined', query: { cutoff: ['1', '2'] } });
+    expect(twice.statusCode).toBe(400);
+    expect(twice.json.error.details.field).toBe('cutoff');
+
+    const locked = await call(admin, {
+      method: 'POST',
+      resource: '/v1/locked',
+      body: { txids: [f.txid], locked: true },
+    });
+    expect(locked.json).toEqual({ status: 'OK' });
+
+    const del = await call(admin, { method: 'DELETE', resource: '/v1/txs/{txid}', pathParameters: { txid: f.txid } });
+    expect(del.statusCode).toBe(204);
+    expect(del.body).toBe('');
+
+    const cleanup = await call(admin, { method: 'POST', resource: '/v1/cleanup' }, lambdaContext(20_000));
+    expect(cleanup.statusCode).toBe(200);
+    expect(cleanup.json).toMatchObject({ tip: 50, deleted: 0, errors: 0, more: false });
+  });
+
+  test('a route of another function is 404 in this one; a greedy proxy resource is routed by path', async () => {
+    const wrong = await call(spend, { method: 'GET', resource: '/v1/health' });
+    expect(wrong.statusCode).toBe(404);
+    expect(wrong.json.error.code).toBe('ROUTE_NOT_FOUND');
+    const method = await call(admin, { method: 'PATCH', resource: '/v1/chain/tip' });
+    expect(method.statusCode).toBe(405);
+    expect(method.headers?.allow).toBe('GET, PUT');
+
+    const event = apiEvent({ method: 'GET', resource: '/v1/health' });
+    event.resource = '/{proxy+}';
+    event.pathParameters = { proxy: 'v1/health' };
+    const { result } = await captureStdout(() => admin(event, lambdaContext()));
+    expect(result.statusCode).toBe(200);
+  });
+
+  test('the runtime is built once and reused across invocations', async () => {
+    const first = await getRuntime();
+    await call(admin, { method: 'GET', resource: '/v1/health' });
+    await call(get, { method: 'GET', resource: '/v1/txs/{txid}', pathParameters: { txid: GOLDEN_TXID } });
+    expect(await getRuntime()).toBe(first);
+  });
+
+  test('structured JSON logs carry the Lambda request id; EMF metrics per operation and errors by code', async () => {
+    const context = lambdaContext();
+    const { lines } = await captureStdout(() =>
+      get(apiEvent({ method: 'GET', resource: '/v1/txs/{txid}', pathParameters: { txid: rootTx(1).txid } }), context),
+    );
+    const records = jsonLines(lines);
+    const requestLog = records.find((r) => r.message === 'request');
+    expect(requestLog).toMatchObject({
+      level: 'INFO',
+      service: expect.any(String),
+      function_request_id: context.awsRequestId,
+      function_name: context.functionName,
+      operation: 'getTx',
+      statusCode: 404,
+      errorCode: 'TX_NOT_FOUND',
+    });
+
+    const emf = records.filter((r) => r._aws !== undefined);
+    const main = emf.find((r) => r.Requests !== undefined);
+    expect(main).toMatchObject({ operation: 'getTx', Requests: 1, Errors: 1 });
+    expect(typeof main?.Latency).toBe('number');
+    const byCode = emf.find((r) => r.ErrorsByCode !== undefined);
+    expect(byCode).toMatchObject({ operation: 'getTx', code: 'TX_NOT_FOUND', ErrorsByCode: 1 });
+    const directives = (main?._aws as { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] })
+      .CloudWatchMetrics[0];
+    expect(directives.Namespace).toBe('BsvUtxoStore');
+    expect(directives.Dimensions[0]).toEqual(expect.arrayContaining(['service', 'operation']));
+  });
+});
+
+describe('a failed initialisation is not cached', () => {
+  test('a bad setting is 500 CONFIG_ERROR; the next invocation after the fix succeeds', async () => {
+    await resetRuntime();
+    process.env.UTXO_BATCH_SIZE = 'lots';
+    const failed = await call(admin, { method: 'GET', resource: '/v1/health' });
+    expect(failed.statusCode).toBe(500);
+    expect(failed.json.error).toMatchObject({
+      code: 'CONFIG_ERROR',
+      message: expect.stringMatching(/UTXO_BATCH_SIZE/),
+    });
+    delete process.env.UTXO_BATCH_SIZE;
+    const ok = await call(admin, { method: 'GET', resource: '/v1/health' });
+    expect(ok.statusCode).toBe(200);
+  });
+});

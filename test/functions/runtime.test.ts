@@ -1,0 +1,94 @@
+/**
+ * lib/runtime.ts with UTXO_STORE=aerospike://...: the shared client is obtained once per execution environment and
+ * never closed by a handler or by resetRuntime. The Aerospike engine module is replaced by a stand-in (kind
+ * 'aerospike') over an in-memory embedded engine: no network.
+ */
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import * as path from 'path';
+import { handler as admin } from '../../functions/admin';
+import { getRuntime, resetRuntime } from '../../lib/runtime';
+import { rootTx } from '../fixtures/txs';
+import { apiEvent, captureStdout, lambdaContext } from './events';
+
+interface MockState {
+  clients: { hosts: string; namespace: string }[];
+  engines: { options: unknown; closed: number }[];
+}
+
+jest.mock('../../lib/engine/aerospike', () => {
+  const state: MockState = { clients: [], engines: [] };
+  class StandIn {
+    readonly kind = 'aerospike';
+    closed = 0;
+    private readonly inner: Promise<Record<string, (...args: unknown[]) => Promise<unknown>>>;
+    constructor(readonly options: unknown) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { openEmbeddedEngine } = require('../../lib/engine/embedded');
+      this.inner = openEmbeddedEngine({ path: ':memory:' });
+      state.engines.push(this);
+      const methods = ['ensureModule', 'get', 'batchGet', 'create', 'update', 'remove', 'apply', 'batchApply'];
+      for (const m of [...methods, 'queryRange', 'ping']) {
+        (this as unknown as Record<string, unknown>)[m] = (...args: unknown[]) => this.inner.then((e) => e[m](...args));
+      }
+    }
+    async close(): Promise<void> {
+      this.closed++;
+    }
+  }
+  return {
+    mockState: state,
+    getSharedAerospikeClient: async (options: { hosts: string; namespace: string }) => {
+      state.clients.push(options);
+      return { shared: true };
+    },
+    AerospikeEngine: StandIn,
+  };
+});
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const mockState: MockState = require('../../lib/engine/aerospike').mockState;
+
+const saved = { ...process.env };
+let blobDir: string;
+
+beforeAll(async () => {
+  blobDir = mkdtempSync(path.join(tmpdir(), 'fn-runtime-'));
+  Object.assign(process.env, {
+    UTXO_STORE: 'aerospike://10.0.1.5:3000,10.0.2.5:3000/utxo?set=txs',
+    BLOB_STORE: `file:${blobDir}`,
+    SIGNAL_QUEUE: 'inline',
+  });
+  await resetRuntime();
+});
+
+afterAll(async () => {
+  await resetRuntime();
+  process.env = saved;
+  rmSync(blobDir, { recursive: true, force: true });
+});
+
+async function health() {
+  const { result } = await captureStdout(() =>
+    admin(apiEvent({ method: 'GET', resource: '/v1/health' }), lambdaContext()),
+  );
+  return { status: result.statusCode, body: JSON.parse(result.body) };
+}
+
+test('the shared Aerospike client is obtained once and never closed', async () => {
+  const first = await health();
+  expect(first.status).toBe(200);
+  expect(first.body.engine).toBe('aerospike: ok');
+  for (let i = 0; i < 5; i++) expect((await health()).status).toBe(200);
+  expect(mockState.clients).toEqual([{ hosts: '10.0.1.5:3000,10.0.2.5:3000', namespace: 'utxo' }]);
+  expect(mockState.engines).toHaveLength(1);
+  expect(mockState.engines[0].options).toEqual({ client: { shared: true }, namespace: 'utxo', set: 'txs' });
+
+  const { store } = await getRuntime();
+  const f = rootTx(1);
+  await store.create(f.hex);
+  await expect(store.get(f.txid)).resolves.toMatchObject({ txid: f.txid });
+
+  await resetRuntime();
+  expect(mockState.engines[0].closed).toBe(0);
+});
