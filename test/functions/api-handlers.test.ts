@@ -3,6 +3,7 @@
  * context: routing by resource, validation, error envelope, the runtime reused across invocations, structured logs
  * with the request id and EMF metrics.
  */
+import './powertools-env';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
@@ -14,7 +15,6 @@ import { handler as getUtxo } from '../../functions/get-utxo';
 import { handler as setMined } from '../../functions/set-mined';
 import { handler as spend } from '../../functions/spend';
 import { handler as unspend } from '../../functions/unspend';
-import { logger, metrics } from '../../lib/http/observability';
 import { getRuntime, resetRuntime } from '../../lib/runtime';
 import { GOLDEN_EF_HEX, GOLDEN_FEE, GOLDEN_TXID } from '../fixtures/golden-tx';
 import { makeTx, rootTx, spendItem, utxoHashOf } from '../fixtures/txs';
@@ -31,10 +31,7 @@ beforeAll(async () => {
     UTXO_STORE: 'embedded::memory:',
     BLOB_STORE: `file:${blobDir}`,
     SIGNAL_QUEUE: 'inline',
-    POWERTOOLS_METRICS_DISABLED: 'false',
   });
-  metrics.setDisabled();
-  logger.setLogLevel('INFO');
   await resetRuntime();
 });
 

@@ -2,6 +2,7 @@
  * The SQS-triggered signal consumer (partial batch failures, redeliveries) and the EventBridge-scheduled cleanup
  * (one pass within the remaining time), invoked with real-shaped events and a fake Lambda context.
  */
+import './powertools-env';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
@@ -10,7 +11,6 @@ import { handler as signals } from '../../functions/signals';
 import { BIN } from '../../lib/domain/bins';
 import { masterKey, paginationKey } from '../../lib/domain/keys';
 import { txidToBytes } from '../../lib/domain/txid';
-import { logger, metrics } from '../../lib/http/observability';
 import { getRuntime, resetRuntime } from '../../lib/runtime';
 import { makeTx, rootTx } from '../fixtures/txs';
 import { captureStdout, jsonLines, lambdaContext, scheduledEvent, sqsEvent } from './events';
@@ -25,10 +25,7 @@ beforeAll(async () => {
     BLOB_STORE: `file:${blobDir}`,
     SIGNAL_QUEUE: 'inline',
     UTXO_BATCH_SIZE: '2',
-    POWERTOOLS_METRICS_DISABLED: 'false',
   });
-  metrics.setDisabled();
-  logger.setLogLevel('INFO');
   await resetRuntime();
 });
 
