@@ -51,6 +51,8 @@ export class EmbeddedEngine implements RecordEngine {
   private readonly now: () => number;
   private readonly maxRecordSize: number;
   private readonly modules = new Map<string, Promise<LuaModule>>();
+  /** better-sqlite3 transaction wrapper, built once (building one per call is measurable) */
+  private readonly inTransaction: (fn: () => unknown) => unknown;
   private writes = 0;
   private closed = false;
 
@@ -58,6 +60,7 @@ export class EmbeddedEngine implements RecordEngine {
     this.table = new RecordsTable(options.path);
     this.now = options.now ?? Date.now;
     this.maxRecordSize = options.maxRecordSize ?? DEFAULT_MAX_RECORD_SIZE;
+    this.inTransaction = this.table.db.transaction((fn: () => unknown) => fn());
     this.table.purgeExpired(this.now());
   }
 
@@ -84,7 +87,7 @@ export class EmbeddedEngine implements RecordEngine {
     this.checkOpen();
     keys.forEach(checkKey);
     const now = this.now();
-    return this.table.db.transaction(() => keys.map((k) => this.toRecord(this.live(k, now), now, bins)))();
+    return this.transaction(() => keys.map((k) => this.toRecord(this.live(k, now), now, bins)));
   }
 
   async create(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
@@ -246,7 +249,7 @@ export class EmbeddedEngine implements RecordEngine {
 
   private transaction<T>(fn: () => T): T {
     try {
-      return this.table.db.transaction(fn)();
+      return this.inTransaction(fn) as T;
     } catch (err) {
       throw asEngineError(err);
     }

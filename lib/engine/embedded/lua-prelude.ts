@@ -37,18 +37,57 @@ end
 -- bytes
 ---------------------------------------------------------------------------------------------------------------
 local BytesMT = {}
-local function newbytes(s) return setmetatable({ s = s }, BytesMT) end
+-- A bytes value is held as a string (s) or, after per-byte writes, as an array of byte values (t, size n); each
+-- operation converts to the form it needs. Fields are never nil (false when unused) so reads skip __index.
+local function newbytes(s) return setmetatable({ s = s, t = false, n = 0 }, BytesMT) end
 
 local function checkbytes(b)
   if getmetatable(b) ~= BytesMT then error('bad argument #1: bytes expected, got ' .. type(b), 3) end
   return b
 end
 
+local CHUNK = 4096
+local function bstr(b)
+  local t = b.t
+  if t then
+    local n, parts = b.n, {}
+    for i = 1, n, CHUNK do
+      local j = i + CHUNK - 1
+      if j > n then j = n end
+      parts[#parts + 1] = schar(tunpack(t, i, j))
+    end
+    b.s, b.t = concat(parts), false
+  end
+  return b.s
+end
+
+local function btab(b)
+  local t = b.t
+  if not t then
+    local s = b.s
+    local n = #s
+    t = {}
+    for i = 1, n, CHUNK do
+      local j = i + CHUNK - 1
+      if j > n then j = n end
+      local k = i
+      for _, v in ipairs({ sbyte(s, i, j) }) do t[k] = v; k = k + 1 end
+    end
+    b.t, b.n, b.s = t, n, false
+  end
+  return t
+end
+
+local function bsize(b)
+  if b.t then return b.n end
+  return #b.s
+end
+
 -- writes string v at 1-based index i, growing the size (zero filled) as needed
 local function putat(b, i, v)
-  local s = b.s
+  local s = bstr(b)
   local n = #s
-  if i > n + 1 then s = s .. srep('\0', i - 1 - n); n = i - 1 end
+  if i > n + 1 then s = s .. srep('\0', i - 1 - n) end
   b.s = ssub(s, 1, i - 1) .. v .. ssub(s, i + #v)
   return true
 end
@@ -57,6 +96,11 @@ local function get_byte(b, i)
   checkbytes(b)
   i = toint(i)
   if i == nil or i < 1 then return nil end
+  local t = b.t
+  if t then
+    if i > b.n then return nil end
+    return t[i]
+  end
   return (sbyte(b.s, i))
 end
 
@@ -64,21 +108,28 @@ local function set_byte(b, i, v)
   checkbytes(b)
   i = checkint(i, 'index'); v = checkint(v, 'value')
   if i < 1 or v < 0 or v > 255 then return false end
-  return putat(b, i, schar(v))
+  local t = btab(b)
+  local n = b.n
+  if i > n then
+    for k = n + 1, i - 1 do t[k] = 0 end
+    b.n = i
+  end
+  t[i] = v
+  return true
 end
 
 BytesMT.__index = get_byte
 BytesMT.__newindex = set_byte
-BytesMT.__len = function(b) return #b.s end
+BytesMT.__len = bsize
 BytesMT.__tostring = function(b)
-  return 'Bytes(' .. (b.s:gsub('.', function(c) return sformat('%02X', sbyte(c)) end)) .. ')'
+  return 'Bytes(' .. (bstr(b):gsub('.', function(c) return sformat('%02X', sbyte(c)) end)) .. ')'
 end
 BytesMT.__pairs = function() error('bad argument #1 to pairs (table expected, got userdata)', 2) end
 
 bytes = {}
 setmetatable(bytes, { __call = function() return newbytes('') end })
 
-function bytes.size(b) return #checkbytes(b).s end
+function bytes.size(b) return bsize(checkbytes(b)) end
 -- aerospike-mod-lua maps set_size to as_bytes_ensure: it reserves capacity, the size is unchanged
 function bytes.set_size(b, n)
   checkbytes(b)
@@ -91,7 +142,7 @@ function bytes.get_type(b) checkbytes(b); return 4 end
 function bytes.set_type(b) checkbytes(b) end
 
 local function readat(b, i, n)
-  local s = b.s
+  local s = bstr(b)
   local got = ssub(s, i, i + n - 1)
   if #got < n then got = got .. srep('\0', n - #got) end
   return got
@@ -113,7 +164,7 @@ function bytes.set_bytes(b, i, v, n)
   checkbytes(b); checkbytes(v)
   i = checkint(i, 'index'); n = checkint(n, 'length')
   if i < 1 or n < 0 then return false end
-  return putat(b, i, ssub(v.s, 1, n))
+  return putat(b, i, ssub(bstr(v), 1, n))
 end
 function bytes.set_string(b, i, v)
   checkbytes(b)
@@ -125,20 +176,20 @@ function bytes.append_bytes(b, v, n)
   checkbytes(b); checkbytes(v)
   n = checkint(n, 'length')
   if n < 0 then return false end
-  b.s = b.s .. ssub(v.s, 1, n)
+  b.s = bstr(b) .. ssub(bstr(v), 1, n)
   return true
 end
 function bytes.append_string(b, v)
   checkbytes(b)
   if type(v) ~= 'string' or #v == 0 then return false end
-  b.s = b.s .. v
+  b.s = bstr(b) .. v
   return true
 end
 function bytes.append_byte(b, v)
   checkbytes(b)
   v = checkint(v, 'value')
   if v < 0 or v > 255 then return false end
-  b.s = b.s .. schar(v)
+  b.s = bstr(b) .. schar(v)
   return true
 end
 
@@ -154,8 +205,8 @@ for suffix, spec in pairs(INTS) do
   bytes['get_' .. suffix] = function(b, i)
     checkbytes(b)
     i = toint(i)
-    if i == nil or i < 1 or i + size - 1 > #b.s then return nil end
-    return (sunpack(fmt, b.s, i))
+    if i == nil or i < 1 or i + size - 1 > bsize(b) then return nil end
+    return (sunpack(fmt, bstr(b), i))
   end
   bytes['set_' .. suffix] = function(b, i, v)
     checkbytes(b)
@@ -167,7 +218,7 @@ for suffix, spec in pairs(INTS) do
     checkbytes(b)
     v = checkint(v, 'value')
     if v < lo or v > hi then return false end
-    b.s = b.s .. spack(fmt, v)
+    b.s = bstr(b) .. spack(fmt, v)
     return true
   end
 end
@@ -464,7 +515,7 @@ encode = function(v, out, n)
   if t == 'table' then
     local mt = getmetatable(v)
     if mt == BytesMT then
-      n = n + 1; out[n] = spack('<Bs4', T_BYTES, v.s)
+      n = n + 1; out[n] = spack('<Bs4', T_BYTES, bstr(v))
     elseif mt == ListMT then
       local vals, size = v._v, v._n
       n = n + 1; out[n] = spack('<BI4', T_LIST, size)
