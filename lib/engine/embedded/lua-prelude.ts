@@ -118,8 +118,25 @@ local function set_byte(b, i, v)
   return true
 end
 
-BytesMT.__index = get_byte
-BytesMT.__newindex = set_byte
+-- metamethods: the object is known to be bytes, so skip the argument checks of the module functions
+BytesMT.__index = function(b, i)
+  if mtype(i) ~= 'integer' then return get_byte(b, i) end
+  if i < 1 then return nil end
+  local t = b.t
+  if t then
+    if i > b.n then return nil end
+    return t[i]
+  end
+  return (sbyte(b.s, i))
+end
+BytesMT.__newindex = function(b, i, v)
+  local t = b.t
+  if t and mtype(i) == 'integer' and i >= 1 and i <= b.n and mtype(v) == 'integer' and v >= 0 and v <= 255 then
+    t[i] = v
+    return
+  end
+  set_byte(b, i, v)
+end
 BytesMT.__len = bsize
 BytesMT.__tostring = function(b)
   return 'Bytes(' .. (bstr(b):gsub('.', function(c) return sformat('%02X', sbyte(c)) end)) .. ')'
