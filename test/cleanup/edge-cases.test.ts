@@ -1,9 +1,13 @@
+/**
+ * Cleanup edge cases on the embedded engine with the real UDF module. Histories go through the UDFs (ledger.ts);
+ * a direct engine.update appears only to inject a state the rules never produce (a stray DAH, a corrupt bin, the
+ * `deleting` mark cleanup itself writes) and is commented as such.
+ */
 import { CleanupService } from '../../lib/cleanup';
-import type { BlobStore } from '../../lib/blob/port';
 import { keyOfRecord, txidBytes } from '../../lib/cleanup/record-facts';
-import { EngineError, type RecordEngine } from '../../lib/engine/port';
-import { failingAt } from './fakes';
-import { harness, type Harness } from './harness';
+import { EngineError } from '../../lib/engine/port';
+import { DelegatingEngine, failingAt } from './fakes';
+import { closeHarnesses, harness, type Harness } from './harness';
 import { newTxid } from './ledger';
 
 const BLOCK = 7;
@@ -14,40 +18,52 @@ async function minedChild(h: Harness, spends: { txid: string; vout: number }[], 
   return c;
 }
 
-function serviceOver(h: Harness, engine: RecordEngine, blobs: BlobStore = h.blobs, now?: () => number): CleanupService {
-  return new CleanupService({ engine, blobs, moduleName: 'utxo', settings: h.settings, getTip: async () => 0, now });
+async function bins(h: Harness, txid: string, n = 0): Promise<Record<string, unknown> | undefined> {
+  return (await h.engine.get(keyOfRecord(txidBytes(txid), n)))?.bins;
 }
+
+afterEach(closeHarnesses);
 
 describe('cleanup edge cases', () => {
   test('several children, only one unstable: kept until that one is stable', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent(3);
     await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
     await minedChild(h, [{ txid: parent, vout: 1 }], 1000);
-    await minedChild(h, [{ txid: parent, vout: 2 }], 1200);
-    // DAH = 1200 + 288: at 1487 the parent is not yet a candidate
-    expect(await h.service.runPass({ tip: 1487 })).toMatchObject({ deleted: 0, kept: {} });
-    await h.engine.update(txidBytes(parent), { deleteAtHeight: 1300 });
+    // the third child spends at 1000 too (DAH = 1288) but is mined only at 1200
+    const late = await h.child([{ txid: parent, vout: 2 }], 1000);
+    await h.ledger.setMined(late, BLOCK, 1200);
+    expect((await bins(h, parent))!.deleteAtHeight).toBe(1288);
+    expect(await h.service.runPass({ tip: 1287 })).toMatchObject({ deleted: 0, kept: {} });
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
     expect(await h.service.runPass({ tip: 1487 })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
     expect(await h.service.runPass({ tip: 1488 })).toMatchObject({ deleted: 1 });
   });
 
   test('a parent with an unspent output is kept even when its DAH bin says otherwise (not_all_spent)', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent(2);
     await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    // the DAH rule sets no DAH on a tx with an unspent output: a stray one is injected
+    expect((await bins(h, parent))!.deleteAtHeight).toBeUndefined();
     await h.engine.update(txidBytes(parent), { deleteAtHeight: 1100 });
     expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0, kept: { not_all_spent: 1 } });
   });
 
   test('an unmined parent with a stray DAH is kept (not_mined); a locked or creating one too', async () => {
-    const h = harness();
+    const h = await harness();
+    // the real rules remove the DAH of an unmined (reorg) or locked tx; a stray DAH is injected back on each
     const a = await h.parent(1);
     await minedChild(h, [{ txid: a, vout: 0 }], 1000);
-    await h.engine.update(txidBytes(a), { unminedSince: 1200 });
+    await h.ledger.unsetMined(a, h.parentBlock(a), 1200);
     const b = await h.parent(1);
     await minedChild(h, [{ txid: b, vout: 0 }], 1000);
-    await h.engine.update(txidBytes(b), { locked: true });
+    await h.ledger.setFlag(b, 'setLocked', true, 1200);
+    for (const t of [a, b]) {
+      expect((await bins(h, t))!.deleteAtHeight).toBeUndefined();
+      await h.engine.update(txidBytes(t), { deleteAtHeight: 1288 });
+    }
+    // `creating` is only ever present during a multi-record create (no UDF sets it): injected
     const c = await h.parent(1);
     await minedChild(h, [{ txid: c, vout: 0 }], 1000);
     await h.engine.update(txidBytes(c), { creating: true });
@@ -58,17 +74,18 @@ describe('cleanup edge cases', () => {
   });
 
   test('missing child record: kept (child_missing), unless the parent lists it in deletedChildren', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent(1);
     const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    // a child record lost (not deleted by cleanup)
     await h.engine.remove(txidBytes(child));
     expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0, kept: { child_missing: 1 } });
-    await h.engine.update(txidBytes(parent), { deletedChildren: { [child]: true } });
+    await h.ledger.setDeletedChild(parent, 0, child);
     expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 1 });
   });
 
   test('a deleted child recorded on the pagination record that held its output is safe', async () => {
-    const h = harness({ utxoBatchSize: 2 });
+    const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3, { minedAt: 100 });
     const a = await minedChild(
       h,
@@ -79,283 +96,315 @@ describe('cleanup edge cases', () => {
     await h.engine.remove(txidBytes(b));
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { child_missing: 1 } });
     // listed on the master only: not where its output was
-    await h.engine.update(txidBytes(parent), { deletedChildren: { [b]: true } });
+    await h.ledger.setDeletedChild(parent, 0, b);
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { child_missing: 1 } });
-    await h.engine.update(keyOfRecord(txidBytes(parent), 1), { deletedChildren: { [b]: true } });
+    await h.ledger.setDeletedChild(parent, 1, b);
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1 });
-    expect(h.ledger.exists(a)).toBe(true);
+    expect(await h.ledger.exists(a)).toBe(true);
   });
 
   test('a failed batch read of the children keeps every parent of the chunk (child_read_error)', async () => {
-    const h = harness();
+    const h = await harness();
     const p1 = await h.parent(1);
     const p2 = await h.parent(1);
     await minedChild(h, [{ txid: p1, vout: 0 }], 1000);
     await minedChild(h, [{ txid: p2, vout: 0 }], 1000);
-    const engine = Object.create(h.engine) as RecordEngine;
-    engine.batchGet = async () => {
-      throw new EngineError('TIMEOUT', 'read timed out');
-    };
-    expect(await serviceOver(h, engine).runPass({ tip: 2000 })).toMatchObject({
+    const engine = new DelegatingEngine(h.engine, {
+      batchGet: async () => {
+        throw new EngineError('TIMEOUT', 'read timed out');
+      },
+    });
+    expect(await h.serviceOver(engine).runPass({ tip: 2000 })).toMatchObject({
       deleted: 0,
       kept: { child_read_error: 2 },
     });
   });
 
   test('a child without block heights is unsafe', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent(1);
     const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    // corrupt: mined (no unminedSince) but without block heights
     await h.engine.update(txidBytes(child), { blockHeights: [] });
     expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0, kept: { child_unmined: 1 } });
   });
 
   test('conflicting trees: a conflicting tx is deleted unspent, but not while a conflicting spender is unmined', async () => {
-    const h = harness();
+    const h = await harness();
     const lone = newTxid();
     await h.ledger.create(lone, 2, [], { conflicting: true, height: 1000 });
     const spent = newTxid();
     await h.ledger.create(spent, 2, [], { conflicting: true, height: 1000 });
     const grandchild = newTxid();
     await h.ledger.create(grandchild, 1, [{ txid: spent, vout: 0 }], { conflicting: true, height: 1000 });
-    await h.ledger.spend(grandchild, [{ txid: spent, vout: 0 }], 1000);
+    await expect(h.ledger.spend(grandchild, [{ txid: spent, vout: 0 }], 1000)).rejects.toMatchObject({
+      code: 'CONFLICTING',
+    });
+    await h.ledger.spend(grandchild, [{ txid: spent, vout: 0 }], 1000, { ignoreConflicting: true });
+    // setConflicting's DAH rule: creation height + R
+    for (const t of [lone, spent, grandchild]) expect((await bins(h, t))!.deleteAtHeight).toBe(1288);
     const report = await h.service.runPass({ tip: 1288 });
     // lone and grandchild have no spenders; spent has an unmined (conflicting) spender
     expect(report).toMatchObject({ deleted: 2, kept: { child_unmined: 1 } });
-    expect(h.ledger.exists(lone)).toBe(false);
-    expect(h.ledger.exists(spent)).toBe(true);
+    expect(await h.ledger.exists(lone)).toBe(false);
+    expect(await h.ledger.exists(spent)).toBe(true);
     // grandchild is gone now and was recorded in spent's deletedChildren: spent goes next pass
     expect(await h.service.runPass({ tip: 1289 })).toMatchObject({ deleted: 1 });
-    expect(h.ledger.exists(spent)).toBe(false);
+    expect(await h.ledger.exists(spent)).toBe(false);
   });
 
   test('preserved parent: kept while preserveUntil > H, expired at H and deleted once DAH is reached again', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent(1);
     await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
-    await h.ledger.preserve(parent, 1500);
-    // a stray DAH on a preserved record does not let it go
+    await h.ledger.preserve(parent, 1500, 1100);
+    expect((await bins(h, parent))!.deleteAtHeight).toBeUndefined();
+    // a stray DAH on a preserved record does not let it go (preserveUntil removes the DAH: injected)
     await h.engine.update(txidBytes(parent), { deleteAtHeight: 1288 });
     expect(await h.service.runPass({ tip: 1400 })).toMatchObject({ deleted: 0, kept: { preserved: 1 } });
     const at1500 = await h.service.runPass({ tip: 1500 });
     expect(at1500).toMatchObject({ preserveExpired: 1, deleted: 0 });
-    expect((await h.engine.get(txidBytes(parent)))!.bins.deleteAtHeight).toBe(1788);
+    // expirePreserve re-ran the DAH rule at 1500
+    expect((await bins(h, parent))!.deleteAtHeight).toBe(1788);
     expect(await h.service.runPass({ tip: 1788 })).toMatchObject({ deleted: 1, preserveExpired: 0 });
   });
 
   test('paginated parent (B = 2, 5 outputs): every pagination record goes with the master', async () => {
-    const h = harness({ utxoBatchSize: 2 });
+    const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(5);
     const spends = [0, 1, 2, 3, 4].map((vout) => ({ txid: parent, vout }));
     await minedChild(h, spends.slice(0, 3), 1000);
     expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0 });
+    expect((await bins(h, parent))!.deleteAtHeight).toBeUndefined();
     const late = await h.child(spends.slice(3), 1010);
     await h.ledger.setMined(late, BLOCK, 1020);
-    expect(h.ledger.leftovers(parent)).toHaveLength(3);
+    expect(await h.ledger.leftovers(parent)).toHaveLength(3);
+    // both pagination records signalled ALLSPENT; the reconciler counted them and the master's DAH rule ran at 1010
+    expect(await bins(h, parent)).toMatchObject({ spentExtraRecs: 2, deleteAtHeight: 1298 });
+    expect(await bins(h, parent, 2)).toMatchObject({ lastSpentState: 'ALLSPENT', deleteAtHeight: 1298 });
     // pagination records carry the DAH too but are not counted as candidates
     expect(await h.service.runPass({ tip: 1298 })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
     expect(await h.service.runPass({ tip: 1308 })).toMatchObject({ deleted: 1, kept: {}, errors: 0 });
-    expect(h.ledger.leftovers(parent)).toEqual([]);
+    expect(await h.ledger.leftovers(parent)).toEqual([]);
   });
 
   test('paginated parent with a missing pagination record is kept (record_missing)', async () => {
-    const h = harness({ utxoBatchSize: 2 });
+    const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3);
     await minedChild(
       h,
       [0, 1, 2].map((vout) => ({ txid: parent, vout })),
       1000,
     );
+    // a pagination record lost
     await h.engine.remove(keyOfRecord(txidBytes(parent), 1));
     expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0, kept: { record_missing: 1 } });
   });
 
   test('external parent: its .tx blob is deleted and its own parent records it in deletedChildren', async () => {
-    const h = harness();
+    const h = await harness();
     const grand = await h.parent(2, { minedAt: 100 });
     const parent = await h.parent(1, { external: true, inputs: [{ txid: grand, vout: 1 }] });
     await h.ledger.spend(parent, [{ txid: grand, vout: 1 }], 800);
     await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
     expect(await h.blobs.exists(parent, 'tx')).toBe(true);
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1 });
-    expect(h.ledger.leftovers(parent)).toEqual([]);
-    const g = await h.engine.get(txidBytes(grand));
-    expect(g!.bins.deletedChildren).toEqual({ [parent]: true });
+    expect(await h.ledger.leftovers(parent)).toEqual([]);
+    expect((await bins(h, grand))!.deletedChildren).toEqual({ [parent]: true });
   });
 
   test('deletedChildren goes to the record holding the output (vout 5 with B = 2 -> pagination record 2)', async () => {
-    const h = harness({ utxoBatchSize: 2 });
+    const h = await harness({ utxoBatchSize: 2 });
     const grand = await h.parent(6, { minedAt: 100 });
     const parent = await h.parent(1, { inputs: [{ txid: grand, vout: 5 }] });
     await h.ledger.spend(parent, [{ txid: grand, vout: 5 }], 800);
     await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1 });
-    const rec = await h.engine.get(keyOfRecord(txidBytes(grand), 2));
-    expect(rec!.bins.deletedChildren).toEqual({ [parent]: true });
-    expect((await h.engine.get(txidBytes(grand)))!.bins.deletedChildren).toBeUndefined();
+    expect((await bins(h, grand, 2))!.deletedChildren).toEqual({ [parent]: true });
+    expect((await bins(h, grand))!.deletedChildren).toBeUndefined();
   });
 
   test('a missing grandparent is fine', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent(1, { inputs: [{ txid: newTxid(), vout: 0 }] });
     await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1, errors: 0 });
   });
 
   test('a parent unspent by a reorg between read and delete is kept (generation check)', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent(1);
     const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
-    const engine = Object.create(h.engine) as RecordEngine;
     let raced = false;
-    engine.update = async (key, bins, policy) => {
-      if (!raced && bins.deleting === true) {
-        raced = true;
-        await h.ledger.unspend(child, [{ txid: parent, vout: 0 }], 1288);
-      }
-      return h.engine.update(key, bins, policy);
-    };
-    expect(await serviceOver(h, engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
-    expect(h.ledger.exists(parent)).toBe(true);
-    expect((await h.engine.get(txidBytes(parent)))!.bins.deleting).toBeUndefined();
+    const engine = new DelegatingEngine(h.engine, {
+      update: async (key, b, policy, inner) => {
+        if (!raced && b.deleting === true) {
+          raced = true;
+          await h.ledger.unspend(child, [{ txid: parent, vout: 0 }], 1288);
+        }
+        return inner.update(key, b, policy);
+      },
+    });
+    expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
+    expect(await h.ledger.exists(parent)).toBe(true);
+    expect((await bins(h, parent))!.deleting).toBeUndefined();
     // no longer fully spent: no DAH, not a candidate
     expect(await h.service.runPass({ tip: 3000 })).toMatchObject({ deleted: 0, kept: {} });
   });
 
   test('a pagination record changed between read and mark: marks undone, kept as changed', async () => {
-    const h = harness({ utxoBatchSize: 2 });
+    const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3);
     await minedChild(
       h,
       [0, 1, 2].map((vout) => ({ txid: parent, vout })),
       1000,
     );
-    const page = keyOfRecord(txidBytes(parent), 1);
-    const engine = Object.create(h.engine) as RecordEngine;
     let raced = false;
-    engine.update = async (key, bins, policy) => {
-      if (!raced && bins.deleting === true) {
-        raced = true;
-        await h.engine.update(page, { lastSpentState: 'ALLSPENT' });
-      }
-      return h.engine.update(key, bins, policy);
-    };
-    expect(await serviceOver(h, engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
-    for (const n of [0, 1]) {
-      expect((await h.engine.get(keyOfRecord(txidBytes(parent), n)))!.bins.deleting).toBeUndefined();
-    }
+    const engine = new DelegatingEngine(h.engine, {
+      update: async (key, b, policy, inner) => {
+        if (!raced && b.deleting === true) {
+          raced = true;
+          // another cleanup records a deleted child on the pagination record: its generation moves
+          await h.ledger.setDeletedChild(parent, 1, newTxid());
+        }
+        return inner.update(key, b, policy);
+      },
+    });
+    expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
+    for (const n of [0, 1]) expect((await bins(h, parent, n))!.deleting).toBeUndefined();
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1 });
   });
 
   test('a marked tx whose child was reorganized out after the mark waits for the child to be stable again', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent(1);
     const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
     // a pass dies right after marking the master
     const killed = failingAt(h.engine, h.blobs, 2);
-    expect(await serviceOver(h, killed.engine, killed.blobs).runPass({ tip: 1288 })).toMatchObject({ errors: 1 });
-    expect((await h.engine.get(txidBytes(parent)))!.bins.deleting).toBe(true);
+    expect(await h.serviceOver(killed.engine, killed.blobs).runPass({ tip: 1288 })).toMatchObject({ errors: 1 });
+    expect((await bins(h, parent))!.deleting).toBe(true);
     await h.ledger.unsetMined(child, BLOCK, 1289);
     expect(await h.service.runPass({ tip: 1290 })).toMatchObject({ deleted: 0, kept: { child_unmined: 1 } });
     await h.ledger.setMined(child, BLOCK + 1, 1300);
     expect(await h.service.runPass({ tip: 1587 })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
     expect(await h.service.runPass({ tip: 1588 })).toMatchObject({ deleted: 1 });
-    expect(h.ledger.leftovers(parent)).toEqual([]);
+    expect(await h.ledger.leftovers(parent)).toEqual([]);
   });
 
   test('a child listed in deletedChildren but still in the store (its delete was interrupted) is judged by its record', async () => {
-    const h = harness();
+    const h = await harness();
     const grand = await h.parent(1, { minedAt: 100 });
-    const parent = await h.parent(1, { inputs: [{ txid: grand, vout: 0 }], minedAt: 900 });
-    await h.ledger.spend(parent, [{ txid: grand, vout: 0 }], 900);
-    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
-    // preserve the grandparent during the killed pass, so only the parent's delete runs and dies after step 2
-    await h.ledger.preserve(grand, 5000);
+    // the grandparent's only child is a conflicting tx: never mined, deletable at 1000 + R without being spent
+    const parent = newTxid();
+    await h.ledger.create(parent, 1, [{ txid: grand, vout: 0 }], { conflicting: true, height: 1000 });
+    await h.ledger.spend(parent, [{ txid: grand, vout: 0 }], 1000);
+    expect((await bins(h, grand))!.deleteAtHeight).toBe(1288);
+    expect((await bins(h, parent))!.deleteAtHeight).toBe(1288);
+    // a pass at 1288 keeps the grandparent (child unmined), marks the parent, records it in the grandparent's
+    // deletedChildren and dies before removing it (steps: mark, setDeletedChild, remove)
     const killed = failingAt(h.engine, h.blobs, 3);
-    await serviceOver(h, killed.engine, killed.blobs).runPass({ tip: 1288 });
-    expect((await h.engine.get(txidBytes(grand)))!.bins.deletedChildren).toEqual({ [parent]: true });
-    expect(h.ledger.exists(parent)).toBe(true);
-    // the parent (the grandparent's child) is reorganized out after its mark
-    await h.ledger.unsetMined(parent, 1_000_000 + Number.parseInt(parent.slice(0, 6), 16), 1300);
-    await h.engine.update(txidBytes(grand), { preserveUntil: null, deleteAtHeight: 1300 });
-    const report = await h.service.runPass({ tip: 1300 });
-    expect(h.ledger.exists(grand)).toBe(true);
-    expect(report.kept.child_unmined).toBeGreaterThanOrEqual(1);
+    expect(await h.serviceOver(killed.engine, killed.blobs).runPass({ tip: 1288 })).toMatchObject({
+      deleted: 0,
+      errors: 1,
+      kept: { child_unmined: 1 },
+    });
+    expect((await bins(h, grand))!.deletedChildren).toEqual({ [parent]: true });
+    expect(await bins(h, parent)).toMatchObject({ deleting: true });
+    // the UDFs refuse to change a record marked deleting: its state stays as it was when it was marked
+    await expect(h.ledger.setMined(parent, BLOCK, 1288)).rejects.toMatchObject({ code: 'DELETING' });
+    // the parent is still in the store and unmined: the grandparent stays while the parent's delete is finished
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1, kept: { child_unmined: 1 } });
+    expect(await h.ledger.exists(grand)).toBe(true);
+    expect(await h.ledger.exists(parent)).toBe(false);
+    // now the vouched child is really gone: the grandparent goes
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1, kept: {} });
+    expect(await h.ledger.leftovers(grand)).toEqual([]);
   });
 
   test('an inputs bin that does not parse is an error; the tx stays marked and is not deleted', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent(1);
     await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    // corrupt inputs bin
     await h.engine.update(txidBytes(parent), { inputs: [Buffer.from([7, 1, 2])] });
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, errors: 1 });
-    expect(h.ledger.exists(parent)).toBe(true);
-    expect((await h.engine.get(txidBytes(parent)))!.bins.deleting).toBe(true);
+    expect(await h.ledger.exists(parent)).toBe(true);
+    expect((await bins(h, parent))!.deleting).toBe(true);
   });
 
   test('a coinbase tx updates no parent', async () => {
-    const h = harness();
-    const parent = await h.parent(1, { inputs: [{ txid: '00'.repeat(32), vout: 0xffffffff }] });
-    await h.engine.update(txidBytes(parent), { isCoinbase: true });
+    const h = await harness();
+    const parent = await h.parent(1, { coinbase: true, inputs: [{ txid: '00'.repeat(32), vout: 0xffffffff }] });
     await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
-    const engine = Object.create(h.engine) as RecordEngine;
-    engine.batchApply = async () => {
-      throw new Error('no parent update expected');
-    };
-    expect(await serviceOver(h, engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 1, errors: 0 });
+    const engine = new DelegatingEngine(h.engine, {
+      batchApply: async () => {
+        throw new Error('no parent update expected');
+      },
+    });
+    expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 1, errors: 0 });
   });
 
   test('the master changed after its pagination records were marked: every mark is undone, kept as changed', async () => {
-    const h = harness({ utxoBatchSize: 2 });
+    const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3);
     await minedChild(
       h,
       [0, 1, 2].map((vout) => ({ txid: parent, vout })),
       1000,
     );
-    const engine = Object.create(h.engine) as RecordEngine;
     let raced = false;
-    engine.update = async (key, bins, policy) => {
-      if (!raced && bins.deleting === true && key.length === 32) {
-        raced = true;
-        await h.engine.update(key, { fee: 1 });
-      }
-      return h.engine.update(key, bins, policy);
-    };
-    expect(await serviceOver(h, engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
-    for (const n of [0, 1]) {
-      expect((await h.engine.get(keyOfRecord(txidBytes(parent), n)))!.bins.deleting).toBeUndefined();
-    }
+    const engine = new DelegatingEngine(h.engine, {
+      update: async (key, b, policy, inner) => {
+        if (!raced && b.deleting === true && key.length === 32) {
+          raced = true;
+          // another cleanup records a deleted child on the master: its generation moves
+          await h.ledger.setDeletedChild(parent, 0, newTxid());
+        }
+        return inner.update(key, b, policy);
+      },
+    });
+    expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
+    for (const n of [0, 1]) expect((await bins(h, parent, n))!.deleting).toBeUndefined();
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1 });
   });
 
   test('marks left on pagination records of a tx that is now kept at master level are cleared', async () => {
-    const h = harness({ utxoBatchSize: 2 });
+    const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3);
     await minedChild(
       h,
       [0, 1, 2].map((vout) => ({ txid: parent, vout })),
       1000,
     );
-    const page = keyOfRecord(txidBytes(parent), 1);
-    await h.engine.update(page, { deleting: true });
-    await h.engine.update(txidBytes(parent), { locked: true });
+    // a pass dies after marking the pagination record (step 1), before the master (step 2)
+    const killed = failingAt(h.engine, h.blobs, 2);
+    expect(await h.serviceOver(killed.engine, killed.blobs).runPass({ tip: 1288 })).toMatchObject({ errors: 1 });
+    expect(await bins(h, parent, 1)).toMatchObject({ deleting: true });
+    expect((await bins(h, parent))!.deleting).toBeUndefined();
+    // then the tx is locked (which removes its DAH); a stray DAH is injected so that cleanup sees the master
+    await h.ledger.setFlag(parent, 'setLocked', true, 1288);
+    expect((await bins(h, parent))!.deleteAtHeight).toBeUndefined();
+    await h.engine.update(txidBytes(parent), { deleteAtHeight: 1288 });
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { locked: 1 } });
-    expect((await h.engine.get(page))!.bins.deleting).toBeUndefined();
+    expect((await bins(h, parent, 1))!.deleting).toBeUndefined();
   });
 
   test('a failed range query ends the pass with an error and more = true', async () => {
-    const h = harness();
-    const engine = Object.create(h.engine) as RecordEngine;
-    engine.queryRange = async () => {
-      throw new EngineError('UNAVAILABLE', 'index down');
-    };
-    expect(await serviceOver(h, engine).runPass({ tip: 1288 })).toMatchObject({ errors: 1, more: true, deleted: 0 });
+    const h = await harness();
+    const engine = new DelegatingEngine(h.engine, {
+      queryRange: async () => {
+        throw new EngineError('UNAVAILABLE', 'index down');
+      },
+    });
+    expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ errors: 1, more: true, deleted: 0 });
   });
 
   test('spend and unspend of a record marked deleting are refused (DELETING)', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent(2);
     const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    // the mark cleanup's markDeleting writes
     await h.engine.update(txidBytes(parent), { deleting: true });
     await expect(h.ledger.spend(newTxid(), [{ txid: parent, vout: 1 }], 1001)).rejects.toMatchObject({
       code: 'DELETING',
@@ -371,7 +420,7 @@ describe('a pass killed after each delete step is finished by the next pass', ()
   // delete .tx, delete .outputs, remove page, remove master
   for (let step = 1; step <= 7; step++) {
     test(`killed at step ${step}`, async () => {
-      const h = harness({ utxoBatchSize: 2 });
+      const h = await harness({ utxoBatchSize: 2 });
       const grand = await h.parent(1, { minedAt: 100 });
       const parent = await h.parent(3, { external: true, inputs: [{ txid: grand, vout: 0 }] });
       await h.ledger.spend(parent, [{ txid: grand, vout: 0 }], 800);
@@ -382,31 +431,31 @@ describe('a pass killed after each delete step is finished by the next pass', ()
       );
       await h.blobs.put(parent, 'outputs', Buffer.from('outputs'));
       // the grandparent itself is deletable at 1088 + window; keep it out of the way with a preserve
-      await h.ledger.preserve(grand, 10_000);
+      await h.ledger.preserve(grand, 10_000, 1000);
 
       const killed = failingAt(h.engine, h.blobs, step);
-      const first = await serviceOver(h, killed.engine, killed.blobs).runPass({ tip: 1288 });
+      const first = await h.serviceOver(killed.engine, killed.blobs).runPass({ tip: 1288 });
       expect(first.deleted + first.errors + (first.kept.changed ?? 0)).toBe(1);
       expect(first.deleted).toBe(0);
 
       const second = await h.service.runPass({ tip: 1288 });
       expect(second).toMatchObject({ deleted: 1, errors: 0 });
-      expect(h.ledger.leftovers(parent)).toEqual([]);
-      expect((await h.engine.get(txidBytes(grand)))!.bins.deletedChildren).toEqual({ [parent]: true });
+      expect(await h.ledger.leftovers(parent)).toEqual([]);
+      expect((await bins(h, grand))!.deletedChildren).toEqual({ [parent]: true });
     });
   }
 });
 
 describe('time budget, report and metrics', () => {
   test('a pass stops before its deadline with more = true; the next pass resumes', async () => {
-    const h = harness({ batchSize: 2 });
+    const h = await harness({ batchSize: 2 });
     for (let i = 0; i < 5; i++) {
       const p = await h.parent(1);
       await minedChild(h, [{ txid: p, vout: 0 }], 1000);
     }
     let clock = 0;
     // every clock read advances 1 ms; a 5 ms budget runs out midway
-    const service = serviceOver(h, h.engine, h.blobs, () => clock++);
+    const service = h.serviceOver(h.engine, h.blobs, () => clock++);
     const first = await service.runPass({ tip: 1288, maxDurationMs: 5 });
     expect(first.more).toBe(true);
     expect(first.deleted).toBeGreaterThan(0);
@@ -416,23 +465,23 @@ describe('time budget, report and metrics', () => {
   });
 
   test('an absolute deadline already passed: nothing is done, more = true', async () => {
-    const h = harness();
+    const h = await harness();
     const p = await h.parent(1);
     await minedChild(h, [{ txid: p, vout: 0 }], 1000);
-    const report = await serviceOver(h, h.engine, h.blobs, () => 5000).runPass({ tip: 1288, deadline: 5000 });
+    const report = await h.serviceOver(h.engine, h.blobs, () => 5000).runPass({ tip: 1288, deadline: 5000 });
     expect(report).toMatchObject({ deleted: 0, more: true, durationMs: 0 });
-    expect(h.ledger.exists(p)).toBe(true);
+    expect(await h.ledger.exists(p)).toBe(true);
   });
 
   test('the tip comes from getTip when not given; tip 0 does nothing', async () => {
-    const h = harness();
+    const h = await harness();
     const p = await h.parent(1);
     await minedChild(h, [{ txid: p, vout: 0 }], 1000);
     expect(await h.service.runPass()).toMatchObject({ tip: 0, deleted: 0 });
     const service = new CleanupService({
       engine: h.engine,
       blobs: h.blobs,
-      moduleName: 'utxo',
+      moduleName: h.moduleName,
       settings: h.settings,
       getTip: async () => 1288,
     });
@@ -440,7 +489,7 @@ describe('time budget, report and metrics', () => {
   });
 
   test('metrics: one count per report field', async () => {
-    const h = harness();
+    const h = await harness();
     const a = await h.parent(1);
     await minedChild(h, [{ txid: a, vout: 0 }], 1000);
     const b = await h.parent(1);
@@ -456,8 +505,8 @@ describe('time budget, report and metrics', () => {
     expect(h.counts.CleanupDurationMs).toBeGreaterThanOrEqual(0);
   });
 
-  test('invalid settings are refused', () => {
-    const h = harness();
+  test('invalid settings are refused', async () => {
+    const h = await harness();
     for (const bad of [
       { utxoBatchSize: 0 },
       { batchSize: 0 },
@@ -469,7 +518,7 @@ describe('time budget, report and metrics', () => {
           new CleanupService({
             engine: h.engine,
             blobs: h.blobs,
-            moduleName: 'utxo',
+            moduleName: h.moduleName,
             settings: { ...h.settings, ...bad },
             getTip: async () => 0,
           }),

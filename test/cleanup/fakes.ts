@@ -1,9 +1,11 @@
 /**
- * Test doubles for the cleanup tests: an in-memory RecordEngine (generations, create/update-only, range queries by
- * key order, the two UDFs cleanup calls) and an in-memory BlobStore. Used because the embedded engine and the
- * store were not in the repository when these tests were written; the ledger in ledger.ts plays the store.
+ * Test plumbing for the cleanup tests: the embedded engine (':memory:') with the real UDF module registered, an
+ * in-memory BlobStore (a correct BlobStore: create-only puts are not needed by cleanup, deletes are real), and a
+ * delegating RecordEngine / BlobStore pair that fails a chosen call, for fault injection (killed passes, failed
+ * reads, races between read and delete).
  */
 import type { BlobKind, BlobStore } from '../../lib/blob/port';
+import { openEmbeddedEngine } from '../../lib/engine/embedded';
 import {
   EngineError,
   type BatchApplyItem,
@@ -18,130 +20,33 @@ import {
   type UdfCall,
   type WritePolicy,
 } from '../../lib/engine/port';
+import { loadUdfSource, udfModuleName } from '../../lib/store/udf-module';
 
-interface Stored {
-  key: Buffer;
-  bins: Bins;
-  generation: number;
-}
+const udfSource = loadUdfSource();
+/** the real module's content-versioned name (lua/utxo.lua, or $UTXO_UDF_PATH) */
+export const MODULE_NAME = udfModuleName(udfSource);
 
-function clone<T>(v: T): T {
-  if (Buffer.isBuffer(v)) return Buffer.from(v) as T;
-  if (Array.isArray(v)) return v.map(clone) as T;
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = clone(x);
-    return out as T;
-  }
-  return v;
-}
-
-export class MemoryEngine implements RecordEngine {
-  readonly kind = 'memory';
-  readonly records = new Map<string, Stored>();
-  /** extra UDFs (beyond setDeletedChild and expirePreserve) the ledger registers */
-  onExpirePreserve?: (key: Buffer, tip: number) => void;
-
-  async ensureModule(): Promise<void> {}
-
-  async get(key: RecordKey, bins?: string[]): Promise<EngineRecord | null> {
-    const r = this.records.get(key.toString('hex'));
-    if (!r) return null;
-    const out: Bins = {};
-    for (const [k, v] of Object.entries(r.bins)) if (!bins || bins.includes(k)) out[k] = clone(v);
-    return { key: Buffer.from(r.key), bins: out, generation: r.generation, ttl: -1 };
-  }
-
-  async batchGet(keys: RecordKey[], bins?: string[]): Promise<(EngineRecord | null)[]> {
-    return Promise.all(keys.map((k) => this.get(k, bins)));
-  }
-
-  async create(key: RecordKey, bins: Bins): Promise<void> {
-    const id = key.toString('hex');
-    if (this.records.has(id)) throw new EngineError('RECORD_EXISTS', id);
-    this.records.set(id, { key: Buffer.from(key), bins: clone(bins), generation: 1 });
-  }
-
-  async update(key: RecordKey, bins: Bins, policy?: WritePolicy): Promise<void> {
-    const r = this.records.get(key.toString('hex'));
-    if (!r) throw new EngineError('RECORD_NOT_FOUND', key.toString('hex'));
-    if (policy?.generation !== undefined && policy.generation !== r.generation) {
-      throw new EngineError('GENERATION_MISMATCH', key.toString('hex'));
-    }
-    for (const [k, v] of Object.entries(bins)) {
-      if (v === null) delete r.bins[k];
-      else r.bins[k] = clone(v);
-    }
-    r.generation++;
-  }
-
-  async remove(key: RecordKey): Promise<boolean> {
-    return this.records.delete(key.toString('hex'));
-  }
-
-  async apply(key: RecordKey, call: UdfCall): Promise<BinMap> {
-    const r = this.records.get(key.toString('hex'));
-    if (!r) return { status: 'ERROR', errorCode: 'TX_NOT_FOUND', message: 'missing' };
-    if (call.fn === 'setDeletedChild') {
-      const map = (r.bins.deletedChildren as BinMap | undefined) ?? {};
-      map[String(call.args[0])] = true;
-      await this.update(key, { deletedChildren: map });
-      return { status: 'OK' };
-    }
-    if (call.fn === 'expirePreserve') {
-      const tip = Number(call.args[0]);
-      const until = r.bins.preserveUntil;
-      if (typeof until === 'number' && until <= tip) {
-        await this.update(key, { preserveUntil: null });
-        this.onExpirePreserve?.(key, tip);
-      }
-      return { status: 'OK' };
-    }
-    return { status: 'ERROR', errorCode: 'INVALID_PARAMETER', message: `unknown fn ${call.fn}` };
-  }
-
-  async batchApply(items: BatchApplyItem[]): Promise<BatchApplyResult[]> {
-    const out: BatchApplyResult[] = [];
-    for (const item of items) {
-      try {
-        out.push({ ok: true, result: await this.apply(item.key, item) });
-      } catch (err) {
-        out.push({ ok: false, error: err instanceof EngineError ? err : new EngineError('UNKNOWN', String(err)) });
-      }
-    }
-    return out;
-  }
-
-  async queryRange(q: RangeQuery): Promise<RangePage> {
-    const limit = q.limit ?? 1000;
-    const ids = [...this.records.keys()].sort().filter((id) => q.cursor === undefined || id > q.cursor);
-    const records: EngineRecord[] = [];
-    let last: string | undefined;
-    for (const id of ids) {
-      const v = this.records.get(id)!.bins[q.bin];
-      if (typeof v !== 'number' || v < q.min || v > q.max) continue;
-      if (records.length === limit) return { records, cursor: last };
-      records.push((await this.get(Buffer.from(id, 'hex'), q.bins))!);
-      last = id;
-    }
-    return { records };
-  }
-
-  async ping(): Promise<void> {}
-  async close(): Promise<void> {}
+/** The embedded engine on ':memory:' with the UDF module registered under MODULE_NAME. */
+export async function openUdfEngine(): Promise<RecordEngine> {
+  const engine = await openEmbeddedEngine({ path: ':memory:' });
+  await engine.ensureModule(MODULE_NAME, udfSource);
+  return engine;
 }
 
 export class MemoryBlobs implements BlobStore {
   readonly kind = 'memory';
-  readonly blobs = new Map<string, Buffer>();
+  readonly blobs = new Map<string, { data: Buffer; dah: number | null }>();
   private id(txid: string, kind: BlobKind): string {
     return `${txid}.${kind}`;
   }
   async put(txid: string, kind: BlobKind, data: Buffer): Promise<void> {
-    this.blobs.set(this.id(txid, kind), Buffer.from(data));
+    const existing = this.blobs.get(this.id(txid, kind));
+    if (existing && !existing.data.equals(data)) throw new Error(`blob ${this.id(txid, kind)} conflicts`);
+    if (!existing) this.blobs.set(this.id(txid, kind), { data: Buffer.from(data), dah: null });
   }
   async get(txid: string, kind: BlobKind): Promise<Buffer | null> {
-    return this.blobs.get(this.id(txid, kind)) ?? null;
+    const b = this.blobs.get(this.id(txid, kind));
+    return b ? Buffer.from(b.data) : null;
   }
   async exists(txid: string, kind: BlobKind): Promise<boolean> {
     return this.blobs.has(this.id(txid, kind));
@@ -149,16 +54,82 @@ export class MemoryBlobs implements BlobStore {
   async delete(txid: string, kind: BlobKind): Promise<boolean> {
     return this.blobs.delete(this.id(txid, kind));
   }
-  async setDeleteAtHeight(): Promise<boolean> {
+  async setDeleteAtHeight(txid: string, kind: BlobKind, height: number | null): Promise<boolean> {
+    const b = this.blobs.get(this.id(txid, kind));
+    if (!b) return false;
+    b.dah = height;
     return true;
   }
-  async getDeleteAtHeight(): Promise<number | null> {
-    return null;
+  async getDeleteAtHeight(txid: string, kind: BlobKind): Promise<number | null> {
+    return this.blobs.get(this.id(txid, kind))?.dah ?? null;
   }
   async ping(): Promise<void> {}
 }
 
-/** Wraps the ports so that the n-th mutating call (1-based) throws, as a pass killed at that step would. */
+/** Per-call overrides of a DelegatingEngine; each gets the inner engine as its last argument. */
+export interface EngineOverrides {
+  get?: (key: RecordKey, bins: string[] | undefined, inner: RecordEngine) => Promise<EngineRecord | null>;
+  batchGet?: (keys: RecordKey[], bins: string[] | undefined, inner: RecordEngine) => Promise<(EngineRecord | null)[]>;
+  update?: (key: RecordKey, bins: Bins, policy: WritePolicy | undefined, inner: RecordEngine) => Promise<void>;
+  remove?: (
+    key: RecordKey,
+    policy: Pick<WritePolicy, 'generation'> | undefined,
+    inner: RecordEngine,
+  ) => Promise<boolean>;
+  apply?: (key: RecordKey, call: UdfCall, inner: RecordEngine) => Promise<BinMap>;
+  batchApply?: (items: BatchApplyItem[], inner: RecordEngine) => Promise<BatchApplyResult[]>;
+  queryRange?: (query: RangeQuery, inner: RecordEngine) => Promise<RangePage>;
+}
+
+/** A RecordEngine that forwards every call to `inner`, except the ones overridden. */
+export class DelegatingEngine implements RecordEngine {
+  constructor(
+    readonly inner: RecordEngine,
+    private readonly overrides: EngineOverrides = {},
+  ) {}
+  get kind(): string {
+    return this.inner.kind;
+  }
+  ensureModule(name: string, source: string): Promise<void> {
+    return this.inner.ensureModule(name, source);
+  }
+  get(key: RecordKey, bins?: string[]): Promise<EngineRecord | null> {
+    return this.overrides.get ? this.overrides.get(key, bins, this.inner) : this.inner.get(key, bins);
+  }
+  batchGet(keys: RecordKey[], bins?: string[]): Promise<(EngineRecord | null)[]> {
+    return this.overrides.batchGet ? this.overrides.batchGet(keys, bins, this.inner) : this.inner.batchGet(keys, bins);
+  }
+  create(key: RecordKey, bins: Bins, policy?: WritePolicy): Promise<void> {
+    return this.inner.create(key, bins, policy);
+  }
+  update(key: RecordKey, bins: Bins, policy?: WritePolicy): Promise<void> {
+    return this.overrides.update
+      ? this.overrides.update(key, bins, policy, this.inner)
+      : this.inner.update(key, bins, policy);
+  }
+  remove(key: RecordKey, policy?: Pick<WritePolicy, 'generation'>): Promise<boolean> {
+    return this.overrides.remove ? this.overrides.remove(key, policy, this.inner) : this.inner.remove(key, policy);
+  }
+  apply(key: RecordKey, call: UdfCall): Promise<BinMap> {
+    return this.overrides.apply ? this.overrides.apply(key, call, this.inner) : this.inner.apply(key, call);
+  }
+  batchApply(items: BatchApplyItem[]): Promise<BatchApplyResult[]> {
+    return this.overrides.batchApply ? this.overrides.batchApply(items, this.inner) : this.inner.batchApply(items);
+  }
+  queryRange(query: RangeQuery): Promise<RangePage> {
+    return this.overrides.queryRange ? this.overrides.queryRange(query, this.inner) : this.inner.queryRange(query);
+  }
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+  /** the inner engine belongs to whoever opened it */
+  async close(): Promise<void> {}
+}
+
+/**
+ * Wraps the ports as a pass killed at step n would see them: the n-th mutating call (1-based: update, remove,
+ * batchApply, blob delete) and every mutating call after it throw without reaching the engine or blob store.
+ */
 export function failingAt(
   engine: RecordEngine,
   blobs: BlobStore,
@@ -167,13 +138,22 @@ export function failingAt(
   let count = 0;
   const step = (): void => {
     count++;
-    if (count === n) throw new EngineError('UNAVAILABLE', `killed at step ${n}`);
+    if (count >= n) throw new EngineError('UNAVAILABLE', `killed at step ${n}`);
   };
-  const e: RecordEngine = Object.create(engine) as RecordEngine;
-  e.update = async (...a) => (step(), engine.update(...a));
-  e.remove = async (...a) => (step(), engine.remove(...a));
-  e.batchApply = async (items) => (step(), engine.batchApply(items));
-  const b: BlobStore = Object.create(blobs) as BlobStore;
-  b.delete = async (...a) => (step(), blobs.delete(...a));
+  const e = new DelegatingEngine(engine, {
+    update: async (key, bins, policy, inner) => (step(), inner.update(key, bins, policy)),
+    remove: async (key, policy, inner) => (step(), inner.remove(key, policy)),
+    batchApply: async (items, inner) => (step(), inner.batchApply(items)),
+  });
+  const b: BlobStore = {
+    kind: blobs.kind,
+    put: (...a) => blobs.put(...a),
+    get: (...a) => blobs.get(...a),
+    exists: (...a) => blobs.exists(...a),
+    delete: async (...a) => (step(), blobs.delete(...a)),
+    setDeleteAtHeight: (...a) => blobs.setDeleteAtHeight(...a),
+    getDeleteAtHeight: (...a) => blobs.getDeleteAtHeight(...a),
+    ping: () => blobs.ping(),
+  };
   return { engine: e, blobs: b, steps: () => count };
 }

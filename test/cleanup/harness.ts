@@ -1,21 +1,41 @@
+/**
+ * A cleanup test bench on the embedded engine (':memory:') with the real UDF module: the ledger builds histories
+ * through the UDFs, the service runs passes over the same engine. Call `closeHarnesses()` after each test.
+ */
+import type { BlobStore } from '../../lib/blob/port';
 import { CleanupService, type CleanupSettings } from '../../lib/cleanup';
-import { MemoryBlobs, MemoryEngine } from './fakes';
+import type { RecordEngine } from '../../lib/engine/port';
+import { MemoryBlobs, MODULE_NAME, openUdfEngine } from './fakes';
 import { Ledger, newTxid, type Outpoint } from './ledger';
 
 export interface Harness {
-  engine: MemoryEngine;
+  engine: RecordEngine;
   blobs: MemoryBlobs;
   ledger: Ledger;
   service: CleanupService;
   settings: CleanupSettings;
+  moduleName: string;
   counts: Record<string, number>;
-  /** a mined parent (no inputs) with `outputs` outputs; returns its txid */
-  parent(outputs?: number, options?: { external?: boolean; minedAt?: number; inputs?: Outpoint[] }): Promise<string>;
+  /** a mined parent with `outputs` outputs (mined at `minedAt`, default 900); returns its txid */
+  parent(
+    outputs?: number,
+    options?: { external?: boolean; coinbase?: boolean; minedAt?: number; inputs?: Outpoint[] },
+  ): Promise<string>;
   /** a child spending the given outputs at `height` (unmined); returns its txid */
   child(spends: Outpoint[], height: number): Promise<string>;
+  /** block id a parent() was mined in */
+  parentBlock(txid: string): number;
+  /** a service over other ports (fault injection) with the harness's settings and module */
+  serviceOver(engine: RecordEngine, blobs?: BlobStore, now?: () => number): CleanupService;
 }
 
-export function harness(overrides: Partial<CleanupSettings> = {}): Harness {
+const open: RecordEngine[] = [];
+
+export async function closeHarnesses(): Promise<void> {
+  for (const e of open.splice(0, open.length)) await e.close();
+}
+
+export async function harness(overrides: Partial<CleanupSettings> = {}): Promise<Harness> {
   const settings: CleanupSettings = {
     utxoBatchSize: 4,
     blockHeightRetention: 288,
@@ -23,29 +43,38 @@ export function harness(overrides: Partial<CleanupSettings> = {}): Harness {
     batchSize: 10,
     ...overrides,
   };
-  const engine = new MemoryEngine();
+  const engine = await openUdfEngine();
+  open.push(engine);
   const blobs = new MemoryBlobs();
-  const ledger = new Ledger(engine, blobs, settings.utxoBatchSize, settings.blockHeightRetention);
+  const ledger = new Ledger(engine, blobs, MODULE_NAME, settings.utxoBatchSize, settings.blockHeightRetention);
   const counts: Record<string, number> = {};
   const service = new CleanupService({
     engine,
     blobs,
-    moduleName: 'utxo',
+    moduleName: MODULE_NAME,
     settings,
     getTip: async () => 0,
     metrics: { count: (name, value) => (counts[name] = (counts[name] ?? 0) + value) },
   });
+  const parentBlock = (txid: string): number => 1_000_000 + Number.parseInt(txid.slice(0, 6), 16);
   return {
     engine,
     blobs,
     ledger,
     service,
     settings,
+    moduleName: MODULE_NAME,
     counts,
+    parentBlock,
     async parent(outputs = 1, options = {}) {
       const txid = newTxid();
-      await ledger.create(txid, outputs, options.inputs ?? [], { external: options.external, height: 1 });
-      await ledger.setMined(txid, 1_000_000 + Number.parseInt(txid.slice(0, 6), 16), options.minedAt ?? 900);
+      const minedAt = options.minedAt ?? 900;
+      await ledger.create(txid, outputs, options.inputs ?? [], {
+        external: options.external,
+        coinbase: options.coinbase,
+        height: 1,
+      });
+      await ledger.setMined(txid, parentBlock(txid), minedAt);
       return txid;
     },
     async child(spends, height) {
@@ -53,6 +82,9 @@ export function harness(overrides: Partial<CleanupSettings> = {}): Harness {
       await ledger.create(txid, 1, spends, { height });
       await ledger.spend(txid, spends, height);
       return txid;
+    },
+    serviceOver(e, b = blobs, now) {
+      return new CleanupService({ engine: e, blobs: b, moduleName: MODULE_NAME, settings, getTip: async () => 0, now });
     },
   };
 }

@@ -1,230 +1,308 @@
 /**
- * A minimal stand-in for the UTXO store over MemoryEngine: create (master + pagination records, `inputs` bin or an
- * external `.tx` blob), spend, unspend, setMined / unsetMined and the DAH rule of DESIGN section 5, all through
- * engine.update so that generations move as in the real store. Spends and unspends of a record marked `deleting`
- * are refused with DELETING.
+ * The cleanup tests' way of building histories on the embedded engine. Records are created directly (synthetic
+ * txids and UTXO hashes, bins as in DESIGN section 4: the `inputs` bin is the list of serialized inputs, an external
+ * tx has its EF bytes in a `.tx` blob), but every state change afterwards goes through the real UDF module
+ * (lua/utxo.lua): spendMulti, unspend, setMined (unsetMined for reorgs), setConflicting, setLocked, preserveUntil,
+ * setDeletedChild, at the given current block height and retention R. The signals the UDFs raise are handled by the
+ * store's Reconciler, as the store's signal queue would (a pagination record's ALLSPENT / NOTALLSPENT updates the
+ * master's spentExtraRecs and re-runs its DAH rule; pagination records and blobs follow the master's DAH).
  */
 import { createHash } from 'crypto';
-import type { Bins } from '../../lib/engine/port';
-import { keyOfRecord, txidBytes, txidHex } from '../../lib/cleanup/record-facts';
-import type { MemoryBlobs, MemoryEngine } from './fakes';
+import type { BlobStore } from '../../lib/blob/port';
+import type { BinMap, BinValue, Bins, RecordEngine } from '../../lib/engine/port';
+import { BIN } from '../../lib/domain/bins';
+import { encodeOutputsBlob } from '../../lib/domain/outputs-blob';
+import { locateOutput, recordCount, recordKey } from '../../lib/domain/keys';
+import { encodeSpendingData } from '../../lib/domain/spending-data';
+import { unspentSlot } from '../../lib/domain/slots';
+import { assembleTx, serializeInput, serializeOutput, type ParsedInput } from '../../lib/domain/tx';
+import { txidToBytes } from '../../lib/domain/txid';
+import type { UdfFunction } from '../../lib/domain/udf';
+import { Reconciler } from '../../lib/signals/reconciler';
+import type { SignalName } from '../../lib/signals/port';
 
 export interface Outpoint {
   txid: string;
   vout: number;
 }
 
+/** A UDF (or ledger-level) refusal: the UDF's errorCode. */
 export class LedgerError extends Error {
-  constructor(readonly code: string) {
-    super(code);
+  constructor(
+    readonly code: string,
+    message = code,
+  ) {
+    super(message);
   }
 }
 
 let counter = 0;
+/** a fresh synthetic txid (display hex) */
 export function newTxid(): string {
   counter++;
   return createHash('sha256').update(`tx${counter}`).digest().toString('hex');
 }
 
-function varint(n: number): Buffer {
-  return n < 0xfd ? Buffer.from([n]) : Buffer.from([0xfd, n & 0xff, n >> 8]);
-}
-
-function u32(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32LE(n >>> 0, 0);
-  return b;
-}
-
-/** The `inputs` bin as the store writes it: one serialized EF input per list element. */
-function efInputs(inputs: Outpoint[]): Buffer[] {
-  return inputs.map((i) =>
-    Buffer.concat([
-      txidBytes(i.txid),
-      u32(i.vout),
-      varint(1),
-      Buffer.from([0x51]),
-      u32(0xffffffff),
-      Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]),
-      varint(1),
-      Buffer.from([0x51]),
-    ]),
-  );
-}
-
-function efTx(inputs: Outpoint[]): Buffer {
-  return Buffer.concat([
-    u32(1),
-    Buffer.from('0000000000ef', 'hex'),
-    varint(inputs.length),
-    ...efInputs(inputs),
-    varint(0),
-    u32(0),
-  ]);
-}
-
-function utxoHash(txid: string, vout: number): Buffer {
+function utxoHashOf(txid: string, vout: number): Buffer {
   return createHash('sha256').update(`${txid}:${vout}`).digest();
 }
 
+const LOCK = Buffer.from([0x51]);
+
+/** An EF input spending `o` (OP_TRUE unlocking; the previous output as 1000 sat OP_TRUE, covering the outputs). */
+function efInput(o: Outpoint): ParsedInput {
+  return {
+    prevTxid: txidToBytes(o.txid),
+    prevTxidHex: o.txid,
+    vout: o.vout,
+    unlockingScript: LOCK,
+    sequence: 0xffffffff,
+    satoshis: 1000,
+    lockingScript: LOCK,
+  };
+}
+
+interface LedgerTx {
+  id: Buffer;
+  outputs: number;
+  records: number;
+}
+
+export interface CreateOptions {
+  external?: boolean;
+  conflicting?: boolean;
+  coinbase?: boolean;
+  /** creation height (unminedSince; a conflicting tx's DAH is height + R) */
+  height?: number;
+}
+
 export class Ledger {
+  private readonly txs = new Map<string, LedgerTx>();
+  private readonly reconciler: Reconciler;
+
   constructor(
-    readonly engine: MemoryEngine,
-    readonly blobs: MemoryBlobs,
+    readonly engine: RecordEngine,
+    readonly blobs: BlobStore,
+    readonly moduleName: string,
     readonly B: number,
     readonly R: number,
   ) {
-    engine.onExpirePreserve = (key, tip) => {
-      void this.rerunDah(txidHex(key.subarray(0, 32)), tip);
+    this.reconciler = new Reconciler({
+      engine,
+      blobs,
+      moduleName,
+      settings: { blockHeightRetention: R },
+      getTip: async () => 0,
+    });
+  }
+
+  private tx(txid: string): LedgerTx {
+    const t = this.txs.get(txid);
+    if (!t) throw new LedgerError('TX_NOT_FOUND', `ledger does not know ${txid}`);
+    return t;
+  }
+
+  /** Key of the record holding output `vout`, and its offset there. */
+  locate(o: Outpoint): { key: Buffer; offset: number } {
+    const { recordNumber, offset } = locateOutput(o.vout, this.B);
+    return { key: recordKey(txidToBytes(o.txid), recordNumber), offset };
+  }
+
+  /** Every record key the tx was created with (master first). */
+  keys(txid: string): Buffer[] {
+    const t = this.tx(txid);
+    return Array.from({ length: t.records }, (_, n) => recordKey(t.id, n));
+  }
+
+  async create(txid: string, outputs: number, inputs: Outpoint[], options: CreateOptions = {}): Promise<void> {
+    const id = txidToBytes(txid);
+    const height = options.height ?? 1;
+    const count = recordCount(outputs, this.B);
+    const slots = Array.from({ length: outputs }, (_, vout) => unspentSlot(utxoHashOf(txid, vout)));
+    const common: Bins = { [BIN.txID]: id, [BIN.version]: 1, [BIN.locktime]: 0, [BIN.isCoinbase]: !!options.coinbase };
+    if (options.coinbase) common[BIN.spendingHeight] = height + 100;
+    const recordBins = (n: number): Bins => {
+      const utxos = slots.slice(n * this.B, (n + 1) * this.B);
+      return { ...common, [BIN.utxos]: utxos, [BIN.recordUtxos]: utxos.length, [BIN.spentUtxos]: 0 };
     };
+    const efInputs = inputs.map(efInput);
+    const outs = Array.from({ length: outputs }, () => serializeOutput({ satoshis: 1, lockingScript: LOCK }));
+    const extended = !options.coinbase;
+    if (options.external && inputs.length > 0) {
+      const ef = assembleTx({
+        version: 1,
+        locktime: 0,
+        inputs: efInputs.map((i) => serializeInput(i, extended)),
+        outputs: outs,
+        extended,
+      });
+      await this.blobs.put(txid, 'tx', ef);
+    } else if (options.external) {
+      // a tx without inputs keeps only its outputs (as the store writes it)
+      const stored = Array.from({ length: outputs }, (_, index) => ({ index, satoshis: 1, lockingScript: LOCK }));
+      await this.blobs.put(
+        txid,
+        'outputs',
+        encodeOutputsBlob({ txid: id, height, isCoinbase: !!options.coinbase, outputs: stored }),
+      );
+    }
+    for (let n = 1; n < count; n++) await this.engine.create(recordKey(id, n), recordBins(n));
+    const master: Bins = {
+      ...recordBins(0),
+      [BIN.totalUtxos]: outputs,
+      [BIN.totalExtraRecs]: count - 1,
+      [BIN.spentExtraRecs]: 0,
+      [BIN.blockIDs]: [],
+      [BIN.blockHeights]: [],
+      [BIN.subtreeIdxs]: [],
+      [BIN.unminedSince]: height,
+      [BIN.createdAt]: Date.now(),
+      [BIN.external]: !!options.external,
+    };
+    if (!options.external) {
+      master[BIN.inputs] = efInputs.map((i) => serializeInput(i, extended));
+      master[BIN.outputs] = outs;
+    }
+    await this.engine.create(id, master);
+    this.txs.set(txid, { id, outputs, records: count });
+    if (options.conflicting) await this.setFlag(txid, 'setConflicting', true, height);
   }
 
-  private recordCount(outputs: number): number {
-    return Math.max(1, Math.ceil(outputs / this.B));
+  /** Runs one UDF; a status ERROR is thrown as LedgerError; the signal goes to the reconciler. */
+  private async udf(txid: string, key: Buffer, fn: UdfFunction, args: BinValue[], height: number): Promise<BinMap> {
+    const result = await this.engine.apply(key, { module: this.moduleName, fn, args });
+    if (result.status !== 'OK') {
+      throw new LedgerError(String(result.errorCode), `${fn} on ${txid}: ${String(result.message)}`);
+    }
+    await this.signal(txid, result, height);
+    return result;
   }
 
-  async create(
-    txid: string,
-    outputs: number,
+  private async signal(txid: string, result: BinMap, height: number): Promise<void> {
+    if (typeof result.signal === 'string') {
+      await this.reconciler.handle({ txid, signal: result.signal as SignalName, height });
+    }
+  }
+
+  /**
+   * The child spends every input, one spendMulti per parent record (as the store does). All-or-nothing: when a
+   * record refuses, what was spent is unspent again and the first error is thrown.
+   */
+  async spend(
+    child: string,
     inputs: Outpoint[],
-    options: { external?: boolean; conflicting?: boolean; height?: number } = {},
+    height: number,
+    options: { ignoreConflicting?: boolean; ignoreLocked?: boolean } = {},
   ): Promise<void> {
-    const id = txidBytes(txid);
-    const n = this.recordCount(outputs);
-    if (options.external) await this.blobs.put(txid, 'tx', efTx(inputs));
-    for (let r = 1; r < n; r++) {
-      const utxos = [];
-      for (let v = r * this.B; v < Math.min(outputs, (r + 1) * this.B); v++) utxos.push(utxoHash(txid, v));
-      await this.engine.create(keyOfRecord(id, r), { txID: id, utxos, recordUtxos: utxos.length, spentUtxos: 0 });
+    const groups = new Map<string, { txid: string; key: Buffer; items: { o: Outpoint; vin: number }[] }>();
+    inputs.forEach((o, vin) => {
+      const { key } = this.locate(o);
+      const g = groups.get(key.toString('hex')) ?? { txid: o.txid, key, items: [] };
+      g.items.push({ o, vin });
+      groups.set(key.toString('hex'), g);
+    });
+    const childId = txidToBytes(child);
+    const done: { o: Outpoint; vin: number }[] = [];
+    let failure: LedgerError | undefined;
+    for (const g of groups.values()) {
+      const spends = g.items.map(({ o, vin }) => ({
+        offset: this.locate(o).offset,
+        utxoHash: utxoHashOf(o.txid, o.vout),
+        spendingData: encodeSpendingData(childId, vin),
+      }));
+      const result = await this.engine.apply(g.key, {
+        module: this.moduleName,
+        fn: 'spendMulti',
+        args: [spends, !!options.ignoreConflicting, !!options.ignoreLocked, height, this.R],
+      });
+      await this.signal(g.txid, result, height);
+      const errors = (result.errors ?? {}) as Record<string, BinMap>;
+      g.items.forEach((item, i) => {
+        if (result.status === 'OK' || (result.errors !== undefined && errors[String(i)] === undefined)) {
+          done.push(item);
+        }
+      });
+      if (result.status !== 'OK') {
+        const first = Object.values(errors)[0];
+        failure ??= new LedgerError(
+          String(first?.errorCode ?? result.errorCode),
+          String(first?.message ?? result.message),
+        );
+      }
     }
-    const utxos = [];
-    for (let v = 0; v < Math.min(outputs, this.B); v++) utxos.push(utxoHash(txid, v));
-    const bins: Bins = {
-      txID: id,
-      utxos,
-      recordUtxos: utxos.length,
-      spentUtxos: 0,
-      totalUtxos: outputs,
-      totalExtraRecs: n - 1,
-      spentExtraRecs: 0,
-      blockIDs: [],
-      blockHeights: [],
-      subtreeIdxs: [],
-      unminedSince: options.height ?? 1,
-    };
-    if (options.external) bins.external = true;
-    else bins.inputs = efInputs(inputs);
-    if (options.conflicting) bins.conflicting = true;
-    await this.engine.create(id, bins);
-    if (options.conflicting) await this.rerunDah(txid, options.height ?? 1);
-  }
-
-  private key(o: Outpoint): Buffer {
-    return keyOfRecord(txidBytes(o.txid), Math.floor(o.vout / this.B));
-  }
-
-  /** Spends every input for the child (all-or-nothing is not modelled: tests spend valid outputs). */
-  async spend(child: string, inputs: Outpoint[], height: number): Promise<void> {
-    for (const [vin, o] of inputs.entries()) {
-      const rec = await this.engine.get(this.key(o));
-      if (!rec) throw new LedgerError('TX_NOT_FOUND');
-      if (rec.bins.deleting === true) throw new LedgerError('DELETING');
-      const utxos = rec.bins.utxos as Buffer[];
-      const slot = utxos[o.vout % this.B];
-      if (slot.length !== 32) throw new LedgerError('SPENT');
-      utxos[o.vout % this.B] = Buffer.concat([slot, txidBytes(child), u32(vin)]);
-      await this.engine.update(this.key(o), { utxos, spentUtxos: (rec.bins.spentUtxos as number) + 1 });
-      await this.rerunDah(o.txid, height);
+    if (failure) {
+      await this.unspendItems(child, done, height);
+      throw failure;
     }
   }
 
+  /** Unspends the child's spends (no-op where the child is not the spender). */
   async unspend(child: string, inputs: Outpoint[], height: number): Promise<void> {
-    for (const o of inputs) {
-      const rec = await this.engine.get(this.key(o));
-      if (!rec) continue;
-      if (rec.bins.deleting === true) throw new LedgerError('DELETING');
-      const utxos = rec.bins.utxos as Buffer[];
-      const slot = utxos[o.vout % this.B];
-      if (slot.length !== 68 || !slot.subarray(32, 64).equals(txidBytes(child))) continue;
-      utxos[o.vout % this.B] = slot.subarray(0, 32);
-      await this.engine.update(this.key(o), { utxos, spentUtxos: (rec.bins.spentUtxos as number) - 1 });
-      await this.rerunDah(o.txid, height);
+    await this.unspendItems(
+      child,
+      inputs.map((o, vin) => ({ o, vin })),
+      height,
+    );
+  }
+
+  private async unspendItems(child: string, items: { o: Outpoint; vin: number }[], height: number): Promise<void> {
+    const childId = txidToBytes(child);
+    for (const { o, vin } of items) {
+      const { key, offset } = this.locate(o);
+      const result = await this.engine.apply(key, {
+        module: this.moduleName,
+        fn: 'unspend',
+        args: [offset, utxoHashOf(o.txid, o.vout), encodeSpendingData(childId, vin), height, this.R],
+      });
+      if (result.status !== 'OK') {
+        if (result.errorCode === 'TX_NOT_FOUND') continue;
+        throw new LedgerError(String(result.errorCode), `unspend of ${o.txid}:${o.vout}: ${String(result.message)}`);
+      }
+      await this.signal(o.txid, result, height);
     }
   }
 
-  async setMined(txid: string, blockId: number, blockHeight: number): Promise<void> {
-    const rec = await this.engine.get(txidBytes(txid));
-    if (!rec) throw new LedgerError('TX_NOT_FOUND');
-    const ids = rec.bins.blockIDs as number[];
-    if (ids.includes(blockId)) return;
-    await this.engine.update(txidBytes(txid), {
-      blockIDs: [...ids, blockId],
-      blockHeights: [...(rec.bins.blockHeights as number[]), blockHeight],
-      subtreeIdxs: [...(rec.bins.subtreeIdxs as number[]), 0],
-      unminedSince: null,
-    });
-    await this.rerunDah(txid, blockHeight);
+  /** setMined on the longest chain, evaluated at `currentHeight` (default: the block's height). */
+  async setMined(txid: string, blockId: number, blockHeight: number, currentHeight = blockHeight): Promise<void> {
+    await this.udf(
+      txid,
+      txidToBytes(txid),
+      'setMined',
+      [blockId, blockHeight, 0, currentHeight, this.R, true, false],
+      currentHeight,
+    );
   }
 
+  /** A reorg: the block is removed from the tx (unsetMined), evaluated at `height`. */
   async unsetMined(txid: string, blockId: number, height: number): Promise<void> {
-    const rec = await this.engine.get(txidBytes(txid));
-    if (!rec) return;
-    const ids = rec.bins.blockIDs as number[];
-    const at = ids.indexOf(blockId);
-    if (at < 0) return;
-    const keep = (l: unknown) => (l as number[]).filter((_, i) => i !== at);
-    const blockIDs = keep(ids);
-    await this.engine.update(txidBytes(txid), {
-      blockIDs,
-      blockHeights: keep(rec.bins.blockHeights),
-      subtreeIdxs: keep(rec.bins.subtreeIdxs),
-      unminedSince: blockIDs.length === 0 ? height : null,
-    });
-    await this.rerunDah(txid, height);
+    await this.udf(txid, txidToBytes(txid), 'setMined', [blockId, 0, 0, height, this.R, true, true], height);
   }
 
-  async preserve(txid: string, until: number): Promise<void> {
-    await this.engine.update(txidBytes(txid), { preserveUntil: until, deleteAtHeight: null });
+  /** setConflicting / setLocked on every record of the tx (pagination records first), as the store does. */
+  async setFlag(txid: string, fn: 'setConflicting' | 'setLocked', value: boolean, height: number): Promise<void> {
+    const [master, ...pages] = this.keys(txid);
+    for (const key of [...pages, master]) await this.udf(txid, key, fn, [value, height, this.R], height);
   }
 
-  /** The DAH rule on the master; pagination records get the master's DAH as the reconciler would set it. */
-  async rerunDah(txid: string, height: number): Promise<void> {
-    const id = txidBytes(txid);
-    const master = await this.engine.get(id);
-    if (!master || this.R === 0) return;
-    const b = master.bins;
-    if (b.preserveUntil !== undefined) return;
-    let dah: number | null;
-    const existing = typeof b.deleteAtHeight === 'number' ? b.deleteAtHeight : null;
-    if (b.conflicting === true) {
-      dah = existing ?? height + this.R;
-    } else {
-      let allSpent = true;
-      for (let r = 0; r <= (b.totalExtraRecs as number); r++) {
-        const rec = r === 0 ? master : await this.engine.get(keyOfRecord(id, r));
-        if (!rec || (rec.bins.utxos as Buffer[]).some((s) => s.length !== 68)) allSpent = false;
-      }
-      const mined = (b.blockIDs as number[]).length > 0 && b.unminedSince === undefined;
-      dah = allSpent && mined ? Math.max(existing ?? 0, height + this.R) : null;
-    }
-    if (dah === existing) return;
-    await this.engine.update(id, { deleteAtHeight: dah });
-    for (let r = 1; r <= (b.totalExtraRecs as number); r++) {
-      if (this.engine.records.has(keyOfRecord(id, r).toString('hex'))) {
-        await this.engine.update(keyOfRecord(id, r), { deleteAtHeight: dah });
-      }
-    }
+  async preserve(txid: string, until: number, height: number): Promise<void> {
+    await this.udf(txid, txidToBytes(txid), 'preserveUntil', [until, height, this.R], height);
   }
 
-  exists(txid: string): boolean {
-    return this.engine.records.has(txidBytes(txid).toString('hex'));
+  /** What cleanup records on the record that held an output of a deleted child (record `n` of `txid`). */
+  async setDeletedChild(txid: string, n: number, child: string): Promise<void> {
+    await this.udf(txid, recordKey(txidToBytes(txid), n), 'setDeletedChild', [child], 0);
   }
 
-  /** Any record, pagination record or blob of the tx left. */
-  leftovers(txid: string): string[] {
-    const prefix = txidBytes(txid).toString('hex');
-    const out = [...this.engine.records.keys()].filter((k) => k.startsWith(prefix));
-    for (const k of this.blobs.blobs.keys()) if (k.startsWith(txid)) out.push(k);
+  async exists(txid: string): Promise<boolean> {
+    return (await this.engine.get(txidToBytes(txid), [BIN.txID])) !== null;
+  }
+
+  /** Any record (master or pagination) or blob of the tx that is left, by key hex / blob name. */
+  async leftovers(txid: string): Promise<string[]> {
+    const keys = this.keys(txid);
+    const records = await this.engine.batchGet(keys, [BIN.txID]);
+    const out = keys.filter((_, i) => records[i] !== null).map((k) => k.toString('hex'));
+    for (const kind of ['tx', 'outputs'] as const) if (await this.blobs.exists(txid, kind)) out.push(`${txid}.${kind}`);
     return out;
   }
 }

@@ -1,49 +1,60 @@
-/** Every row of the timeline tables of seed 004 (DAH evolution), with R = safety window = 288. */
-import { harness } from './harness';
+/**
+ * Every row of the timeline tables of seed 004 (DAH evolution), with R = safety window = 288, on the embedded engine
+ * with the real UDF module: the DAHs come from the Lua DAH rule (spend at 1000 -> DAH 1288).
+ */
+import { txidToBytes } from '../../lib/domain/txid';
+import { closeHarnesses, harness, type Harness } from './harness';
+
+async function dah(h: Harness, txid: string): Promise<unknown> {
+  return (await h.engine.get(txidToBytes(txid)))?.bins.deleteAtHeight;
+}
 
 const BLOCK = 7;
 
 describe('seed 004 timelines', () => {
+  afterEach(closeHarnesses);
+
   test('parent fully spent at 1000, child mined at 1001: kept at 1288 (287 < 288), deleted at 1289', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent();
     const child = await h.child([{ txid: parent, vout: 0 }], 1000);
     await h.ledger.setMined(child, BLOCK, 1001);
+    expect(await dah(h, parent)).toBe(1288);
 
     const at1200 = await h.service.runPass({ tip: 1200 });
     expect(at1200).toMatchObject({ deleted: 0, kept: {}, errors: 0, more: false });
     const at1288 = await h.service.runPass({ tip: 1288 });
     expect(at1288).toMatchObject({ tip: 1288, deleted: 0, kept: { child_unstable: 1 }, errors: 0 });
-    expect(h.ledger.exists(parent)).toBe(true);
+    expect(await h.ledger.exists(parent)).toBe(true);
     const at1289 = await h.service.runPass({ tip: 1289 });
     expect(at1289).toMatchObject({ deleted: 1, kept: {}, errors: 0, more: false });
-    expect(h.ledger.leftovers(parent)).toEqual([]);
-    expect(h.ledger.exists(child)).toBe(true);
+    expect(await h.ledger.leftovers(parent)).toEqual([]);
+    expect(await h.ledger.exists(child)).toBe(true);
   });
 
   test('edge case 1, child never mined: kept at 1288, 1500 and 2000', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent();
     await h.child([{ txid: parent, vout: 0 }], 1000);
     for (const tip of [1288, 1500, 2000]) {
       expect(await h.service.runPass({ tip })).toMatchObject({ deleted: 0, kept: { child_unmined: 1 } });
-      expect(h.ledger.exists(parent)).toBe(true);
+      expect(await h.ledger.exists(parent)).toBe(true);
     }
   });
 
   test('edge case 2, child mined very late (1500): kept at 1288 and 1787, deleted at 1788', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent();
     const child = await h.child([{ txid: parent, vout: 0 }], 1000);
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { child_unmined: 1 } });
     await h.ledger.setMined(child, BLOCK, 1500);
     expect(await h.service.runPass({ tip: 1787 })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
     expect(await h.service.runPass({ tip: 1788 })).toMatchObject({ deleted: 1 });
-    expect(h.ledger.exists(parent)).toBe(false);
+    expect(await h.ledger.exists(parent)).toBe(false);
   });
 
   test('edge case 3, reorg orphans the child at 1200, re-mined at 1300: kept at 1288 and 1587, deleted at 1588', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent();
     const child = await h.child([{ txid: parent, vout: 0 }], 1000);
     await h.ledger.setMined(child, BLOCK, 1100);
@@ -52,52 +63,53 @@ describe('seed 004 timelines', () => {
     await h.ledger.setMined(child, BLOCK + 1, 1300);
     expect(await h.service.runPass({ tip: 1587 })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
     expect(await h.service.runPass({ tip: 1588 })).toMatchObject({ deleted: 1 });
-    expect(h.ledger.exists(parent)).toBe(false);
+    expect(await h.ledger.exists(parent)).toBe(false);
   });
 
   test('scenario A, long-running block assembly: the parent is not deleted at 1288 and is there at 1300', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent();
     await h.child([{ txid: parent, vout: 0 }], 1000);
     expect(await h.service.runPass({ tip: 1200 })).toMatchObject({ deleted: 0, kept: {} });
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { child_unmined: 1 } });
     expect(await h.service.runPass({ tip: 1300 })).toMatchObject({ deleted: 0 });
-    expect(h.ledger.exists(parent)).toBe(true);
+    expect(await h.ledger.exists(parent)).toBe(true);
   });
 
   test('scenario B, child mined at 1100 then orphaned at 1300: the parent survives 1288 and the reorg', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent();
     const child = await h.child([{ txid: parent, vout: 0 }], 1000);
     await h.ledger.setMined(child, BLOCK, 1100);
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
     await h.ledger.unsetMined(child, BLOCK, 1300);
     expect(await h.service.runPass({ tip: 1300 })).toMatchObject({ deleted: 0, kept: { child_unmined: 1 } });
-    expect(h.ledger.exists(parent)).toBe(true);
+    expect(await h.ledger.exists(parent)).toBe(true);
   });
 
   test('edge case 4, restart at 1500 with the child unmined and no preserve_until: kept', async () => {
-    const h = harness();
+    const h = await harness();
     const parent = await h.parent();
     await h.child([{ txid: parent, vout: 0 }], 1000);
     expect(await h.service.runPass({ tip: 1500 })).toMatchObject({ deleted: 0, kept: { child_unmined: 1 } });
-    expect(h.ledger.exists(parent)).toBe(true);
+    expect(await h.ledger.exists(parent)).toBe(true);
   });
 
   describe('multi-child example: A spends output 0 at 100, B spends output 1 at 200 (DAH 488)', () => {
     test('both mined and stable at 488: deleted', async () => {
-      const h = harness();
+      const h = await harness();
       const parent = await h.parent(2, { minedAt: 50 });
       const a = await h.child([{ txid: parent, vout: 0 }], 100);
       await h.ledger.setMined(a, BLOCK, 100);
       const b = await h.child([{ txid: parent, vout: 1 }], 200);
       await h.ledger.setMined(b, BLOCK, 200);
+      expect(await dah(h, parent)).toBe(488);
       expect(await h.service.runPass({ tip: 487 })).toMatchObject({ deleted: 0 });
       expect(await h.service.runPass({ tip: 488 })).toMatchObject({ deleted: 1 });
     });
 
     test('A reorganized out, B stable: kept at 500 (every child is checked, not only the last spender)', async () => {
-      const h = harness();
+      const h = await harness();
       const parent = await h.parent(2, { minedAt: 50 });
       const a = await h.child([{ txid: parent, vout: 0 }], 100);
       await h.ledger.setMined(a, BLOCK, 100);
@@ -105,7 +117,7 @@ describe('seed 004 timelines', () => {
       await h.ledger.setMined(b, BLOCK, 200);
       await h.ledger.unsetMined(a, BLOCK, 300);
       expect(await h.service.runPass({ tip: 500 })).toMatchObject({ deleted: 0, kept: { child_unmined: 1 } });
-      expect(h.ledger.exists(parent)).toBe(true);
+      expect(await h.ledger.exists(parent)).toBe(true);
     });
   });
 });
