@@ -8,7 +8,8 @@ import { BIN } from '../domain/bins';
 import { collectChildren, extraRecordCount, isMaster, masterDecision, type ChildRef } from './candidates';
 import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
 import { clearStaleMarks, finishDelete, markDeleting } from './delete-tx';
-import { keyOfRecord } from './record-facts';
+import type { Signal, SignalName, SignalQueue } from '../signals/port';
+import { keyOfRecord, txidHex } from './record-facts';
 import { addKept, emitMetrics, emptyReport, type CleanupMetrics, type CleanupReport, type KeptReason } from './report';
 
 export interface CleanupSettings {
@@ -31,6 +32,11 @@ export interface CleanupServiceOptions {
   getTip: () => Promise<number>;
   now?: () => number;
   metrics?: CleanupMetrics;
+  /**
+   * The signal queue (DESIGN section 7). expirePreserve re-runs the DAH rule; the signal it raises (DAHSET for an
+   * external tx) is sent here so that the reconciler brings the pagination records and the blob tag in line.
+   */
+  signals?: SignalQueue;
 }
 
 export interface RunPassOptions {
@@ -57,6 +63,7 @@ export class CleanupService {
   private readonly getTip: () => Promise<number>;
   private readonly now: () => number;
   private readonly metrics?: CleanupMetrics;
+  private readonly signals?: SignalQueue;
 
   constructor(options: CleanupServiceOptions) {
     const { utxoBatchSize, batchSize, cleanupSafetyWindow, blockHeightRetention } = options.settings;
@@ -75,6 +82,7 @@ export class CleanupService {
     this.getTip = options.getTip;
     this.now = options.now ?? Date.now;
     this.metrics = options.metrics;
+    this.signals = options.signals;
   }
 
   async runPass(options: RunPassOptions = {}): Promise<CleanupReport> {
@@ -136,9 +144,20 @@ export class CleanupService {
             args: [tip, this.settings.blockHeightRetention],
           })),
         );
-        for (const r of results) {
-          if (r.ok && r.result.status === 'OK') report.preserveExpired++;
-          else if (!(!r.ok && r.error.code === 'RECORD_NOT_FOUND')) report.errors++;
+        const signals: Signal[] = [];
+        results.forEach((r, i) => {
+          if (r.ok && r.result.status === 'OK') {
+            report.preserveExpired++;
+            const signal = r.result.signal;
+            if (typeof signal === 'string') {
+              const txid = txidHex(page.records[i].key.subarray(0, 32));
+              signals.push({ txid, signal: signal as SignalName, height: tip });
+            }
+          } else if (!(!r.ok && r.error.code === 'RECORD_NOT_FOUND')) report.errors++;
+        });
+        if (signals.length > 0 && this.signals) {
+          // the DAH rule ran; a lost follow-up leaves pagination records / blob tag behind the master: counted
+          await this.signals.send(signals).catch(() => void report.errors++);
         }
       }
       cursor = page.cursor;

@@ -169,6 +169,51 @@ describe('cleanup edge cases', () => {
     expect(await h.service.runPass({ tip: 1788 })).toMatchObject({ deleted: 1, preserveExpired: 0 });
   });
 
+  test('an expired preserve of an external paginated tx: its DAHSET goes to the reconciler (pages and blob follow)', async () => {
+    const h = await harness({ utxoBatchSize: 2 });
+    const parent = await h.parent(3, { external: true });
+    await minedChild(
+      h,
+      [0, 1, 2].map((vout) => ({ txid: parent, vout })),
+      1000,
+    );
+    expect(await bins(h, parent, 1)).toMatchObject({ deleteAtHeight: 1288 });
+    expect(await h.blobs.getDeleteAtHeight(parent, 'outputs')).toBe(1288);
+    // PRESERVE: the reconciler removes the pagination record's DAH and the blob tag
+    await h.ledger.preserve(parent, 1500, 1100);
+    expect((await bins(h, parent, 1))!.deleteAtHeight).toBeUndefined();
+    expect(await h.blobs.getDeleteAtHeight(parent, 'outputs')).toBeNull();
+    expect(await h.service.runPass({ tip: 1500 })).toMatchObject({ preserveExpired: 1, errors: 0 });
+    expect(await bins(h, parent)).toMatchObject({ deleteAtHeight: 1788 });
+    expect(await bins(h, parent, 1)).toMatchObject({ deleteAtHeight: 1788 });
+    expect(await h.blobs.getDeleteAtHeight(parent, 'outputs')).toBe(1788);
+    expect(await h.service.runPass({ tip: 1788 })).toMatchObject({ deleted: 1 });
+    expect(await h.ledger.leftovers(parent)).toEqual([]);
+  });
+
+  test('a failed signal send after an expired preserve is counted as an error; the preserve is still expired', async () => {
+    const h = await harness();
+    const parent = await h.parent(1, { external: true });
+    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    await h.ledger.preserve(parent, 1500, 1100);
+    const service = new CleanupService({
+      engine: h.engine,
+      blobs: h.blobs,
+      moduleName: h.moduleName,
+      settings: h.settings,
+      getTip: async () => 0,
+      signals: {
+        kind: 'down',
+        send: async () => {
+          throw new Error('queue unavailable');
+        },
+        ping: async () => {},
+      },
+    });
+    expect(await service.runPass({ tip: 1500 })).toMatchObject({ preserveExpired: 1, errors: 1 });
+    expect(await bins(h, parent)).toMatchObject({ deleteAtHeight: 1788 });
+  });
+
   test('paginated parent (B = 2, 5 outputs): every pagination record goes with the master', async () => {
     const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(5);

@@ -128,17 +128,20 @@ export class DelegatingEngine implements RecordEngine {
 
 /**
  * Wraps the ports as a pass killed at step n would see them: the n-th mutating call (1-based: update, remove,
- * batchApply, blob delete) and every mutating call after it throw without reaching the engine or blob store.
+ * batchApply, blob delete) and, when the process `dies` (default), every mutating call after it throw without
+ * reaching the engine or blob store. With `dies: false` only the n-th call fails (a transient error).
  */
 export function failingAt(
   engine: RecordEngine,
   blobs: BlobStore,
   n: number,
+  options: { dies?: boolean } = {},
 ): { engine: RecordEngine; blobs: BlobStore; steps: () => number } {
+  const dies = options.dies ?? true;
   let count = 0;
   const step = (): void => {
     count++;
-    if (count >= n) throw new EngineError('UNAVAILABLE', `killed at step ${n}`);
+    if (count === n || (dies && count > n)) throw new EngineError('UNAVAILABLE', `killed at step ${n}`);
   };
   const e = new DelegatingEngine(engine, {
     update: async (key, bins, policy, inner) => (step(), inner.update(key, bins, policy)),

@@ -55,6 +55,7 @@ export async function harness(overrides: Partial<CleanupSettings> = {}): Promise
     settings,
     getTip: async () => 0,
     metrics: { count: (name, value) => (counts[name] = (counts[name] ?? 0) + value) },
+    signals: ledger.queue,
   });
   const parentBlock = (txid: string): number => 1_000_000 + Number.parseInt(txid.slice(0, 6), 16);
   return {
@@ -84,7 +85,15 @@ export async function harness(overrides: Partial<CleanupSettings> = {}): Promise
       return txid;
     },
     serviceOver(e, b = blobs, now) {
-      return new CleanupService({ engine: e, blobs: b, moduleName: MODULE_NAME, settings, getTip: async () => 0, now });
+      return new CleanupService({
+        engine: e,
+        blobs: b,
+        moduleName: MODULE_NAME,
+        settings,
+        getTip: async () => 0,
+        now,
+        signals: ledger.queue,
+      });
     },
   };
 }

@@ -19,7 +19,7 @@ import { assembleTx, serializeInput, serializeOutput, type ParsedInput } from '.
 import { txidToBytes } from '../../lib/domain/txid';
 import type { UdfFunction } from '../../lib/domain/udf';
 import { Reconciler } from '../../lib/signals/reconciler';
-import type { SignalName } from '../../lib/signals/port';
+import type { SignalName, SignalQueue } from '../../lib/signals/port';
 
 export interface Outpoint {
   txid: string;
@@ -79,6 +79,8 @@ export interface CreateOptions {
 export class Ledger {
   private readonly txs = new Map<string, LedgerTx>();
   private readonly reconciler: Reconciler;
+  /** a signal queue that hands every signal to the reconciler at once (the store's local, in-process queue) */
+  readonly queue: SignalQueue;
 
   constructor(
     readonly engine: RecordEngine,
@@ -94,6 +96,13 @@ export class Ledger {
       settings: { blockHeightRetention: R },
       getTip: async () => 0,
     });
+    this.queue = {
+      kind: 'ledger',
+      send: async (signals) => {
+        for (const s of signals) await this.reconciler.handle(s);
+      },
+      ping: async () => {},
+    };
   }
 
   private tx(txid: string): LedgerTx {

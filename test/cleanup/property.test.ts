@@ -26,7 +26,8 @@ type Op =
   | { kind: 'mine'; tx: number }
   | { kind: 'reorg'; tx: number }
   | { kind: 'advance'; by: number }
-  | { kind: 'pass'; killAt: number };
+  /** killAt > 0: the killAt-th mutating call fails; `dies`: every later one too (the process died) */
+  | { kind: 'pass'; killAt: number; dies: boolean };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -46,6 +47,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('pass' as const),
       killAt: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 8 })),
+      dies: fc.boolean(),
     }),
   },
 );
@@ -56,7 +58,21 @@ interface ModelTx {
   blocks: { id: number; height: number }[];
 }
 
-const stats = { deleted: 0, kept: 0, passes: 0 };
+/** what the histories exercised (reset by the fixed-seed test) */
+const stats = {
+  passes: 0,
+  deleted: 0,
+  kept: 0,
+  /** txs deletable at the start of a completed pass, and those of them still there after it */
+  due: 0,
+  carried: 0,
+  /** owed txs checked gone at the next completed pass */
+  owedChecked: 0,
+  /** reorgs refused with DELETING */
+  refused: 0,
+  paginatedDeleted: 0,
+  externalDeleted: 0,
+};
 
 async function runHistory(ops: Op[], serviceWindow = WINDOW): Promise<void> {
   const engine = await openUdfEngine();
@@ -132,6 +148,7 @@ async function runOn(engine: RecordEngine, ops: Op[], serviceWindow: number): Pr
       } catch (err) {
         // a tx marked `deleting` by a killed pass is frozen: the UDF refuses and nothing changes
         if (!(err instanceof LedgerError && err.code === 'DELETING')) throw err;
+        stats.refused++;
         expect(live.get(t.id)!.deleting).toBe(true);
       }
     } else if (op.kind === 'advance') {
@@ -150,7 +167,7 @@ async function runOn(engine: RecordEngine, ops: Op[], serviceWindow: number): Pr
       }
       const stillOwed = [...owed].filter((id) => deletable(byId.get(id)!, tip, liveBefore));
       if (op.killAt > 0) {
-        const killed = failingAt(engine, blobs, op.killAt);
+        const killed = failingAt(engine, blobs, op.killAt, { dies: op.dies });
         const s = new CleanupService({
           engine: killed.engine,
           blobs: killed.blobs,
@@ -167,7 +184,18 @@ async function runOn(engine: RecordEngine, ops: Op[], serviceWindow: number): Pr
         stats.kept += Object.values(report.kept).reduce((a, b) => a + b, 0);
       }
       const liveAfter = await masters();
-      if (op.killAt === 0) for (const id of stillOwed) expect(liveAfter.has(id)).toBe(false);
+      if (op.killAt === 0) {
+        for (const id of stillOwed) expect(liveAfter.has(id)).toBe(false);
+        stats.owedChecked += stillOwed.length;
+        const due = txs.filter((t) => deletable(t, tip, liveBefore));
+        stats.due += due.length;
+        stats.carried += due.filter((t) => liveAfter.has(t.id)).length;
+      }
+      for (const id of before) {
+        if (liveAfter.has(id)) continue;
+        if (liveBefore.get(id)!.totalExtraRecs !== 0) stats.paginatedDeleted++;
+        if (liveBefore.get(id)!.external === true) stats.externalDeleted++;
+      }
       // (1) safety, against the model's view of every child. A tx marked `deleting` by a killed pass whose
       // pagination record was already removed has lost the outputs of that record (and their spenders' list):
       // only the children of its remaining records can be, and are, checked when it is finished.
@@ -192,7 +220,10 @@ async function runOn(engine: RecordEngine, ops: Op[], serviceWindow: number): Pr
             expect(t.spentBy.some((c) => c !== null && liveAfter.has(c) && !safe(byId.get(c)!, tip))).toBe(true);
           }
         }
-        owed = new Set(txs.filter((t) => deletable(t, tip, liveAfter)).map((t) => t.id));
+        // deletable at this pass (before or after it): if still deletable at the next completed pass, gone after it
+        owed = new Set(
+          txs.filter((t) => deletable(t, tip, liveBefore) || deletable(t, tip, liveAfter)).map((t) => t.id),
+        );
       }
     }
   }
@@ -216,13 +247,14 @@ test('the property fails for a service without a safety window (it can fail)', a
 });
 
 test('the histories exercise both deletions and kept parents (fixed seed)', async () => {
-  stats.deleted = 0;
-  stats.kept = 0;
-  stats.passes = 0;
+  for (const k of Object.keys(stats) as (keyof typeof stats)[]) stats[k] = 0;
   await fc.assert(
     fc.asyncProperty(fc.array(opArb, { minLength: 10, maxLength: 60, size: 'max' }), (ops) => runHistory(ops)),
     { numRuns: 200, seed: 1 },
   );
   expect(stats.deleted).toBeGreaterThan(20);
   expect(stats.kept).toBeGreaterThan(20);
+  expect(stats.due).toBeGreaterThan(20);
+  expect(stats.paginatedDeleted).toBeGreaterThan(0);
+  expect(stats.externalDeleted).toBeGreaterThan(0);
 });
