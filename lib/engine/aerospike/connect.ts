@@ -1,0 +1,137 @@
+/**
+ * Connecting to Aerospike. connectAerospike opens one client (the native module is required here, lazily);
+ * getSharedAerospikeClient keeps one client per process for Lambda: created on the first invocation, reused by the
+ * following ones while the execution environment lives, and never closed by handlers.
+ */
+import type { Client, ConfigOptions, Host } from 'aerospike';
+import { EngineError } from '../port';
+import { mapAerospikeError } from './errors';
+import { loadAerospike } from './native';
+
+export interface AerospikeTimeouts {
+  /** socket connect timeout, ms (default 1000) */
+  connectMs?: number;
+  /** total timeout of single-record reads and writes and UDF applies, ms (default 1000) */
+  commandMs?: number;
+  /** total timeout of batch commands, ms (default 5000) */
+  batchMs?: number;
+  /** total timeout of one page of a range query, ms (default 30000) */
+  queryMs?: number;
+  /** info commands (UDF registration, index creation), ms (default 10000) */
+  infoMs?: number;
+}
+
+export interface AerospikeConnectOptions {
+  /** seed hosts "h1:3000,h2:3000" (port defaults to 3000) */
+  hosts: string;
+  namespace: string;
+  user?: string;
+  password?: string;
+  timeouts?: AerospikeTimeouts;
+  /**
+   * Connection pool cap per node. A Lambda execution environment runs one invocation at a time, so a small pool
+   * (default 32) is plenty, and it keeps many concurrent environments from exhausting the nodes' proto-fd-max.
+   */
+  maxConnsPerNode?: number;
+}
+
+export const DEFAULT_MAX_CONNS_PER_NODE = 32;
+
+function invalid(message: string): EngineError {
+  return new EngineError('INVALID', message);
+}
+
+/** "h1:3000,h2" -> [{addr: 'h1', port: 3000}, {addr: 'h2', port: 3000}] (IPv6 as "[::1]:3000"). */
+export function parseHosts(hosts: string): Host[] {
+  if (typeof hosts !== 'string' || hosts.trim() === '') throw invalid('aerospike hosts: empty host list');
+  return hosts.split(',').map((entry) => {
+    const item = entry.trim();
+    const m = /^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]+)(?::(\d+))?$/.exec(item);
+    if (!m) throw invalid(`aerospike hosts: bad host "${item}" (expected host or host:port)`);
+    const port = m[2] === undefined ? 3000 : Number(m[2]);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) {
+      throw invalid(`aerospike hosts: bad port in "${item}"`);
+    }
+    return { addr: m[1].replace(/^\[|\]$/g, ''), port };
+  });
+}
+
+/** The client configuration for the options (exported for tests; no native module needed). */
+export function aerospikeConfig(options: AerospikeConnectOptions): ConfigOptions {
+  if (!options.namespace) throw invalid('aerospike: namespace is required');
+  if ((options.user === undefined) !== (options.password === undefined)) {
+    throw invalid('aerospike: user and password must be given together');
+  }
+  const t = options.timeouts ?? {};
+  const command = { totalTimeout: t.commandMs ?? 1000, socketTimeout: t.commandMs ?? 1000, maxRetries: 2 };
+  const batch = { totalTimeout: t.batchMs ?? 5000, socketTimeout: t.batchMs ?? 5000, maxRetries: 2 };
+  const policies = {
+    read: command,
+    write: command,
+    remove: command,
+    apply: command,
+    operate: command,
+    batch,
+    batchParentWrite: batch,
+    query: { totalTimeout: t.queryMs ?? 30000, socketTimeout: t.queryMs ?? 30000 },
+    info: { timeout: t.infoMs ?? 10000 },
+  };
+  const config: ConfigOptions = {
+    hosts: parseHosts(options.hosts),
+    connTimeoutMs: t.connectMs ?? 1000,
+    maxConnsPerNode: options.maxConnsPerNode ?? DEFAULT_MAX_CONNS_PER_NODE,
+    minConnsPerNode: 0,
+    policies: policies as unknown as ConfigOptions['policies'],
+  };
+  if (options.user !== undefined) {
+    config.user = options.user;
+    config.password = options.password;
+  }
+  return config;
+}
+
+/** Connects one client and checks that the namespace exists. The caller owns the client (close() it). */
+export async function connectAerospike(options: AerospikeConnectOptions): Promise<Client> {
+  const config = aerospikeConfig(options);
+  const Aerospike = loadAerospike();
+  const client = Aerospike.client(config);
+  try {
+    await client.connect();
+  } catch (err) {
+    client.close();
+    const mapped = mapAerospikeError(err, `connect ${options.hosts}`);
+    throw new EngineError(mapped.code === 'UNKNOWN' ? 'UNAVAILABLE' : mapped.code, mapped.message, { cause: err });
+  }
+  try {
+    const info = await client.infoAny('namespaces');
+    const names = (info.split('\t')[1] ?? '').trim().split(';').filter(Boolean);
+    if (!names.includes(options.namespace)) {
+      throw invalid(
+        `aerospike: namespace "${options.namespace}" does not exist on ${options.hosts} (has ${names.join(', ')})`,
+      );
+    }
+  } catch (err) {
+    client.close();
+    throw mapAerospikeError(err, 'connect');
+  }
+  return client;
+}
+
+const shared = new Map<string, Promise<Client>>();
+
+/**
+ * One client per process and per (hosts, namespace, user): reused across Lambda invocations. A failed connection
+ * is forgotten so that the next invocation tries again.
+ */
+export function getSharedAerospikeClient(options: AerospikeConnectOptions): Promise<Client> {
+  const id = JSON.stringify([options.hosts, options.namespace, options.user ?? null]);
+  let client = shared.get(id);
+  if (!client) {
+    client = connectAerospike(options);
+    shared.set(id, client);
+    client.catch(() => {
+      if (shared.get(id) === client) shared.delete(id);
+    });
+  }
+  return client;
+}

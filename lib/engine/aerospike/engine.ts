@@ -1,0 +1,373 @@
+/**
+ * The production RecordEngine over the `aerospike` client (DESIGN section 2). Records live in one namespace and set;
+ * keys are Buffer user keys, always sent and stored (policy.key = SEND) so that query results carry them.
+ *
+ * - create: exists = CREATE (create-only); update: exists = UPDATE (update-only, bins merged, null removes a bin);
+ *   a given generation is checked with gen = EQ. create without ttl never expires; update without ttl keeps the
+ *   record's ttl (DONT_UPDATE).
+ * - apply: client.apply; batchApply: client.batchWrite with one BATCH_APPLY record per item, so every item can have
+ *   its own function and arguments in one round trip, with a status per record.
+ * - queryRange: a secondary-index range query (filter.range), paged with the client's paginated queries; the
+ *   cursor is the saved query state. The three integer indexes are created on first use (ensureIndexes).
+ * - ensureModule: registers `<name>.lua` (udfRegister of a temporary file) unless every node lists it.
+ */
+import { promises as fs } from 'fs';
+import { tmpdir } from 'os';
+import * as path from 'path';
+import type { AerospikeRecord, BatchResult, Client, Key } from 'aerospike';
+import { INDEXED_BINS, type IndexedBin } from '../../domain/bins';
+import {
+  EngineError,
+  type BatchApplyItem,
+  type BatchApplyResult,
+  type BinMap,
+  type Bins,
+  type EngineRecord,
+  type RangePage,
+  type RangeQuery,
+  type RecordEngine,
+  type RecordKey,
+  type UdfCall,
+  type WritePolicy,
+} from '../port';
+import { decodeCursor, encodeCursor } from './cursor';
+import { AS_STATUS, batchStatusError, mapAerospikeError, statusOf } from './errors';
+import { loadAerospike, type AerospikeModule } from './native';
+import { fromAerospikeBins, toAerospikeBins, toAerospikeValue, udfResultMap } from './values';
+
+export interface AerospikeEngineOptions {
+  client: Client;
+  namespace: string;
+  set: string;
+  /** close() also closes the client (default false: a shared client outlives the engine) */
+  ownsClient?: boolean;
+  /** poll interval while waiting for UDF registration and index builds, ms (default 200) */
+  jobPollMs?: number;
+}
+
+/** Records per batch command. */
+export const BATCH_CHUNK = 1000;
+const DEFAULT_PAGE = 1000;
+
+/** Index name of an indexed bin in a set: `<set>_<bin>`. */
+export function indexName(set: string, bin: IndexedBin): string {
+  return `${set}_${bin}`;
+}
+
+/** Module file names in the answer to the info command `udf-list` ("filename=x.lua,hash=...,type=LUA;..."). */
+export function parseUdfList(info: string): string[] {
+  const body = info.includes('\t') ? info.slice(info.indexOf('\t') + 1) : info;
+  return body
+    .trim()
+    .split(';')
+    .map((entry) => /(?:^|,)filename=([^,]+)/.exec(entry)?.[1])
+    .filter((name): name is string => !!name);
+}
+
+function keyHex(key: RecordKey): string {
+  return key.toString('hex');
+}
+
+export class AerospikeEngine implements RecordEngine {
+  readonly kind = 'aerospike';
+  readonly namespace: string;
+  readonly set: string;
+  private readonly client: Client;
+  private readonly as: AerospikeModule;
+  private readonly ownsClient: boolean;
+  private readonly jobPollMs: number;
+  private indexes: Promise<void> | undefined;
+
+  constructor(options: AerospikeEngineOptions) {
+    if (!options?.client) throw new TypeError('AerospikeEngine: options.client is required');
+    if (!options.namespace) throw new TypeError('AerospikeEngine: options.namespace is required');
+    if (!options.set) throw new TypeError('AerospikeEngine: options.set is required');
+    this.client = options.client;
+    this.namespace = options.namespace;
+    this.set = options.set;
+    this.ownsClient = options.ownsClient ?? false;
+    this.jobPollMs = options.jobPollMs ?? 200;
+    this.as = loadAerospike();
+  }
+
+  private key(key: RecordKey): Key {
+    if (!Buffer.isBuffer(key) || key.length === 0) {
+      throw new EngineError('INVALID', 'aerospike: a record key must be a non-empty Buffer');
+    }
+    return new this.as.Key(this.namespace, this.set, key);
+  }
+
+  // ---- UDF module and indexes ------------------------------------------------------------------------------
+
+  async ensureModule(name: string, source: string): Promise<void> {
+    if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new EngineError('INVALID', `aerospike: bad UDF module name "${name}"`);
+    const file = `${name}.lua`;
+    try {
+      const answers = await this.client.infoAll('udf-list');
+      const everywhere = answers.length > 0 && answers.every((a) => parseUdfList(a.info).includes(file));
+      if (everywhere) return;
+      const dir = await fs.mkdtemp(path.join(tmpdir(), 'udf-'));
+      try {
+        const udfPath = path.join(dir, file);
+        await fs.writeFile(udfPath, source);
+        const job = await this.client.udfRegister(udfPath);
+        await job.wait(this.jobPollMs);
+      } finally {
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+    } catch (err) {
+      throw mapAerospikeError(err, `register UDF module ${file}`);
+    }
+  }
+
+  /** Creates the integer indexes on deleteAtHeight, unminedSince and preserveUntil; existing ones are fine. */
+  ensureIndexes(): Promise<void> {
+    this.indexes ??= this.createIndexes().catch((err: unknown) => {
+      this.indexes = undefined;
+      throw err;
+    });
+    return this.indexes;
+  }
+
+  private async createIndexes(): Promise<void> {
+    for (const bin of INDEXED_BINS) {
+      const index = indexName(this.set, bin);
+      try {
+        const job = await this.client.createIntegerIndex({ ns: this.namespace, set: this.set, bin, index });
+        await job.wait(this.jobPollMs);
+      } catch (err) {
+        if (statusOf(err) === AS_STATUS.ERR_INDEX_FOUND) continue;
+        throw mapAerospikeError(err, `create index ${index}`);
+      }
+    }
+  }
+
+  // ---- reads ---------------------------------------------------------------------------------------------------
+
+  async get(key: RecordKey, bins?: string[]): Promise<EngineRecord | null> {
+    const k = this.key(key);
+    try {
+      const record = bins ? await this.client.select(k, bins) : await this.client.get(k);
+      return this.toRecord(key, record);
+    } catch (err) {
+      if (statusOf(err) === AS_STATUS.ERR_RECORD_NOT_FOUND) return null;
+      throw mapAerospikeError(err, `get ${keyHex(key)}`);
+    }
+  }
+
+  async batchGet(keys: RecordKey[], bins?: string[]): Promise<(EngineRecord | null)[]> {
+    const chunks = await Promise.all(chunk(keys, BATCH_CHUNK).map((part) => this.batchGetChunk(part, bins)));
+    return chunks.flat();
+  }
+
+  private async batchGetChunk(keys: RecordKey[], bins?: string[]): Promise<(EngineRecord | null)[]> {
+    if (keys.length === 0) return [];
+    const records = keys.map((key) => ({
+      type: this.as.batchType.BATCH_READ,
+      key: this.key(key),
+      ...(bins ? { bins } : { readAllBins: true }),
+    }));
+    let results: BatchResult[];
+    try {
+      results = await this.client.batchRead(records);
+    } catch (err) {
+      throw mapAerospikeError(err, `batch get of ${keys.length} records`);
+    }
+    return results.map((r, i) => {
+      if (r.status === AS_STATUS.OK) return this.toRecord(keys[i], r.record);
+      if (r.status === AS_STATUS.ERR_RECORD_NOT_FOUND) return null;
+      throw batchStatusError(Number(r.status), `batch get ${keyHex(keys[i])}`);
+    });
+  }
+
+  private toRecord(key: RecordKey, record: AerospikeRecord): EngineRecord {
+    return {
+      key,
+      bins: fromAerospikeBins(record.bins as Record<string, unknown>),
+      generation: record.gen,
+      ttl: record.ttl,
+    };
+  }
+
+  // ---- writes --------------------------------------------------------------------------------------------------
+
+  async create(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
+    const values = toAerospikeBins(bins);
+    for (const name of Object.keys(values)) if (values[name] === null) delete values[name];
+    await this.put('create', key, values, this.as.policy.exists.CREATE, {
+      ttl: policy.ttl ?? this.as.ttl.NEVER_EXPIRE,
+      generation: policy.generation,
+    });
+  }
+
+  async update(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
+    await this.put('update', key, toAerospikeBins(bins), this.as.policy.exists.UPDATE, {
+      ttl: policy.ttl ?? this.as.ttl.DONT_UPDATE,
+      generation: policy.generation,
+    });
+  }
+
+  private async put(
+    op: string,
+    key: RecordKey,
+    bins: Record<string, unknown>,
+    exists: number,
+    meta: { ttl: number; generation?: number },
+  ): Promise<void> {
+    const { policy } = this.as;
+    const checkGen = meta.generation !== undefined;
+    const writePolicy = new this.as.WritePolicy({
+      exists,
+      key: policy.key.SEND,
+      gen: checkGen ? policy.gen.EQ : policy.gen.IGNORE,
+    });
+    const recordMeta = checkGen ? { ttl: meta.ttl, gen: meta.generation } : { ttl: meta.ttl };
+    try {
+      await this.client.put(this.key(key), bins as never, recordMeta, writePolicy);
+    } catch (err) {
+      throw mapAerospikeError(err, `${op} ${keyHex(key)}`);
+    }
+  }
+
+  async remove(key: RecordKey, policy: Pick<WritePolicy, 'generation'> = {}): Promise<boolean> {
+    const { gen } = this.as.policy;
+    const checkGen = policy.generation !== undefined;
+    const removePolicy = new this.as.RemovePolicy({
+      gen: checkGen ? gen.EQ : gen.IGNORE,
+      ...(checkGen ? { generation: policy.generation } : {}),
+    });
+    try {
+      await this.client.remove(this.key(key), removePolicy);
+      return true;
+    } catch (err) {
+      if (statusOf(err) === AS_STATUS.ERR_RECORD_NOT_FOUND) return false;
+      throw mapAerospikeError(err, `remove ${keyHex(key)}`);
+    }
+  }
+
+  // ---- UDFs ----------------------------------------------------------------------------------------------------
+
+  private udf(call: UdfCall) {
+    return {
+      module: call.module,
+      funcname: call.fn,
+      args: call.args.map((a, i) => toAerospikeValue(a, `${call.fn} argument ${i + 1}`)),
+    };
+  }
+
+  async apply(key: RecordKey, call: UdfCall): Promise<BinMap> {
+    const context = `apply ${call.module}.${call.fn} on ${keyHex(key)}`;
+    const applyPolicy = new this.as.ApplyPolicy({ key: this.as.policy.key.SEND, ttl: this.as.ttl.DONT_UPDATE });
+    let result: unknown;
+    try {
+      result = await this.client.apply(this.key(key), this.udf(call) as never, applyPolicy);
+    } catch (err) {
+      throw mapAerospikeError(err, context);
+    }
+    return udfResultMap(result, context);
+  }
+
+  async batchApply(items: BatchApplyItem[]): Promise<BatchApplyResult[]> {
+    const chunks = await Promise.all(chunk(items, BATCH_CHUNK).map((part) => this.batchApplyChunk(part)));
+    return chunks.flat();
+  }
+
+  private async batchApplyChunk(items: BatchApplyItem[]): Promise<BatchApplyResult[]> {
+    if (items.length === 0) return [];
+    const policy = { key: this.as.policy.key.SEND, ttl: this.as.ttl.DONT_UPDATE };
+    const records = items.map((item) => ({
+      type: this.as.batchType.BATCH_APPLY,
+      key: this.key(item.key),
+      udf: this.udf(item),
+      policy,
+    }));
+    let results: BatchResult[];
+    try {
+      results = await this.client.batchWrite(records as never);
+    } catch (err) {
+      throw mapAerospikeError(err, `batch apply of ${items.length} records`);
+    }
+    return results.map((r, i): BatchApplyResult => {
+      const item = items[i];
+      const context = `apply ${item.module}.${item.fn} on ${keyHex(item.key)}`;
+      if (r.status !== AS_STATUS.OK) return { ok: false, error: batchStatusError(Number(r.status), context) };
+      try {
+        const bins = (r.record?.bins ?? {}) as Record<string, unknown>;
+        return { ok: true, result: udfResultMap(bins.SUCCESS, context) };
+      } catch (err) {
+        return { ok: false, error: mapAerospikeError(err, context) };
+      }
+    });
+  }
+
+  // ---- range queries -------------------------------------------------------------------------------------------
+
+  async queryRange(query: RangeQuery): Promise<RangePage> {
+    if (!(INDEXED_BINS as readonly string[]).includes(query.bin)) {
+      throw new EngineError('INVALID', `aerospike query: "${query.bin}" is not an indexed bin`);
+    }
+    const limit = query.limit ?? DEFAULT_PAGE;
+    if (!Number.isInteger(limit) || limit < 1) throw new EngineError('INVALID', `aerospike query: bad limit ${limit}`);
+    await this.ensureIndexes();
+
+    const q = this.client.query(this.namespace, this.set, { paginate: true, maxRecords: limit });
+    q.where(this.as.filter.range(query.bin, query.min, query.max));
+    if (query.bins) q.select(query.bins);
+    if (query.cursor !== undefined) q.queryState = decodeCursor(query.cursor) as never;
+
+    let records: AerospikeRecord[];
+    try {
+      records = await q.results();
+    } catch (err) {
+      throw mapAerospikeError(err, `query ${query.bin} in [${query.min}, ${query.max}]`);
+    }
+    // Aerospike returns a page in partition order; within the page, order by the queried value (then key).
+    const page: RangePage = { records: records.map((r) => this.queriedRecord(r)).sort(byValue(query.bin)) };
+    const cursor = encodeCursor(q.queryState);
+    if (cursor !== undefined) page.cursor = cursor;
+    return page;
+  }
+
+  private queriedRecord(record: AerospikeRecord): EngineRecord {
+    const userKey = record.key?.key;
+    if (!Buffer.isBuffer(userKey)) {
+      const digest = record.key?.digest?.toString('hex') ?? 'unknown';
+      throw new EngineError(
+        'INVALID',
+        `aerospike query: record with digest ${digest} in ${this.namespace}.${this.set} has no stored Buffer user key`,
+      );
+    }
+    return this.toRecord(userKey, record);
+  }
+
+  // ---- health --------------------------------------------------------------------------------------------------
+
+  async ping(): Promise<void> {
+    if (!this.client.isConnected(false)) {
+      throw new EngineError('UNAVAILABLE', 'aerospike: the client is not connected to the cluster');
+    }
+    try {
+      await this.client.infoAny('status');
+    } catch (err) {
+      throw mapAerospikeError(err, 'ping');
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsClient) this.client.close();
+  }
+}
+
+function byValue(bin: string) {
+  const num = (r: EngineRecord) => {
+    const v = r.bins[bin];
+    return typeof v === 'number' || typeof v === 'bigint' ? Number(v) : Number.NaN;
+  };
+  return (a: EngineRecord, b: EngineRecord) => num(a) - num(b) || Buffer.compare(a.key, b.key);
+}
+
+function chunk<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

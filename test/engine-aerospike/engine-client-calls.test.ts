@@ -1,0 +1,364 @@
+/**
+ * AerospikeEngine against a recording double of the client: what it sends (keys, policies, metadata, UDF calls,
+ * query settings) and how it maps what comes back. Behaviour against a real server is the engine contract
+ * (engine-contract.test.ts, when AEROSPIKE_HOSTS is set).
+ */
+import type { Client } from 'aerospike';
+import { AerospikeEngine, AS_STATUS, decodeCursor, encodeCursor, parseUdfList } from '../../lib/engine/aerospike';
+import { EngineError } from '../../lib/engine/port';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const Aerospike = require('aerospike');
+
+type Call = { method: string; args: unknown[] };
+
+function asError(code: number, message = `status ${code}`) {
+  return Object.assign(new Error(message), { code, inDoubt: false });
+}
+
+/** A client double: each method records its call and answers with `answers[method]` (a value or a function). */
+function fakeClient(answers: Record<string, unknown> = {}) {
+  const calls: Call[] = [];
+  const query = {
+    where: jest.fn(),
+    select: jest.fn(),
+    queryState: undefined as unknown,
+    results: jest.fn(async () => {
+      const a = answers.queryResults as { records: unknown[]; state?: unknown } | Error;
+      if (a instanceof Error) throw a;
+      query.queryState = a.state;
+      return a.records;
+    }),
+  };
+  const handler: ProxyHandler<object> = {
+    get(_t, method: string) {
+      if (method === 'query') {
+        return (...args: unknown[]) => {
+          calls.push({ method, args });
+          return query;
+        };
+      }
+      return async (...args: unknown[]) => {
+        calls.push({ method, args });
+        const a = answers[method];
+        const v = typeof a === 'function' ? await (a as (...x: unknown[]) => unknown)(...args) : a;
+        if (v instanceof Error) throw v;
+        return v;
+      };
+    },
+  };
+  const client = new Proxy({}, handler) as unknown as Client;
+  return { client, calls, query, callsOf: (m: string) => calls.filter((c) => c.method === m) };
+}
+
+const KEY = Buffer.from('aa'.repeat(32), 'hex');
+const KEY2 = Buffer.concat([KEY, Buffer.from([1, 0, 0, 0])]);
+
+function engineWith(answers: Record<string, unknown> = {}) {
+  const fake = fakeClient(answers);
+  const engine = new AerospikeEngine({ client: fake.client, namespace: 'utxo', set: 'txs', jobPollMs: 1 });
+  return { engine, ...fake };
+}
+
+describe('AerospikeEngine writes', () => {
+  test('create: create-only, key sent, never expires unless a ttl is given; null bins are left out', async () => {
+    const { engine, callsOf } = engineWith({ put: undefined });
+    await engine.create(KEY, { fee: 5, locked: null, utxoSpendableIn: { '2': 100 } });
+    const [key, bins, meta, policy] = callsOf('put')[0].args as [
+      { ns: string; set: string; key: Buffer },
+      Record<string, unknown>,
+      Record<string, unknown>,
+      Record<string, unknown>,
+    ];
+    expect([key.ns, key.set, key.key]).toEqual(['utxo', 'txs', KEY]);
+    expect(bins).toEqual({ fee: 5, utxoSpendableIn: new Map([[2, 100]]) });
+    expect(meta).toEqual({ ttl: Aerospike.ttl.NEVER_EXPIRE });
+    expect(policy).toMatchObject({
+      exists: Aerospike.policy.exists.CREATE,
+      key: Aerospike.policy.key.SEND,
+      gen: Aerospike.policy.gen.IGNORE,
+    });
+
+    await engine.create(KEY2, { lock_type: 'tx_creation' }, { ttl: 34 });
+    expect(callsOf('put')[1].args[2]).toEqual({ ttl: 34 });
+  });
+
+  test('update: update-only, keeps the ttl unless given, checks the generation when given, null removes a bin', async () => {
+    const { engine, callsOf } = engineWith({ put: undefined });
+    await engine.update(KEY, { deleting: true, creating: null }, { generation: 7 });
+    const [, bins, meta, policy] = callsOf('put')[0].args as Record<string, unknown>[];
+    expect(bins).toEqual({ deleting: true, creating: null });
+    expect(meta).toEqual({ ttl: Aerospike.ttl.DONT_UPDATE, gen: 7 });
+    expect(policy).toMatchObject({ exists: Aerospike.policy.exists.UPDATE, gen: Aerospike.policy.gen.EQ });
+  });
+
+  test('write errors are mapped', async () => {
+    const exists = engineWith({ put: asError(AS_STATUS.ERR_RECORD_EXISTS, 'Record exists') });
+    await expect(exists.engine.create(KEY, { a: 1 })).rejects.toMatchObject({
+      code: 'RECORD_EXISTS',
+      message: `aerospike create ${KEY.toString('hex')}: Record exists (status 5)`,
+    });
+    const gen = engineWith({ put: asError(AS_STATUS.ERR_RECORD_GENERATION) });
+    await expect(gen.engine.update(KEY, { a: 1 }, { generation: 1 })).rejects.toMatchObject({
+      code: 'GENERATION_MISMATCH',
+    });
+    const big = engineWith({ put: asError(AS_STATUS.ERR_RECORD_TOO_BIG) });
+    await expect(big.engine.create(KEY, { a: 1 })).rejects.toMatchObject({ code: 'RECORD_TOO_BIG' });
+  });
+
+  test('remove: true, false when missing, generation checked when given', async () => {
+    const ok = engineWith({ remove: undefined });
+    expect(await ok.engine.remove(KEY, { generation: 3 })).toBe(true);
+    expect(ok.callsOf('remove')[0].args[1]).toMatchObject({ gen: Aerospike.policy.gen.EQ, generation: 3 });
+    const missing = engineWith({ remove: asError(AS_STATUS.ERR_RECORD_NOT_FOUND) });
+    expect(await missing.engine.remove(KEY)).toBe(false);
+    const stale = engineWith({ remove: asError(AS_STATUS.ERR_RECORD_GENERATION) });
+    await expect(stale.engine.remove(KEY, { generation: 1 })).rejects.toMatchObject({ code: 'GENERATION_MISMATCH' });
+  });
+
+  test('keys must be non-empty Buffers', async () => {
+    const { engine } = engineWith();
+    await expect(engine.get(Buffer.alloc(0))).rejects.toThrow(/non-empty Buffer/);
+  });
+});
+
+describe('AerospikeEngine reads', () => {
+  const record = { key: { key: KEY }, bins: { fee: 10, big: 2n ** 60n, m: { '1': 2 } }, gen: 4, ttl: -1 };
+
+  test('get / select, missing record -> null', async () => {
+    const { engine, callsOf } = engineWith({ get: record, select: record });
+    expect(await engine.get(KEY)).toEqual({
+      key: KEY,
+      bins: { fee: 10, big: 2n ** 60n, m: { '1': 2 } },
+      generation: 4,
+      ttl: -1,
+    });
+    await engine.get(KEY, ['fee']);
+    expect(callsOf('select')[0].args[1]).toEqual(['fee']);
+    const missing = engineWith({ get: asError(AS_STATUS.ERR_RECORD_NOT_FOUND) });
+    expect(await missing.engine.get(KEY)).toBeNull();
+    const down = engineWith({ get: asError(AS_STATUS.ERR_TIMEOUT) });
+    await expect(down.engine.get(KEY)).rejects.toMatchObject({ code: 'TIMEOUT' });
+  });
+
+  test('batchGet: one result per key in order, missing -> null, other statuses throw', async () => {
+    const { engine, callsOf } = engineWith({
+      batchRead: [
+        { status: AS_STATUS.OK, record },
+        { status: AS_STATUS.ERR_RECORD_NOT_FOUND, record: { key: {} } },
+      ],
+    });
+    const got = await engine.batchGet([KEY, KEY2], ['fee']);
+    expect(got[0]?.generation).toBe(4);
+    expect(got[1]).toBeNull();
+    const sent = callsOf('batchRead')[0].args[0] as { type: number; bins?: string[] }[];
+    expect(sent.map((r) => [r.type, r.bins])).toEqual([
+      [Aerospike.batchType.BATCH_READ, ['fee']],
+      [Aerospike.batchType.BATCH_READ, ['fee']],
+    ]);
+    const bad = engineWith({ batchRead: [{ status: AS_STATUS.ERR_TIMEOUT, record: { key: {} } }] });
+    await expect(bad.engine.batchGet([KEY])).rejects.toMatchObject({ code: 'TIMEOUT' });
+    expect(await engine.batchGet([])).toEqual([]);
+  });
+});
+
+describe('AerospikeEngine UDFs', () => {
+  test('apply sends module, function and converted args, with the key stored; returns the map', async () => {
+    const { engine, callsOf } = engineWith({ apply: { status: 'OK', signal: 'DAHSET' } });
+    const res = await engine.apply(KEY, { module: 'utxo_1', fn: 'setMined', args: [9, { '0': 1 }, null, 5n] });
+    expect(res).toEqual({ status: 'OK', signal: 'DAHSET' });
+    const [, udf, policy] = callsOf('apply')[0].args as Record<string, unknown>[];
+    expect(udf).toEqual({ module: 'utxo_1', funcname: 'setMined', args: [9, new Map([[0, 1]]), null, 5] });
+    expect(policy).toMatchObject({ key: Aerospike.policy.key.SEND, ttl: Aerospike.ttl.DONT_UPDATE });
+  });
+
+  test('apply: a UDF error is UDF_ERROR, a non-map result too', async () => {
+    const failing = engineWith({ apply: asError(AS_STATUS.ERR_UDF, 'UDF: Execution Error') });
+    await expect(failing.engine.apply(KEY, { module: 'm', fn: 'f', args: [] })).rejects.toMatchObject({
+      code: 'UDF_ERROR',
+    });
+    const odd = engineWith({ apply: 'OK' });
+    await expect(odd.engine.apply(KEY, { module: 'm', fn: 'f', args: [] })).rejects.toMatchObject({
+      code: 'UDF_ERROR',
+    });
+  });
+
+  test('batchApply: one batchWrite with a BATCH_APPLY record per item; per-record results in order', async () => {
+    const { engine, callsOf } = engineWith({
+      batchWrite: [
+        { status: AS_STATUS.OK, record: { bins: { SUCCESS: { status: 'OK' } } } },
+        { status: AS_STATUS.ERR_UDF, record: { bins: {} } },
+        { status: AS_STATUS.ERR_RECORD_TOO_BIG, record: { bins: {} } },
+      ],
+    });
+    const items = [
+      { key: KEY, module: 'utxo_1', fn: 'spendMulti', args: [[Buffer.from([1])]] },
+      { key: KEY2, module: 'utxo_1', fn: 'spendMulti', args: [[Buffer.from([2])]] },
+      { key: KEY2, module: 'utxo_1', fn: 'setMined', args: [1] },
+    ];
+    const results = await engine.batchApply(items);
+    expect(results[0]).toEqual({ ok: true, result: { status: 'OK' } });
+    expect(results[1]).toMatchObject({ ok: false, error: { code: 'UDF_ERROR' } });
+    expect(results[2]).toMatchObject({ ok: false, error: { code: 'RECORD_TOO_BIG' } });
+    expect((results[1] as { error: EngineError }).error.message).toContain(
+      `utxo_1.spendMulti on ${KEY2.toString('hex')}`,
+    );
+    expect(callsOf('batchWrite')).toHaveLength(1);
+    const sent = callsOf('batchWrite')[0].args[0] as { type: number; udf: unknown; policy: unknown }[];
+    expect(sent.map((r) => r.type)).toEqual([2, 2, 2].map(() => Aerospike.batchType.BATCH_APPLY));
+    expect(sent[2].udf).toEqual({ module: 'utxo_1', funcname: 'setMined', args: [1] });
+    expect(sent[0].policy).toMatchObject({ key: Aerospike.policy.key.SEND });
+  });
+
+  test('batchApply: a failure of the whole call throws the mapped error', async () => {
+    const { engine } = engineWith({ batchWrite: asError(AS_STATUS.ERR_CONNECTION, 'no connection') });
+    await expect(engine.batchApply([{ key: KEY, module: 'm', fn: 'f', args: [] }])).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+    });
+  });
+
+  test('ensureModule registers <name>.lua only when a node lacks it, and waits for the job', async () => {
+    const listed = 'udf-list\tfilename=utxo_1.lua,hash=abc,type=LUA;filename=other.lua,hash=d,type=LUA;';
+    const present = engineWith({ infoAll: [{ host: {}, info: listed }] });
+    await present.engine.ensureModule('utxo_1', '-- lua');
+    expect(present.callsOf('udfRegister')).toHaveLength(0);
+
+    const wait = jest.fn(async () => undefined);
+    let registered = '';
+    const absent = engineWith({
+      infoAll: [
+        { host: {}, info: listed },
+        { host: {}, info: 'udf-list\t' },
+      ],
+      udfRegister: async (p: string) => {
+        registered = (await import('fs')).readFileSync(p, 'utf8');
+        return { wait };
+      },
+    });
+    await absent.engine.ensureModule('utxo_1', '-- the module');
+    const udfPath = absent.callsOf('udfRegister')[0].args[0] as string;
+    expect(udfPath).toMatch(/[/\\]utxo_1\.lua$/);
+    expect(registered).toBe('-- the module');
+    expect(wait).toHaveBeenCalled();
+    await expect(absent.engine.ensureModule('../x', '')).rejects.toThrow(/bad UDF module name/);
+  });
+
+  test('parseUdfList', () => {
+    expect(parseUdfList('udf-list\tfilename=a.lua,hash=1,type=LUA;filename=b.lua,hash=2,type=LUA;\n')).toEqual([
+      'a.lua',
+      'b.lua',
+    ]);
+    expect(parseUdfList('udf-list\t')).toEqual([]);
+  });
+});
+
+describe('AerospikeEngine range queries', () => {
+  const rec = (k: Buffer, dah: number) => ({ key: { key: k }, bins: { deleteAtHeight: dah }, gen: 1, ttl: -1 });
+  const indexJob = { wait: async () => undefined };
+
+  test('indexes are created once (existing = fine); the query is a paginated range filter', async () => {
+    let created = 0;
+    const { engine, callsOf, query } = engineWith({
+      createIntegerIndex: async () => (++created === 2 ? asError(AS_STATUS.ERR_INDEX_FOUND) : indexJob),
+      queryResults: { records: [rec(KEY, 5)], state: { bytes: [1, 2, 3, 250], bytesSize: 4 } },
+    });
+    const page = await engine.queryRange({
+      bin: 'deleteAtHeight',
+      min: 0,
+      max: 10,
+      limit: 1,
+      bins: ['deleteAtHeight'],
+    });
+    expect(page.records).toEqual([{ key: KEY, bins: { deleteAtHeight: 5 }, generation: 1, ttl: -1 }]);
+    expect(page.cursor).toMatch(/^as1\./);
+    expect(decodeCursor(page.cursor!)).toEqual({ bytes: [1, 2, 3, 250], bytesSize: 4 });
+    expect(callsOf('createIntegerIndex').map((c) => c.args[0])).toEqual([
+      { ns: 'utxo', set: 'txs', bin: 'deleteAtHeight', index: 'txs_deleteAtHeight' },
+      { ns: 'utxo', set: 'txs', bin: 'unminedSince', index: 'txs_unminedSince' },
+      { ns: 'utxo', set: 'txs', bin: 'preserveUntil', index: 'txs_preserveUntil' },
+    ]);
+    expect(callsOf('query')[0].args).toEqual(['utxo', 'txs', { paginate: true, maxRecords: 1 }]);
+    expect(query.where).toHaveBeenCalledWith(Aerospike.filter.range('deleteAtHeight', 0, 10));
+    expect(query.select).toHaveBeenCalledWith(['deleteAtHeight']);
+
+    // the next page resumes from the cursor; a complete query has no cursor; indexes are not created again
+    query.queryState = undefined;
+    const next = engineWithQueryState(engine, query);
+    const last = await engine.queryRange({ bin: 'deleteAtHeight', min: 0, max: 10, cursor: page.cursor });
+    expect(next()).toEqual({ bytes: [1, 2, 3, 250], bytesSize: 4 });
+    expect(last.cursor).toBeUndefined();
+    expect(callsOf('createIntegerIndex')).toHaveLength(3);
+  });
+
+  /** Captures the queryState the engine set before calling results(). */
+  function engineWithQueryState(_engine: AerospikeEngine, query: { results: jest.Mock; queryState: unknown }) {
+    let seen: unknown;
+    query.results.mockImplementationOnce(async () => {
+      seen = query.queryState;
+      query.queryState = undefined;
+      return [];
+    });
+    return () => seen;
+  }
+
+  test('bad bins, limits and cursors are INVALID; query errors are mapped', async () => {
+    const { engine } = engineWith({ createIntegerIndex: indexJob, queryResults: asError(AS_STATUS.ERR_QUERY_TIMEOUT) });
+    await expect(engine.queryRange({ bin: 'fee' as never, min: 0, max: 1 })).rejects.toThrow(/not an indexed bin/);
+    await expect(engine.queryRange({ bin: 'unminedSince', min: 0, max: 1, limit: 0 })).rejects.toThrow(/bad limit/);
+    await expect(engine.queryRange({ bin: 'unminedSince', min: 0, max: 1, cursor: 'nope' })).rejects.toMatchObject({
+      code: 'INVALID',
+    });
+    await expect(engine.queryRange({ bin: 'unminedSince', min: 0, max: 1 })).rejects.toMatchObject({ code: 'TIMEOUT' });
+  });
+
+  test('a record without a stored user key is reported, not silently skipped', async () => {
+    const { engine } = engineWith({
+      createIntegerIndex: indexJob,
+      queryResults: { records: [{ key: { digest: Buffer.from([0xab]) }, bins: {}, gen: 1, ttl: -1 }] },
+    });
+    await expect(engine.queryRange({ bin: 'preserveUntil', min: 0, max: 1 })).rejects.toThrow(
+      /digest ab .* has no stored Buffer user key/,
+    );
+  });
+
+  test('cursor encoding round-trips and rejects corrupt input', () => {
+    const state = { bytes: Array.from({ length: 5000 }, (_, i) => i % 7), bytesSize: 5000 };
+    const cursor = encodeCursor(state)!;
+    expect(cursor.length).toBeLessThan(200);
+    expect(decodeCursor(cursor)).toEqual(state);
+    expect(encodeCursor(undefined)).toBeUndefined();
+    expect(() => encodeCursor({ bytes: 'x' })).toThrow(/unexpected shape/);
+    expect(() => decodeCursor('as1.!!!')).toThrow(/invalid range query cursor/);
+  });
+});
+
+describe('AerospikeEngine health', () => {
+  test('ping: connected and answering; not connected or not answering -> UNAVAILABLE', async () => {
+    const client = (connected: boolean, infoAny: () => Promise<string>) =>
+      ({ isConnected: () => connected, infoAny }) as unknown as Client;
+    const ok = new AerospikeEngine({ client: client(true, async () => 'ok'), namespace: 'n', set: 's' });
+    await expect(ok.ping()).resolves.toBeUndefined();
+    const down = new AerospikeEngine({ client: client(false, async () => 'ok'), namespace: 'n', set: 's' });
+    await expect(down.ping()).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+      message: expect.stringMatching(/not connected/),
+    });
+    const mute = new AerospikeEngine({
+      client: client(true, async () => {
+        throw asError(AS_STATUS.ERR_CONNECTION, 'connection refused');
+      }),
+      namespace: 'n',
+      set: 's',
+    });
+    await expect(mute.ping()).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+
+  test('close leaves a shared client open unless the engine owns it', async () => {
+    const close = jest.fn();
+    const client = { close } as unknown as Client;
+    await new AerospikeEngine({ client, namespace: 'n', set: 's' }).close();
+    expect(close).not.toHaveBeenCalled();
+    await new AerospikeEngine({ client, namespace: 'n', set: 's', ownsClient: true }).close();
+    expect(close).toHaveBeenCalledTimes(1);
+  });
+});
