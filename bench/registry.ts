@@ -19,16 +19,7 @@ export function registerBench(name: string, fn: BenchFn): void {
   sections.push({ name, fn });
 }
 
-/** Sections that register themselves here (loaded on first use, after run.ts's own imports). */
-const SELF_REGISTERED = ['./sections/http'];
-let selfRegistered = false;
-
 export function registeredBenches(): readonly { name: string; fn: BenchFn }[] {
-  if (!selfRegistered) {
-    selfRegistered = true;
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    for (const section of SELF_REGISTERED) require(section);
-  }
   return sections;
 }
 

@@ -3,28 +3,10 @@
  * BENCH_OPS (default 3000) and BENCH_BUDGET_MS (default 4000 per measure) bound the run.
  */
 import { cpus, platform, release } from 'os';
-import { registeredBenches, registerBench, type BenchRow } from './registry';
+import { registeredBenches, type BenchRow } from './registry';
 import './sections/store';
-
-registerBench('cleanup (in-memory engine double)', async () => {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { benchCleanup } = require('./sections/cleanup');
-  const rows: {
-    childrenPerParent: number;
-    examined: number;
-    ms: number;
-    examinedPerSec: number;
-    deletedPerSec: number;
-  }[] = await benchCleanup({ parents: 1000 });
-  return rows.map((r) => ({
-    section: 'cleanup',
-    measure: `cleanup pass, ${r.childrenPerParent} child(ren)/parent (examined)`,
-    ops: r.examined,
-    ms: r.ms,
-    opsPerSec: r.examinedPerSec,
-    note: `deleted/s ${r.deletedPerSec}`,
-  }));
-});
+import './sections/cleanup';
+import './sections/http';
 
 async function main(): Promise<void> {
   const cpu = cpus();

@@ -94,6 +94,8 @@ export async function buildRuntime(config: Config): Promise<Runtime> {
     const cleanup = new CleanupService({
       engine,
       blobs,
+      // expirePreserve's DAHSET of an external tx must reach the reconciler (pagination records, blob tag)
+      signals: queue,
       moduleName: store.moduleName,
       settings: {
         utxoBatchSize: config.settings.utxoBatchSize,

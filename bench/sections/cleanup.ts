@@ -13,6 +13,7 @@ import { CleanupService } from '../../lib/cleanup';
 import type { RecordEngine } from '../../lib/engine/port';
 import { MemoryBlobs, MODULE_NAME, openUdfEngine } from '../../test/cleanup/fakes';
 import { Ledger, newTxid } from '../../test/cleanup/ledger';
+import { registerBench } from '../registry';
 
 export interface CleanupBenchRow {
   engine: string;
@@ -104,6 +105,18 @@ export async function benchCleanup(options: CleanupBenchOptions = {}): Promise<C
   }
   return rows;
 }
+
+registerBench('cleanup (embedded :memory:)', async () => {
+  const rows = await benchCleanup({ parents: Number(process.env.CLEANUP_BENCH_PARENTS ?? 2000) });
+  return rows.map((r) => ({
+    section: 'cleanup',
+    measure: `cleanup pass, ${r.childrenPerParent} child(ren)/parent (parents examined)`,
+    ops: r.examined,
+    ms: r.ms,
+    opsPerSec: r.examinedPerSec,
+    note: `deleted/s ${r.deletedPerSec}`,
+  }));
+});
 
 if (require.main === module) {
   const parents = Number(process.env.CLEANUP_BENCH_PARENTS ?? 2000);
