@@ -1,5 +1,5 @@
 /**
- * The CDK app: `npx cdk synth|deploy -c stage=prod -c key=value ...` (cdk/DEPLOY.md lists every key).
+ * The CDK app: `npx cdk synth|deploy -c stage=prod -c key=value ...` (README.md, section Deploy, lists every key).
  * Synthesises offline: env-agnostic unless account/region are given, no context lookups, esbuild bundling locally.
  */
 import { existsSync, readFileSync } from 'node:fs';
