@@ -66,7 +66,7 @@ async function expectEngineError(p: Promise<unknown>, code: EngineErrorCode): Pr
 
 export function describeEngineContract(name: string, open: () => Promise<OpenedEngine>): void {
   describe(`RecordEngine contract: ${name}`, () => {
-    let opened: OpenedEngine;
+    let opened: OpenedEngine | undefined;
     let engine: RecordEngine;
     const udf = (fn: string, ...args: BinValue[]) => ({ module: CONTRACT_MODULE_NAME, fn, args });
 
@@ -77,7 +77,8 @@ export function describeEngineContract(name: string, open: () => Promise<OpenedE
     });
 
     afterAll(async () => {
-      await opened.close();
+      // a failed open() leaves nothing to close
+      await opened?.close();
     });
 
     describe('create / get', () => {
