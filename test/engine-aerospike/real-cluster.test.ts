@@ -1,0 +1,86 @@
+/**
+ * Everything that connects the native `aerospike` client, in one test file:
+ *  - an unreachable cluster (always: no server needed);
+ *  - the RecordEngine contract (test/engine/engine-contract.ts) and the UtxoStore contract (test/store/store-contract.ts)
+ *    against a real cluster when AEROSPIKE_HOSTS is set ("h1:3000,h2:3000"; AEROSPIKE_NAMESPACE optional, default
+ *    "test"). Every harness gets its own set, so B can differ between them.
+ *
+ * Why one file: jest re-evaluates the client's JavaScript for every test file but the native addon stays loaded in
+ * the worker process, so a second test file that connects in the same worker finds the addon's event loop in a state
+ * its fresh JavaScript does not know ("Event loop is not initialized right now", or a crash after a release). Here
+ * one module instance makes every connection; clients are closed without releasing the loop (the close of the last
+ * one unreferences it, so jest exits).
+ */
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import * as path from 'path';
+import type { Client } from 'aerospike';
+import { AerospikeEngine, connectAerospike, getSharedAerospikeClient } from '../../lib/engine/aerospike';
+import { FileBlobStore } from '../../lib/blob';
+import { InlineQueue } from '../../lib/signals';
+import { describeEngineContract } from '../engine/engine-contract';
+import { describeStoreContract } from '../store/store-contract';
+
+describe('connecting', () => {
+  test('an unreachable cluster is UNAVAILABLE, and the shared client is retried on the next call', async () => {
+    const options = { hosts: '127.0.0.1:1', namespace: 'test', timeouts: { connectMs: 200 } };
+    const first = getSharedAerospikeClient(options);
+    await expect(first).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    const second = getSharedAerospikeClient(options);
+    expect(second).not.toBe(first);
+    await expect(second).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  }, 20000);
+});
+
+const hosts = process.env.AEROSPIKE_HOSTS;
+
+if (!hosts) {
+  const reason = 'AEROSPIKE_HOSTS is not set: the engine and store contracts against a real Aerospike are skipped';
+  console.log(reason);
+  test(`contracts on Aerospike: skipped (${reason})`, () => {
+    expect(process.env.AEROSPIKE_HOSTS).toBeUndefined();
+  });
+} else {
+  const namespace = process.env.AEROSPIKE_NAMESPACE ?? 'test';
+
+  // one client for the whole file, connected on first use; a failed attempt is forgotten so the next harness retries
+  let connecting: Promise<Client> | undefined;
+  const client = (): Promise<Client> => {
+    if (!connecting) {
+      const attempt = connectAerospike({ hosts, namespace });
+      connecting = attempt;
+      attempt.catch(() => {
+        if (connecting === attempt) connecting = undefined;
+      });
+    }
+    return connecting;
+  };
+
+  // runs after every describe's own afterAll; the engines never own the client
+  afterAll(async () => {
+    const open = await connecting?.catch(() => undefined);
+    connecting = undefined;
+    open?.close();
+  });
+
+  let sets = 0;
+  const nextSet = (prefix: string): string => `${prefix}${process.pid % 10000}_${Date.now() % 1_000_000}_${sets++}`;
+
+  describeEngineContract(`Aerospike ${hosts}/${namespace}`, async () => {
+    const engine = new AerospikeEngine({ client: await client(), namespace, set: nextSet('e') });
+    return { engine, close: () => engine.close() };
+  });
+
+  describeStoreContract(`Aerospike ${hosts}/${namespace}`, async () => {
+    const engine = new AerospikeEngine({ client: await client(), namespace, set: nextSet('c') });
+    const dir = mkdtempSync(path.join(tmpdir(), 'store-contract-'));
+    return {
+      engine,
+      blobs: new FileBlobStore({ dir }),
+      signals: new InlineQueue(),
+      close: async () => {
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  });
+}
