@@ -13,6 +13,21 @@ let child: Fixture;
 
 const BAD_TXIDS = ['abc', 'g'.repeat(64), 'a'.repeat(63), 'a'.repeat(65), `${'a'.repeat(62)} a`, 12];
 const BAD_INTS = [-1, 1.5, '3', 2 ** 32, null, true];
+const BAD_BOOLS = ['true', 1, 0, null, [], {}];
+/** Optional fields (route and field): their absence is valid. */
+const OPTIONAL = new Set([
+  '/v1/txs blockHeight',
+  '/v1/txs isCoinbase',
+  '/v1/txs locked',
+  '/v1/txs conflicting',
+  '/v1/spends blockHeight',
+  '/v1/spends ignoreConflicting',
+  '/v1/spends ignoreLocked',
+  '/v1/unspends blockHeight',
+  '/v1/mined onLongestChain',
+  '/v1/mined unsetMined',
+  '/v1/reassign blockHeight',
+]);
 
 beforeAll(async () => {
   api = await startApi();
@@ -52,7 +67,11 @@ function outpoint() {
 /** Every JSON-body route with a valid body and, per field, the path of a txid/hash/integer inside it. */
 function bodies(): { method: string; path: string; body: Record<string, unknown> }[] {
   return [
-    { method: 'POST', path: '/v1/txs', body: { tx: rootTx(1).hex, blockHeight: 5 } },
+    {
+      method: 'POST',
+      path: '/v1/txs',
+      body: { tx: rootTx(1).hex, blockHeight: 5, minedBlocks: [{ blockId: 1, blockHeight: 5, subtreeIdx: 0 }] },
+    },
     { method: 'POST', path: '/v1/spends', body: { spends: [spendItem()], blockHeight: 5 } },
     { method: 'POST', path: '/v1/unspends', body: { spends: [spendItem()] } },
     {
@@ -64,15 +83,23 @@ function bodies(): { method: string; path: string; body: Record<string, unknown>
     { method: 'POST', path: '/v1/conflicting', body: { txids: [parent.txid], conflicting: true } },
     { method: 'POST', path: '/v1/freeze', body: { utxos: [outpoint()] } },
     { method: 'POST', path: '/v1/unfreeze', body: { utxos: [outpoint()] } },
-    { method: 'POST', path: '/v1/reassign', body: { ...outpoint(), newUtxoHash: 'cd'.repeat(32) } },
+    { method: 'POST', path: '/v1/reassign', body: { ...outpoint(), newUtxoHash: 'cd'.repeat(32), blockHeight: 5 } },
     { method: 'POST', path: '/v1/preserve', body: { txids: [parent.txid], untilHeight: 900 } },
     { method: 'PUT', path: '/v1/chain/tip', body: { height: 7 } },
   ];
 }
 
-/** [route, field path, kind] for every txid, hash and integer field of the bodies above. */
-const FIELDS: [string, (string | number)[], 'txid' | 'hash' | 'int'][] = [
+/** [route, field path, kind] for every txid, hash, integer and boolean field of the bodies above. */
+const FIELDS: [string, (string | number)[], 'txid' | 'hash' | 'int' | 'bool'][] = [
   ['/v1/txs', ['blockHeight'], 'int'],
+  ['/v1/txs', ['minedBlocks', 0, 'blockId'], 'int'],
+  ['/v1/txs', ['minedBlocks', 0, 'blockHeight'], 'int'],
+  ['/v1/txs', ['minedBlocks', 0, 'subtreeIdx'], 'int'],
+  ['/v1/txs', ['isCoinbase'], 'bool'],
+  ['/v1/txs', ['locked'], 'bool'],
+  ['/v1/txs', ['conflicting'], 'bool'],
+  ['/v1/spends', ['ignoreConflicting'], 'bool'],
+  ['/v1/spends', ['ignoreLocked'], 'bool'],
   ['/v1/spends', ['spends', 0, 'txid'], 'txid'],
   ['/v1/spends', ['spends', 0, 'spendingTxid'], 'txid'],
   ['/v1/spends', ['spends', 0, 'utxoHash'], 'hash'],
@@ -82,21 +109,30 @@ const FIELDS: [string, (string | number)[], 'txid' | 'hash' | 'int'][] = [
   ['/v1/unspends', ['spends', 0, 'txid'], 'txid'],
   ['/v1/unspends', ['spends', 0, 'utxoHash'], 'hash'],
   ['/v1/unspends', ['spends', 0, 'vout'], 'int'],
+  ['/v1/unspends', ['spends', 0, 'spendingTxid'], 'txid'],
+  ['/v1/unspends', ['spends', 0, 'vin'], 'int'],
+  ['/v1/unspends', ['blockHeight'], 'int'],
   ['/v1/mined', ['txids', 0], 'txid'],
   ['/v1/mined', ['blockId'], 'int'],
   ['/v1/mined', ['blockHeight'], 'int'],
   ['/v1/mined', ['subtreeIdx'], 'int'],
+  ['/v1/mined', ['onLongestChain'], 'bool'],
+  ['/v1/mined', ['unsetMined'], 'bool'],
   ['/v1/locked', ['txids', 0], 'txid'],
+  ['/v1/locked', ['locked'], 'bool'],
   ['/v1/conflicting', ['txids', 0], 'txid'],
+  ['/v1/conflicting', ['conflicting'], 'bool'],
   ['/v1/freeze', ['utxos', 0, 'txid'], 'txid'],
   ['/v1/freeze', ['utxos', 0, 'utxoHash'], 'hash'],
   ['/v1/freeze', ['utxos', 0, 'vout'], 'int'],
   ['/v1/unfreeze', ['utxos', 0, 'txid'], 'txid'],
   ['/v1/unfreeze', ['utxos', 0, 'utxoHash'], 'hash'],
+  ['/v1/unfreeze', ['utxos', 0, 'vout'], 'int'],
   ['/v1/reassign', ['txid'], 'txid'],
   ['/v1/reassign', ['utxoHash'], 'hash'],
   ['/v1/reassign', ['newUtxoHash'], 'hash'],
   ['/v1/reassign', ['vout'], 'int'],
+  ['/v1/reassign', ['blockHeight'], 'int'],
   ['/v1/preserve', ['txids', 0], 'txid'],
   ['/v1/preserve', ['untilHeight'], 'int'],
   ['/v1/chain/tip', ['height'], 'int'],
@@ -130,7 +166,7 @@ describe.each(FIELDS)('%s %j (%s)', (route, fieldPath, kind) => {
   const valid = () => bodies().find((b) => b.path === route)!.body;
 
   test('bad values are 400 naming the field', async () => {
-    const values = kind === 'int' ? BAD_INTS : [...BAD_TXIDS, ''];
+    const values = kind === 'int' ? BAD_INTS : kind === 'bool' ? BAD_BOOLS : [...BAD_TXIDS, ''];
     for (const value of values) {
       const reply = await send(setAt(valid(), fieldPath, value));
       expectError(reply, 400, 'INVALID_ARGUMENT', fieldName(fieldPath));
@@ -138,7 +174,7 @@ describe.each(FIELDS)('%s %j (%s)', (route, fieldPath, kind) => {
   });
 
   test('a missing required field is 400 naming it', async () => {
-    const optional = fieldName(fieldPath) === 'blockHeight' && route !== '/v1/mined';
+    const optional = OPTIONAL.has(`${route} ${fieldName(fieldPath)}`);
     if (optional || typeof fieldPath[fieldPath.length - 1] === 'number') return; // optional, or a list item
     const reply = await send(deleteAt(valid(), fieldPath));
     const error = expectError(reply, 400, 'INVALID_ARGUMENT', fieldName(fieldPath));
@@ -217,6 +253,47 @@ describe('POST /v1/txs', () => {
   });
 });
 
+describe('POST /v1/spends', () => {
+  test('bad tx: non-hex, not a tx, raw (non-EF) with inputs, no inputs; tx and spends together or neither', async () => {
+    for (const tx of ['zz', 'abc', '', 42, null, 'deadbeef']) {
+      expectError(await api.post('/v1/spends', { tx }), 400, 'INVALID_ARGUMENT', 'tx');
+    }
+    // the child spends parent:0; as a raw tx its prevouts are unknown, so nothing may be spent
+    expectError(await api.post('/v1/spends', { tx: child.tx.toHex() }), 400, 'INVALID_ARGUMENT', 'tx');
+    expectError(await api.post('/v1/spends', { tx: rootTx(1).hex }), 400, 'INVALID_ARGUMENT', 'tx');
+    expectError(await api.post('/v1/spends', {}), 400, 'INVALID_ARGUMENT', 'tx');
+    expectError(await api.post('/v1/spends', { blockHeight: 5 }), 400, 'INVALID_ARGUMENT', 'tx');
+    expectError(
+      await api.post('/v1/spends', { tx: child.hex, spends: [spendItem()] }),
+      400,
+      'INVALID_ARGUMENT',
+      'spends',
+    );
+  });
+});
+
+describe('lists', () => {
+  test('empty lists and non-lists are 400 naming the list', async () => {
+    const cases: [string, string, Record<string, unknown>, string][] = [
+      ['POST', '/v1/spends', { spends: [] }, 'spends'],
+      ['POST', '/v1/unspends', { spends: [] }, 'spends'],
+      ['POST', '/v1/mined', { txids: [], blockId: 1, blockHeight: 5, subtreeIdx: 0 }, 'txids'],
+      ['POST', '/v1/locked', { txids: [], locked: true }, 'txids'],
+      ['POST', '/v1/conflicting', { txids: [], conflicting: true }, 'txids'],
+      ['POST', '/v1/freeze', { utxos: [] }, 'utxos'],
+      ['POST', '/v1/unfreeze', { utxos: [] }, 'utxos'],
+      ['POST', '/v1/preserve', { txids: [], untilHeight: 900 }, 'txids'],
+    ];
+    for (const [method, path, body, field] of cases) {
+      expectError(await api.raw(method, path, JSON.stringify(body)), 400, 'INVALID_ARGUMENT', field);
+      for (const notList of [parent.txid, {}, 1, null]) {
+        const reply = await api.raw(method, path, JSON.stringify({ ...body, [field]: notList }));
+        expectError(reply, 400, 'INVALID_ARGUMENT', field);
+      }
+    }
+  });
+});
+
 describe('path and query parameters', () => {
   test('bad txids in paths, bad vouts, bad query values', async () => {
     for (const bad of ['abc', 'g'.repeat(64), 'a'.repeat(63), 'a'.repeat(65), '%zz']) {
@@ -235,6 +312,50 @@ describe('path and query parameters', () => {
       'utxoHash',
     );
     expectError(await api.get('/v1/health?verbose=1'), 400, 'INVALID_ARGUMENT', 'verbose');
+  });
+
+  test('GET /v1/unmined: missing or bad cutoff, bad limit, too long or empty cursor', async () => {
+    expectError(await api.get('/v1/unmined'), 400, 'INVALID_ARGUMENT', 'cutoff');
+    expectError(await api.get('/v1/unmined?cutoff='), 400, 'INVALID_ARGUMENT', 'cutoff');
+    for (const bad of ['-1', '1.5', 'x', '0', '10001', '1e3', '']) {
+      expectError(await api.get(`/v1/unmined?cutoff=5&limit=${bad}`), 400, 'INVALID_ARGUMENT', 'limit');
+    }
+    for (const bad of ['', 'x'.repeat(1025)]) {
+      expectError(await api.get(`/v1/unmined?cutoff=5&cursor=${bad}`), 400, 'INVALID_ARGUMENT', 'cursor');
+    }
+    expectError(await api.get('/v1/unmined?cutoff=5&limit=2&limit=3'), 400, 'INVALID_ARGUMENT', 'limit');
+  });
+
+  test('GET /v1/txs/{txid}: unknown or repeated fields', async () => {
+    for (const bad of ['bogus', 'fee,bogus', 'FEE']) {
+      expectError(await api.get(`/v1/txs/${parent.txid}?fields=${bad}`), 400, 'INVALID_ARGUMENT', 'fields');
+    }
+    expectError(await api.get(`/v1/txs/${parent.txid}?fields=fee&fields=tx`), 400, 'INVALID_ARGUMENT', 'fields');
+    expectError(await api.get(`/v1/txs/${parent.txid}?field=fee`), 400, 'INVALID_ARGUMENT', 'field');
+  });
+
+  test('query parameters on body routes are unknown; nothing is stored', async () => {
+    const f = rootTx(1);
+    expectError(await api.post('/v1/txs?blockHeight=5', { tx: f.hex }), 400, 'INVALID_ARGUMENT', 'blockHeight');
+    expectError(await api.get(`/v1/txs/${f.txid}`), 404, 'TX_NOT_FOUND');
+    expectError(await api.post(`/v1/spends?tx=${child.hex}`, { spends: [spendItem()] }), 400, 'INVALID_ARGUMENT', 'tx');
+  });
+});
+
+describe('POST /v1/cleanup', () => {
+  test('bad maxSeconds, unknown fields, malformed JSON and non-object bodies are 400', async () => {
+    for (const maxSeconds of [0, -1, 901, 'x', '5', null, true, []]) {
+      expectError(await api.post('/v1/cleanup', { maxSeconds }), 400, 'INVALID_ARGUMENT', 'maxSeconds');
+    }
+    expectError(await api.post('/v1/cleanup', { maxSeconds: 5, force: true }), 400, 'INVALID_ARGUMENT', 'force');
+    for (const text of ['{', 'not json']) {
+      const error = expectError(await api.raw('POST', '/v1/cleanup', text), 400, 'INVALID_ARGUMENT', 'body');
+      expect(error.message).toMatch(/malformed JSON/);
+    }
+    for (const text of ['[1]', '"x"', 'null', '7']) {
+      expectError(await api.raw('POST', '/v1/cleanup', text), 400, 'INVALID_ARGUMENT', 'body');
+    }
+    expectError(await api.raw('POST', '/v1/cleanup', ' '.repeat(10 * 1024 * 1024 + 1)), 413, 'PAYLOAD_TOO_LARGE');
   });
 });
 
