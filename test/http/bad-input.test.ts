@@ -314,13 +314,13 @@ describe('path and query parameters', () => {
     expectError(await api.get('/v1/health?verbose=1'), 400, 'INVALID_ARGUMENT', 'verbose');
   });
 
-  test('GET /v1/unmined: missing or bad cutoff, bad limit, too long or empty cursor', async () => {
+  test('GET /v1/unmined: missing or bad cutoff, bad limit, a cursor no page returned', async () => {
     expectError(await api.get('/v1/unmined'), 400, 'INVALID_ARGUMENT', 'cutoff');
     expectError(await api.get('/v1/unmined?cutoff='), 400, 'INVALID_ARGUMENT', 'cutoff');
     for (const bad of ['-1', '1.5', 'x', '0', '10001', '1e3', '']) {
       expectError(await api.get(`/v1/unmined?cutoff=5&limit=${bad}`), 400, 'INVALID_ARGUMENT', 'limit');
     }
-    for (const bad of ['', 'x'.repeat(1025)]) {
+    for (const bad of ['', 'garbage', 'eyJ4IjoxfQ', '%E2%9C%93', 'x'.repeat(1025)]) {
       expectError(await api.get(`/v1/unmined?cutoff=5&cursor=${bad}`), 400, 'INVALID_ARGUMENT', 'cursor');
     }
     expectError(await api.get('/v1/unmined?cutoff=5&limit=2&limit=3'), 400, 'INVALID_ARGUMENT', 'limit');
