@@ -4,7 +4,8 @@
 -- aerospike:exists / aerospike:update, record bins as rec[name], bytes(n) with 1-based b[i] and bytes.size,
 -- list() / list.size / list.append, map() / map.size / map.remove, and the Lua base, string, table and math
 -- libraries. Everything but the exported functions is local; the module never raises a Lua error: every path
--- returns a map { status = "OK" | "ERROR", errorCode?, message?, signal?, blockIDs?, errors?, childCount? }.
+-- returns a map { status = "OK" | "ERROR", errorCode?, message?, signal?, blockIDs?, errors?, childCount? }; spendMulti
+-- also returns `unchanged` (positions of the items already spent by the same spender, which it did not write).
 --
 -- Slots in `utxos`: nil (output not stored), 32 bytes (unspent: the UTXO hash), 68 bytes (UTXO hash || 36 bytes of
 -- spending data: spending txid in internal order || uint32 LE input index). Spending data of 36 x 0xFF marks a
@@ -544,6 +545,7 @@ local function spendMultiImpl(rec, spends, ignoreConflicting, ignoreLocked, curr
     local errors = map()
     local errorCount = 0
     local spent = 0
+    local unchanged = list()
     local function itemError(i, code, message, slot)
         local e = map()
         e["errorCode"] = code
@@ -574,6 +576,9 @@ local function spendMultiImpl(rec, spends, ignoreConflicting, ignoreLocked, curr
                     if deletedChildren ~= nil and deletedChildren[spenderTxidHex(slot)] ~= nil then
                         itemError(i, "INVALID_SPEND", "Invalid spend: spending tx " .. spenderTxidHex(slot)
                             .. " was deleted", slot)
+                    else
+                        -- not written by this call: a rollback of this call must leave it spent
+                        list.append(unchanged, i - 1)
                     end
                 elseif isFrozenMarker(slot, HASH_SIZE + 1) then
                     itemError(i, "FROZEN", "UTXO is frozen", nil)
@@ -594,6 +599,9 @@ local function spendMultiImpl(rec, spends, ignoreConflicting, ignoreLocked, curr
         response["errors"] = errors
     else
         response = okResponse()
+    end
+    if list.size(unchanged) > 0 then
+        response["unchanged"] = unchanged
     end
     local blockIDs = rec[B_BLOCK_IDS]
     if listSize(blockIDs) ~= nil then

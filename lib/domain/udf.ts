@@ -13,7 +13,8 @@
  *   spend(offset, utxoHash32, spendingData36, ignoreConflicting, ignoreLocked, currentBlockHeight, retention)
  *   spendMulti(spends, ignoreConflicting, ignoreLocked, currentBlockHeight, retention)
  *       spends = list of maps { offset, utxoHash, spendingData }; `errors` is keyed by the item's 0-based
- *       position in `spends`: { errorCode, message, spendingData? (the existing spender for SPENT/INVALID_SPEND) }
+ *       position in `spends`: { errorCode, message, spendingData? (the existing spender for SPENT/INVALID_SPEND) };
+ *       `unchanged` lists the positions already spent by the same spender (success without a write)
  *   unspend(offset, utxoHash32, expectedSpendingData36, currentBlockHeight, retention)
  *   setMined(blockID, blockHeight, subtreeIdx, currentBlockHeight, retention, onLongestChain, unsetMined)
  *   freeze(offset, utxoHash32, currentBlockHeight, retention)
@@ -71,6 +72,8 @@ export interface UdfResponse {
   errors?: Record<string, UdfItemError>;
   /** number of pagination records (totalExtraRecs) when a signal concerns them */
   childCount?: number;
+  /** spendMulti: positions of the items already spent by the same spender (not written by this call) */
+  unchanged?: number[];
 }
 
 /** Spendable-after delay of a reassigned output (DESIGN section 5). */

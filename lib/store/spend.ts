@@ -80,7 +80,7 @@ export async function spend(
     throw new SpendFailedError(outcomes[0], outcomes);
   }
 
-  /** items whose slot this call wrote (or found written by the same spender) */
+  /** items whose slot this call wrote (not those an earlier call of the same spender wrote: a rollback keeps them) */
   const spent = new Set<number>();
   const storedSpenders = new Map<string, Promise<boolean>>();
   const spenderStored = (item: ResolvedSpend): Promise<boolean> => {
@@ -105,8 +105,11 @@ export async function spend(
     const response = result.response;
     const parent = items[group.items[0]];
     signals.addFrom(parent.txid, response, height);
+    const unchanged = new Set(response.unchanged ?? []);
     if (response.status === 'OK') {
-      for (const i of group.items) spent.add(i);
+      group.items.forEach((i, position) => {
+        if (!unchanged.has(position)) spent.add(i);
+      });
       continue;
     }
     if (!response.errors) {
@@ -119,7 +122,7 @@ export async function spend(
     group.items.forEach((i, position) => {
       const itemError = response.errors?.[String(position)];
       if (!itemError) {
-        spent.add(i);
+        if (!unchanged.has(position)) spent.add(i);
         return;
       }
       fail(outcomes[i], itemError.errorCode, itemError.message);

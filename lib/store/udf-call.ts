@@ -47,6 +47,9 @@ export function toUdfResponse(map: BinMap): UdfResponse {
   if (Array.isArray(map.blockIDs)) {
     response.blockIDs = map.blockIDs.map((b) => asNumber(b)).filter((b): b is number => b !== undefined);
   }
+  if (Array.isArray(map.unchanged)) {
+    response.unchanged = map.unchanged.map((b) => asNumber(b)).filter((b): b is number => b !== undefined);
+  }
   const childCount = asNumber(map.childCount);
   if (childCount !== undefined) response.childCount = childCount;
   const errors = asMap(map.errors);

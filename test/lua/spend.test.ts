@@ -182,6 +182,8 @@ describe('spendMulti', () => {
         spendingData: sd(earlier, 7),
       });
       expect(errors['9']).toMatchObject({ errorCode: 'UTXO_NOT_FOUND' });
+      // item 4 succeeded without a write: a rollback of this call must not unspend it
+      expect(res.unchanged).toEqual([4]);
 
       const after = await h().bins(key);
       const slots = after.utxos as (Buffer | null)[];
@@ -211,7 +213,11 @@ describe('spendMulti', () => {
       await h().call(key, 'spendMulti', ...spendArgs(spends));
       const gen = await h().generation(key);
       const bins = await h().bins(key);
-      await expect(h().call(key, 'spendMulti', ...spendArgs(spends))).resolves.toEqual({ status: 'OK', blockIDs: [1] });
+      await expect(h().call(key, 'spendMulti', ...spendArgs(spends))).resolves.toEqual({
+        status: 'OK',
+        blockIDs: [1],
+        unchanged: [0],
+      });
       expect(await h().bins(key)).toEqual(bins);
       expect(await h().generation(key)).toBe(gen);
       expect(bins.spentUtxos).toBe(1);

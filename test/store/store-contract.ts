@@ -562,6 +562,32 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         expect((await h().store.get(p1.txid, ['spentUtxos'])).spentUtxos).toBe(0);
       });
 
+      test('a retry that fails never rolls back inputs an earlier call of the same spender spent', async () => {
+        const p1 = await minedRoot(h().store, 1);
+        const p2 = await minedRoot(h().store, 1);
+        const tx = makeTx({
+          inputs: [
+            { parent: p1, vout: 0 },
+            { parent: p2, vout: 0 },
+          ],
+        });
+        await h().store.spend({ tx: tx.hex });
+        await h().store.setConflicting([p2.txid], true);
+        // the same spending tx again (e.g. block validation): p2 now refuses, p1 was not spent by this call
+        const err = (await h()
+          .store.spend({ tx: tx.hex })
+          .catch((e) => e)) as SpendFailedError;
+        expect(err).toBeInstanceOf(SpendFailedError);
+        expect(err.code).toBe('CONFLICTING');
+        await expect(h().store.getSpend({ txid: p1.txid, vout: 0 })).resolves.toEqual({
+          status: 'SPENT',
+          spendingTxid: tx.txid,
+          vin: 0,
+        });
+        const other = makeTx({ inputs: [{ parent: p1, vout: 0 }] });
+        expect(await codeOf(h().store.spend({ tx: other.hex }))).toBe('SPENT');
+      });
+
       test('a failed spend batch is STORAGE_ERROR and leaves nothing spent', async () => {
         const p1 = await minedRoot(h().store, 1);
         const p2 = await minedRoot(h().store, 1);
