@@ -41,8 +41,14 @@ export async function spend(
   const ignoreLocked = optionalBoolArg(options.ignoreLocked, 'ignoreLocked');
   const signals = new SignalBuffer();
 
-  const groups = groupByRecord(items);
+  const all = groupByRecord(items);
   const outcomes: ItemOutcome[] = items.map((item) => outcome(item, 'OK'));
+  // a pagination record's outputs are spendable only once the master (the commit marker) is committed
+  const uncommitted = await mastersCreating(ctx, items, all);
+  for (const g of all.filter((g) => uncommitted.has(g.key.subarray(0, 32).toString('hex')))) {
+    for (const i of g.items) fail(outcomes[i], 'CREATING', 'TX is being created and cannot be spent yet');
+  }
+  const groups = all.filter((g) => !uncommitted.has(g.key.subarray(0, 32).toString('hex')));
   let results;
   try {
     results = await callUdfBatch(
@@ -143,6 +149,30 @@ export async function spend(
   }
   const first = outcomes.find((o) => o.status === 'ERROR') ?? outcomes[0];
   throw new SpendFailedError(first, outcomes);
+}
+
+/** Masters (hex of the txid bytes) still `creating` among the parents whose pagination records this spend touches. */
+async function mastersCreating(ctx: StoreContext, items: ResolvedSpend[], groups: Group[]): Promise<Set<string>> {
+  const parents = new Map<string, Buffer>();
+  for (const g of groups) {
+    const item = items[g.items[0]];
+    if (item.recordNumber > 0) parents.set(item.txidBytes.toString('hex'), item.txidBytes);
+  }
+  const creating = new Set<string>();
+  if (parents.size === 0) return creating;
+  let masters;
+  try {
+    masters = await ctx.engine.batchGet(
+      [...parents.values()].map((t) => masterKey(t)),
+      [BIN.creating],
+    );
+  } catch (err) {
+    throw storageError('reading the masters of the spent pagination records failed', err);
+  }
+  [...parents.keys()].forEach((hex, n) => {
+    if (masters[n]?.bins[BIN.creating]) creating.add(hex);
+  });
+  return creating;
 }
 
 async function allSpendersStored(

@@ -878,6 +878,24 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         expect(await spendableCount(f)).toBe(9);
       });
 
+      test('pagination records cleared but the master (commit marker) not: a page output alone is not spendable', async () => {
+        const log = await steps();
+        const masterClear = log.findIndex((s) => s === 'engine.apply:clearCreating') + 1;
+        expect(masterClear).toBeGreaterThan(0);
+        const f = rootTx(9);
+        h().queue.hold = true;
+        h().plan.arm(masterClear);
+        await h().store.create(f.hex);
+        h().plan.disarm();
+        expect((await h().store.get(f.txid, ['creating'])).creating).toBe(true);
+        await expect(h().store.getSpend({ txid: f.txid, vout: 8 })).resolves.toMatchObject({ status: 'CREATING' });
+        const attempt = makeTx({ inputs: [{ parent: f, vout: 8 }] });
+        expect(await codeOf(h().store.spend({ tx: attempt.hex }))).toBe('CREATING');
+        await expect(h().store.getSpend({ txid: f.txid, vout: 8 })).resolves.toMatchObject({ status: 'CREATING' });
+        for (const s of h().queue.sent) await h().reconciler.handle(s);
+        await expect(h().store.spend({ tx: attempt.hex })).resolves.toBeDefined();
+      });
+
       test('records all written but flags left: setMined completes it', async () => {
         const log = await steps();
         const phase2 = log.findIndex((s) => s.includes('clearCreating')) + 1;
