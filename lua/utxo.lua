@@ -925,6 +925,10 @@ local function preserveUntilImpl(rec, untilHeight, currentBlockHeight, retention
     if not aerospike:exists(rec) then
         return notFound()
     end
+    if flag(rec[B_DELETING]) then
+        -- cleanup finishes a marked delete without re-reading the record: a preserve must not report success
+        return errorResponse("DELETING", "TX is being deleted")
+    end
     rec[B_PRESERVE_UNTIL] = untilH
     if rec[B_DAH] ~= nil then
         rec[B_DAH] = nil

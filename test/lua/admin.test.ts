@@ -202,6 +202,19 @@ describe('flags, preserve, counters, bookkeeping', () => {
     await expect(h().call(txid(), 'preserveUntil', H, H, R)).resolves.toMatchObject({ errorCode: 'TX_NOT_FOUND' });
   });
 
+  test('preserveUntil on a record cleanup marked `deleting`: DELETING, nothing written (the delete goes ahead)', async () => {
+    const key = await h().put({ utxos: allSpent(), deleting: true, deleteAtHeight: H - 1 });
+    const gen = await h().generation(key);
+    await expect(h().call(key, 'preserveUntil', H + 50, H, R)).resolves.toMatchObject({
+      status: 'ERROR',
+      errorCode: 'DELETING',
+    });
+    expect(await h().generation(key)).toBe(gen);
+    const bins = await h().bins(key);
+    expect(bins.preserveUntil).toBeUndefined();
+    expect(bins.deleteAtHeight).toBe(H - 1);
+  });
+
   test('expirePreserve: kept before the height; removed at it and the DAH rule re-run', async () => {
     const key = await h().put({ utxos: allSpent(), preserveUntil: H + 5, external: true });
     const gen = await h().generation(key);
