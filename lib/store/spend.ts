@@ -120,6 +120,17 @@ export async function spend(
     }
     if (!response.errors) {
       // record-level error: nothing was written to this record
+      const master =
+        response.errorCode === 'TX_NOT_FOUND' && parent.recordNumber > 0 ? await masterOf(ctx, parent) : null;
+      if (master !== null) {
+        // the tx exists but has no record for this output (the output does not exist), or the read failed
+        for (const i of group.items) {
+          if (master === 'stands') {
+            fail(outcomes[i], 'UTXO_NOT_FOUND', `output ${items[i].vout} of ${items[i].txid} does not exist`);
+          } else fail(outcomes[i], 'STORAGE_ERROR', master.message);
+        }
+        continue;
+      }
       if (response.errorCode === 'TX_NOT_FOUND' && (await allSpendersStored(group, items, spenderStored))) continue;
       const error = udfError(response, { txid: parent.txid });
       for (const i of group.items) fail(outcomes[i], error.code, error.message);
@@ -173,6 +184,19 @@ async function mastersCreating(ctx: StoreContext, items: ResolvedSpend[], groups
     if (masters[n]?.bins[BIN.creating]) creating.add(hex);
   });
   return creating;
+}
+
+/**
+ * 'stands' when the parent's master exists and is not being deleted (cleanup removes pagination records before the
+ * master), null when it is gone, or the read error (never thrown: other records may already hold this spend).
+ */
+async function masterOf(ctx: StoreContext, item: ResolvedSpend): Promise<'stands' | null | Error> {
+  try {
+    const master = await ctx.engine.get(masterKey(item.txidBytes), [BIN.deleting]);
+    return master !== null && !master.bins[BIN.deleting] ? 'stands' : null;
+  } catch (err) {
+    return storageError('reading the master record failed', err, { txid: item.txid });
+  }
 }
 
 async function allSpendersStored(

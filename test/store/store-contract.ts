@@ -528,6 +528,15 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         });
       });
 
+      test('an output beyond the last record of an existing tx is UTXO_NOT_FOUND, even for a stored spender', async () => {
+        const parent = await minedRoot(h().store, 2); // B = 4: vout 5 would live in pagination record 1
+        const spender = await created(h().store, rootTx());
+        const item = { ...spendItem(parent, 1, spender), vout: 5 };
+        expect(await codeOf(h().store.spend({ spends: [item] }))).toBe('UTXO_NOT_FOUND');
+        const unknown = { ...item, spendingTxid: rootTx().txid };
+        expect(await codeOf(h().store.spend({ spends: [unknown] }))).toBe('UTXO_NOT_FOUND');
+      });
+
       test('all-or-nothing: a failing input rolls back every input this call spent', async () => {
         const p1 = await minedRoot(h().store, 2);
         const p2 = await minedRoot(h().store, 1);
