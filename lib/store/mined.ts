@@ -9,7 +9,7 @@ import type { StoreContext } from './context';
 import { raiseChainTip } from './meta';
 import { SignalBuffer } from './signals';
 import type { SetMinedRequest, SetMinedResult } from './types';
-import { callUdfBatch, udfError } from './udf-call';
+import { callUdfBatch, storageError, udfError } from './udf-call';
 
 export async function setMined(ctx: StoreContext, request: SetMinedRequest): Promise<SetMinedResult> {
   const txids = txidListArg(request.txids, 'txids');
@@ -58,16 +58,26 @@ export async function setMined(ctx: StoreContext, request: SetMinedRequest): Pro
     }
   });
 
-  // setMined clears `creating` on the master; the pagination records of an unfinished create follow
+  // setMined clears `creating` and `locked` on the master; the pagination records follow
   if (pagesToFinish.length > 0) {
     const cleared = await callUdfBatch(
       ctx,
-      pagesToFinish.map((p) => ({ key: p.key, fn: 'clearCreating' as const, args: [height, R] })),
-    ).catch(() => null);
+      pagesToFinish.flatMap((p) => [
+        { key: p.key, fn: 'clearCreating' as const, args: [height, R] },
+        { key: p.key, fn: 'setLocked' as const, args: [false, height, R] },
+      ]),
+    ).catch((err: Error) => err);
     pagesToFinish.forEach((p, i) => {
-      const r = cleared?.[i];
-      if (r?.ok && r.response.status === 'OK') signals.addFrom(p.txid, r.response, height);
+      const created = Array.isArray(cleared) ? cleared[2 * i] : undefined;
+      if (created?.ok && created.response.status === 'OK') signals.addFrom(p.txid, created.response, height);
       else signals.add(p.txid, 'CREATING', height);
+      // a page left locked would refuse its spends (LOCKED) after the tx was mined: the caller retries setMined
+      const unlocked = Array.isArray(cleared) ? cleared[2 * i + 1] : undefined;
+      if (unlocked?.ok && unlocked.response.status === 'OK') signals.addFrom(p.txid, unlocked.response, height);
+      else if (!(unlocked?.ok && unlocked.response.errorCode === 'TX_NOT_FOUND')) {
+        const reason = unlocked === undefined ? cleared : unlocked.ok ? unlocked.response.message : unlocked.error;
+        firstError ??= storageError('unlocking the pagination records failed', reason, { txid: p.txid });
+      }
     });
   }
 

@@ -653,6 +653,17 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
     describe('setMined, flags and admin operations', () => {
       const h = useHarness();
 
+      test('setMined clears `locked` on the pagination records too: every output spendable', async () => {
+        const f = await created(h().store, rootTx(9), { locked: true });
+        await h().store.setMined({ txids: [f.txid], blockId: 7, blockHeight: 1001, subtreeIdx: 0 });
+        expect((await h().store.get(f.txid, ['locked'])).locked).toBe(false);
+        await expect(h().store.getSpend({ txid: f.txid, vout: 8 })).resolves.toEqual({ status: 'OK' });
+        const spender = makeTx({ inputs: [{ parent: f, vout: 8 }] });
+        await expect(h().store.spend({ tx: spender.hex })).resolves.toEqual({
+          spends: [{ txid: f.txid, vout: 8, status: 'OK' }],
+        });
+      });
+
       test('setMined: blockIds per txid, idempotent per block, removes unminedSince, raises the tip', async () => {
         const a = await created(h().store, rootTx());
         const b = await created(h().store, rootTx());
