@@ -15,7 +15,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, ScheduledEve
 import type { CleanupReport } from '../cleanup';
 import { loadConfig, type Config } from '../domain/config';
 import { closeRuntime, getRuntime, resetRuntime } from '../runtime';
-import { HttpError, mapError } from './errors';
+import { HttpError, invalidArgument, mapError } from './errors';
 import { buildOpenApi } from './openapi';
 import { matchRoute, ROUTES, type FunctionName } from './routes';
 import { MAX_BODY_BYTES } from './schemas';
@@ -243,18 +243,31 @@ export async function startServer(options: StartServerOptions = {}): Promise<Loc
     inFlight++;
     let code: string | undefined;
     const method = (req.method ?? 'GET').toUpperCase();
-    const url = new URL(req.url ?? '/', `http://${host}`);
+    // a request target that is not a valid URL (e.g. `//[`) must not throw out of this listener: that would end
+    // the process; it is answered 400 below
+    let url: URL | undefined;
+    try {
+      url = new URL(req.url ?? '/', `http://${host}`);
+    } catch {
+      url = undefined;
+    }
     const done = () => {
       inFlight--;
       const ms = (performance.now() - started).toFixed(1);
-      log(
-        `${new Date().toISOString()} ${method} ${url.pathname}${url.search} ${res.statusCode} ${ms}ms${code ? ` ${code}` : ''}`,
-      );
+      const target = url ? `${url.pathname}${url.search}` : (req.url ?? '');
+      log(`${new Date().toISOString()} ${method} ${target} ${res.statusCode} ${ms}ms${code ? ` ${code}` : ''}`);
     };
     res.on('close', done);
 
     void (async () => {
       try {
+        if (!url) {
+          code = sendError(res, invalidArgument('path', 'the request target is not a valid URL path'), {
+            connection: 'close',
+          });
+          req.resume();
+          return;
+        }
         if (method === 'GET' && url.pathname === '/openapi.json') {
           openapi ??= JSON.stringify(buildOpenApi({ serverUrl: `http://${host}:${port}` }), null, 2);
           send(res, 200, { 'content-type': 'application/json' }, openapi);

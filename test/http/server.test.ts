@@ -4,6 +4,7 @@
  */
 import { spawn } from 'child_process';
 import { mkdtempSync, rmSync } from 'fs';
+import * as net from 'net';
 import { tmpdir } from 'os';
 import * as path from 'path';
 import { ConfigError } from '../../lib/domain/config';
@@ -117,6 +118,28 @@ describe('the local server', () => {
       expectError(await api.raw('POST', '/v1/txs', atLimit), 400, 'INVALID_ARGUMENT', 'tx');
       const over = prefix + '0'.repeat(limit - prefix.length - suffix.length + 1) + suffix;
       expectError(await api.raw('POST', '/v1/txs', over), 413, 'PAYLOAD_TOO_LARGE');
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('a request target that is not a valid URL is 400 and the server keeps serving', async () => {
+    const api = await startApi();
+    try {
+      const reply = await new Promise<string>((resolve, reject) => {
+        const sock = net.connect(api.server.port, '127.0.0.1', () =>
+          sock.write('GET //[ HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'),
+        );
+        let data = '';
+        sock.on('data', (d: Buffer) => (data += d.toString()));
+        sock.on('end', () => resolve(data));
+        sock.on('error', reject);
+      });
+      expect(reply.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+      const body = JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) as { error: { code: string } };
+      expect(body.error.code).toBe('INVALID_ARGUMENT');
+      expect((await api.get('/v1/health')).status).toBe(200);
+      expect(api.lines.some((l) => / GET \/\/\[ 400 [\d.]+ms INVALID_ARGUMENT$/.test(l))).toBe(true);
     } finally {
       await api.close();
     }
