@@ -49,6 +49,41 @@ describe('network', () => {
       expect(interfaces.some((n) => n.includes(`.${svc}"`))).toBe(true);
     t.hasResourceProperties('AWS::EC2::FlowLog', { ResourceType: 'VPC', TrafficType: 'ALL' });
   });
+
+  test('no NAT for the functions: their subnets have no default route (only the S3 gateway endpoint)', () => {
+    const t = s.template;
+    const subnets = resourcesOf(t, 'AWS::EC2::Subnet');
+    const fnSubnets = Object.keys(subnets).filter((id) =>
+      (subnets[id].Properties!.Tags as { Key: string; Value: string }[]).some(
+        (tag) => tag.Key === 'aws-cdk:subnet-name' && tag.Value === 'functions',
+      ),
+    );
+    expect(fnSubnets).toHaveLength(2);
+    const associations = Object.values(resourcesOf(t, 'AWS::EC2::SubnetRouteTableAssociation')).map(
+      (a) => a.Properties!,
+    );
+    const fnTables = associations
+      .filter((a) => fnSubnets.includes((a.SubnetId as { Ref: string }).Ref))
+      .map((a) => (a.RouteTableId as { Ref: string }).Ref);
+    expect(fnTables).toHaveLength(2);
+    const routes = Object.values(resourcesOf(t, 'AWS::EC2::Route')).map((r) => r.Properties!);
+    for (const table of fnTables) {
+      expect(routes.filter((r) => (r.RouteTableId as { Ref: string }).Ref === table)).toEqual([]);
+    }
+    // the S3 gateway endpoint is attached to the function subnets' route tables
+    const gateway = Object.values(resourcesOf(t, 'AWS::EC2::VPCEndpoint')).find(
+      (e) => e.Properties!.VpcEndpointType === 'Gateway',
+    )!;
+    const gatewayTables = (gateway.Properties!.RouteTableIds as { Ref: string }[]).map((r) => r.Ref);
+    for (const table of fnTables) expect(gatewayTables).toContain(table);
+    // the interface endpoints sit in the function subnets
+    for (const e of Object.values(resourcesOf(t, 'AWS::EC2::VPCEndpoint')).filter(
+      (e) => e.Properties!.VpcEndpointType === 'Interface',
+    )) {
+      expect((e.Properties!.SubnetIds as { Ref: string }[]).map((r) => r.Ref).sort()).toEqual([...fnSubnets].sort());
+      expect(e.Properties!.PrivateDnsEnabled).toBe(true);
+    }
+  });
 });
 
 describe('Aerospike cluster', () => {
@@ -119,6 +154,26 @@ describe('Aerospike cluster', () => {
     expect(userData).toContain('mode mesh');
     expect(userData).toContain('mesh-seed-address-port aerospike-3.aerospike.dev.utxo.internal 3002');
     expect(userData).toContain('Instance Storage');
+    // namespace settings: replication capped at the node count, data on the instance-store devices, no eviction
+    expect(userData).toContain('replication-factor 2');
+    expect(userData).toContain('storage-engine device {');
+    expect(userData).toContain('evict-used-pct 0');
+    expect(userData).toContain('stop-writes-used-pct 80');
+    expect(userData).toContain('cluster-name bsv-utxo-store-dev');
+    for (let i = 1; i <= 3; i++)
+      expect(userData).toContain(`mesh-seed-address-port aerospike-${i}.aerospike.dev.utxo.internal 3002`);
+    expect(userData).toContain('systemctl start aerospike');
+  });
+
+  test('UDF registration before traffic: every function ships utxo.lua and registers it before serving', () => {
+    // The store registers the module (content-versioned name) when a function's runtime is built, before its first
+    // request is handled (lib/runtime.ts -> createUtxoStore -> ensureModule, waiting for the registration job);
+    // bundling.test.ts checks that utxo.lua lies beside the bundle. Here: every function is told where it is.
+    for (const fn of Object.values(appFunctions(s.template))) {
+      const env = (fn.Properties!.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(env.UTXO_UDF_PATH).toBe('/var/task/utxo.lua');
+      expect(String(env.UTXO_STORE)).toMatch(/^aerospike:\/\//);
+    }
   });
 
   test('private hosted zone with one A record per node', () => {
@@ -197,7 +252,15 @@ describe('functions', () => {
         { 'Fn::GetAtt': [fnSg, 'GroupId'] },
       ]);
       expect((p.VpcConfig as { SubnetIds: unknown[] }).SubnetIds).toHaveLength(2);
+      // X-Ray is optional and off by default
+      expect(p.TracingConfig).toBeUndefined();
+      expect(p.ReservedConcurrentExecutions).toBeUndefined();
     }
+    t.resourceCountIs('AWS::Lambda::Alias', 0);
+    const endpoints = Object.values(resourcesOf(t, 'AWS::EC2::VPCEndpoint')).map((e) =>
+      JSON.stringify(e.Properties!.ServiceName),
+    );
+    expect(endpoints.some((n) => n.includes('.xray"'))).toBe(false);
   });
 
   test('environment from the props (DESIGN section 11)', () => {
@@ -377,6 +440,67 @@ describe('observability', () => {
     );
     for (const needle of ['CleanupDeleted', 'CleanupKept_', 'p99', 'ApproximateAgeOfOldestMessage', 'CPUUtilization'])
       expect(body).toContain(needle);
+    // the dashboard's widgets: tokens in the body (Fn::Join parts) become <{'Ref':'Id'}> inside their strings
+    const joined = (
+      Object.values(resourcesOf(t, 'AWS::CloudWatch::Dashboard'))[0].Properties!.DashboardBody as {
+        'Fn::Join': [string, unknown[]];
+      }
+    )['Fn::Join'][1]
+      .map((part) => (typeof part === 'string' ? part : `<${JSON.stringify(part).replace(/"/g, "'")}>`))
+      .join('');
+    const widgets = (
+      JSON.parse(joined) as { widgets: { properties: { title: string; metrics: unknown[][] } }[] }
+    ).widgets.map((w) => w.properties);
+    const widget = (title: RegExp) => {
+      const found = widgets.filter((w) => title.test(w.title));
+      expect([title.source, found.length]).toEqual([title.source, 1]);
+      return found[0].metrics.map((m) => JSON.stringify(m));
+    };
+    const token = (ref: unknown) => `<${JSON.stringify(ref).replace(/"/g, "'")}>`;
+    const route = (metric: string, method: string, path: string) =>
+      JSON.stringify([
+        'AWS/ApiGateway',
+        metric,
+        'ApiName',
+        'bsv-utxo-store-dev',
+        'Method',
+        method,
+        'Resource',
+        path,
+      ]).slice(0, -1) + ',"Stage","dev",';
+    // requests and errors (5xx and 4xx) by route: one metric per route
+    const requests = widget(/^Requests by route/);
+    const errors = widget(/^Errors by route/);
+    for (const r of ROUTES) {
+      expect(requests.some((m) => m.startsWith(route('Count', r.method, r.path)))).toBe(true);
+      for (const metric of ['5XXError', '4XXError'])
+        expect(errors.some((m) => m.startsWith(route(metric, r.method, r.path)))).toBe(true);
+    }
+    // spend latency p50 and p99
+    const latency = widget(/^Spend latency/);
+    for (const stat of ['p50', 'p99'])
+      expect(
+        latency.some((m) => m.startsWith(route('Latency', 'POST', '/v1/spends')) && m.includes(`"stat":"${stat}"`)),
+      ).toBe(true);
+    // signal queue depth and age; both DLQs' depth
+    const queueName = (prefix: string) =>
+      token({ 'Fn::GetAtt': [logicalId(t, 'AWS::SQS::Queue', prefix), 'QueueName'] });
+    const depth = widget(/^Signal queue depth/);
+    for (const metric of ['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage'])
+      expect(depth.some((m) => m.includes(`"${metric}","QueueName","${queueName('StorageSignalQueue')}"`))).toBe(true);
+    const dlqs = widget(/^DLQ depth/);
+    for (const prefix of ['StorageSignalDlq', 'TriggersCleanupDlq'])
+      expect(
+        dlqs.some((m) => m.includes(`"ApproximateNumberOfMessagesVisible","QueueName","${queueName(prefix)}"`)),
+      ).toBe(true);
+    // cleanup deleted and kept per pass
+    const cleanup = widget(/^Cleanup per pass/);
+    expect(cleanup.some((m) => m.includes('"BsvUtxoStore","CleanupDeleted","service","bsv-utxo-store"'))).toBe(true);
+    expect(cleanup.some((m) => m.includes('MetricName=\\"CleanupKept_\\"'))).toBe(true);
+    // Aerospike node health: status checks of every node
+    const health = widget(/^Aerospike nodes: status check/);
+    for (const node of Object.keys(resourcesOf(t, 'AWS::EC2::Instance')))
+      expect(health.some((m) => m.includes(`"StatusCheckFailed","InstanceId","${token({ Ref: node })}"`))).toBe(true);
     // no alarm email configured: no topic
     t.resourceCountIs('AWS::SNS::Topic', 0);
   });
