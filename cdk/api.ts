@@ -31,7 +31,7 @@ export const ROUTES: Route[] = [
   { method: 'DELETE', path: '/v1/txs/{txid}', fn: 'admin' },
   { method: 'POST', path: '/v1/spends', fn: 'spend' },
   { method: 'POST', path: '/v1/unspends', fn: 'unspend', required: ['spends'] },
-  { method: 'POST', path: '/v1/mined', fn: 'setMined', required: ['txids'] },
+  { method: 'POST', path: '/v1/mined', fn: 'setMined', required: ['txids', 'blockId', 'blockHeight', 'subtreeIdx'] },
   { method: 'POST', path: '/v1/locked', fn: 'admin', required: ['txids', 'locked'] },
   { method: 'POST', path: '/v1/conflicting', fn: 'admin', required: ['txids', 'conflicting'] },
   { method: 'POST', path: '/v1/freeze', fn: 'admin', required: ['utxos'] },

@@ -4,7 +4,9 @@
  */
 import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { z } from 'zod';
 import { ROUTES } from '../../cdk/api';
+import { ROUTES as HTTP_ROUTES } from '../../lib/http/routes';
 import { FUNCTION_NAMES, maxRecordSizeBytes } from '../../cdk/config';
 import { ACKNOWLEDGEMENTS } from '../../cdk/nag';
 import { actionsOf, appFunctions, logicalId, resourcesOf, statementsOf, synth, type Synth } from './helpers';
@@ -373,6 +375,39 @@ describe('functions', () => {
 });
 
 describe('API', () => {
+  test('the routes, their functions and required fields are those of the handlers (lib/http/routes.ts)', () => {
+    const camel = (fn: string) => fn.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+    const required = (schema: z.ZodType | undefined): string[] =>
+      schema
+        ? (((z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { required?: string[] }).required ??
+            []) as string[])
+        : [];
+    const props = (schema: z.ZodType | undefined): string[] =>
+      schema
+        ? Object.keys(
+            (z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: object }).properties ??
+              {},
+          )
+        : [];
+    const fromHandlers = HTTP_ROUTES.map((r) => ({
+      route: `${r.method} ${r.path}`,
+      fn: camel(r.fn),
+      required: required(r.body).sort(),
+      query: required(r.query).sort(),
+      optionalQuery: props(r.query)
+        .filter((q) => !required(r.query).includes(q))
+        .sort(),
+    })).sort((a, b) => a.route.localeCompare(b.route));
+    const fromCdk = ROUTES.map((r) => ({
+      route: `${r.method} ${r.path}`,
+      fn: r.fn,
+      required: [...(r.required ?? [])].sort(),
+      query: [...(r.query ?? [])].sort(),
+      optionalQuery: [...(r.optionalQuery ?? [])].sort(),
+    })).sort((a, b) => a.route.localeCompare(b.route));
+    expect(fromCdk).toEqual(fromHandlers);
+  });
+
   test('every route of DESIGN section 10, each with AWS_IAM authorization and the request validator', () => {
     const t = s.template;
     const methods = Object.values(resourcesOf(t, 'AWS::ApiGateway::Method')).map((m) => m.Properties!);
