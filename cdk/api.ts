@@ -111,8 +111,13 @@ export class Api extends Construct {
         'INVALID_ARGUMENT',
         '"$context.error.validationErrorString"',
       ],
-      ['TooLarge', apigw.ResponseType.REQUEST_TOO_LARGE, 'INVALID_ARGUMENT', '"request body too large"'],
+      // the same code as the handlers' and the local server's 413 (lib/http/errors.ts)
+      ['TooLarge', apigw.ResponseType.REQUEST_TOO_LARGE, 'PAYLOAD_TOO_LARGE', '"request body over 10 MiB"'],
       ['Throttled', apigw.ResponseType.THROTTLED, 'THROTTLED', '$context.error.messageString'],
+      // everything else API Gateway answers itself (403 unsigned or denied, 429 quota, 502/504 integration...):
+      // the envelope, with API Gateway's response type as the code
+      ['Default4xx', apigw.ResponseType.DEFAULT_4XX, '$context.error.responseType', '$context.error.messageString'],
+      ['Default5xx', apigw.ResponseType.DEFAULT_5XX, '$context.error.responseType', '$context.error.messageString'],
     ];
     for (const [rid, type, code, message] of responses)
       this.api.addGatewayResponse(rid, { type, templates: ERROR_TEMPLATE(code, message) });

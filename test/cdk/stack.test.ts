@@ -408,6 +408,20 @@ describe('API', () => {
     expect(fromCdk).toEqual(fromHandlers);
   });
 
+  test("API Gateway's own errors use the error envelope; 413 is PAYLOAD_TOO_LARGE", () => {
+    const t = s.template;
+    const responses = Object.values(resourcesOf(t, 'AWS::ApiGateway::GatewayResponse')).map((r) => r.Properties!);
+    const byType = (type: string) => responses.find((r) => r.ResponseType === type);
+    const template = (type: string) =>
+      (byType(type)?.ResponseTemplates as Record<string, string> | undefined)?.['application/json'];
+    expect(template('REQUEST_TOO_LARGE')).toMatch(/"code":"PAYLOAD_TOO_LARGE"/);
+    expect(byType('REQUEST_TOO_LARGE')?.StatusCode ?? '413').toBe('413');
+    for (const type of ['BAD_REQUEST_BODY', 'BAD_REQUEST_PARAMETERS'])
+      expect(template(type)).toMatch(/^\{"error":\{"code":"INVALID_ARGUMENT","message":/);
+    for (const type of ['DEFAULT_4XX', 'DEFAULT_5XX'])
+      expect(template(type)).toMatch(/^\{"error":\{"code":"\$context.error.responseType","message":/);
+  });
+
   test('every route of DESIGN section 10, each with AWS_IAM authorization and the request validator', () => {
     const t = s.template;
     const methods = Object.values(resourcesOf(t, 'AWS::ApiGateway::Method')).map((m) => m.Properties!);
