@@ -162,6 +162,17 @@ export class Api extends Construct {
         requestModels: model ? { 'application/json': model } : undefined,
       });
     }
+
+    // Unknown routes: API Gateway answers a path without a resource with 403 "Missing Authentication Token", even
+    // to a signed request. A catch-all (the root and a greedy /{proxy+}, any method, IAM like every route) sends
+    // them to the admin function, whose router answers 404 ROUTE_NOT_FOUND in the envelope (DESIGN section 10).
+    // The declared routes are more specific and keep their own methods.
+    const catchAll: apigw.MethodOptions = {
+      authorizationType: apigw.AuthorizationType.IAM,
+      requestValidator: validator,
+    };
+    this.api.root.addMethod('ANY', integration('admin'), catchAll);
+    this.api.root.addProxy({ anyMethod: false }).addMethod('ANY', integration('admin'), catchAll);
   }
 
   /** `/v1/txs` + POST -> the API Gateway metric dimension `Resource` value is the path as declared */

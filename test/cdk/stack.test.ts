@@ -408,6 +408,28 @@ describe('API', () => {
     expect(fromCdk).toEqual(fromHandlers);
   });
 
+  test("unknown routes reach the admin function (404 ROUTE_NOT_FOUND), not API Gateway's 403", () => {
+    const t = s.template;
+    const admin = logicalId(t, 'AWS::Lambda::Function', 'FunctionsAdmin');
+    const proxy = Object.entries(resourcesOf(t, 'AWS::ApiGateway::Resource')).filter(
+      ([, r]) => r.Properties!.PathPart === '{proxy+}',
+    );
+    expect(proxy).toHaveLength(1);
+    const api = logicalId(t, 'AWS::ApiGateway::RestApi', 'Api');
+    expect(proxy[0][1].Properties!.ParentId).toEqual({ 'Fn::GetAtt': [api, 'RootResourceId'] });
+    for (const resourceId of [{ Ref: proxy[0][0] }, { 'Fn::GetAtt': [api, 'RootResourceId'] }]) {
+      t.hasResourceProperties('AWS::ApiGateway::Method', {
+        HttpMethod: 'ANY',
+        ResourceId: resourceId,
+        AuthorizationType: 'AWS_IAM',
+        Integration: Match.objectLike({
+          Type: 'AWS_PROXY',
+          Uri: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([{ 'Fn::GetAtt': [admin, 'Arn'] }])]) }),
+        }),
+      });
+    }
+  });
+
   test("API Gateway's own errors use the error envelope; 413 is PAYLOAD_TOO_LARGE", () => {
     const t = s.template;
     const responses = Object.values(resourcesOf(t, 'AWS::ApiGateway::GatewayResponse')).map((r) => r.Properties!);
@@ -424,7 +446,9 @@ describe('API', () => {
 
   test('every route of DESIGN section 10, each with AWS_IAM authorization and the request validator', () => {
     const t = s.template;
-    const methods = Object.values(resourcesOf(t, 'AWS::ApiGateway::Method')).map((m) => m.Properties!);
+    const methods = Object.values(resourcesOf(t, 'AWS::ApiGateway::Method'))
+      .map((m) => m.Properties!)
+      .filter((m) => m.HttpMethod !== 'ANY'); // the catch-all of unknown routes (next test)
     expect(methods).toHaveLength(ROUTES.length);
     const validator = logicalId(t, 'AWS::ApiGateway::RequestValidator', 'ApiValidator');
     for (const m of methods) {

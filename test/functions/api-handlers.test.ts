@@ -182,6 +182,19 @@ describe('API handlers', () => {
     event.pathParameters = { proxy: 'v1/health' };
     const { result } = await captureStdout(() => admin(event, lambdaContext()));
     expect(result.statusCode).toBe(200);
+
+    // the API's catch-all (cdk/api.ts: ANY on / and /{proxy+}) brings unknown routes here: 404 in the envelope
+    for (const [resource, path, method] of [
+      ['/{proxy+}', '/v1/bogus', 'POST'],
+      ['/{proxy+}', '/v2/txs', 'GET'],
+      ['/', '/', 'GET'],
+    ]) {
+      const unknown = apiEvent({ method: method as 'GET', resource });
+      unknown.path = path;
+      unknown.pathParameters = resource === '/' ? null : { proxy: path.slice(1) };
+      const reply = (await captureStdout(() => admin(unknown, lambdaContext()))).result;
+      expect([path, reply.statusCode, JSON.parse(reply.body).error.code]).toEqual([path, 404, 'ROUTE_NOT_FOUND']);
+    }
   });
 
   test('the runtime is built once and reused across invocations', async () => {
