@@ -196,7 +196,8 @@ export class Observability extends Construct {
       w('DLQ depth', [signalDlqDepth.with({ label: 'signal DLQ' }), cleanupDlqDepth.with({ label: 'cleanup DLQ' })]),
     );
     const kept = new cloudwatch.MathExpression({
-      expression: `SUM(SEARCH('{${ns},service} service="${service}" MetricName="CleanupKept_"', 'Sum', 60))`,
+      // CleanupKept_<reason>: a partial (unquoted) match on the name token "Kept"; a quoted MetricName is exact
+      expression: `SUM(SEARCH('{${ns},service} service="${service}" MetricName=Kept', 'Sum', 60))`,
       usingMetrics: {},
       label: 'kept (all reasons)',
       period: MINUTE,
