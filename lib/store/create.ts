@@ -80,19 +80,25 @@ export async function create(
   let plan = planRecords(parsed, ctx.settings, recordOptions);
   const txidHex = parsed.txidHex;
 
-  if (plan.records.length === 1) {
-    await putBlob(ctx, txidHex, plan);
-    if ((await createSingle(ctx, masterKey(parsed.txid), plan.records[0], txidHex)) === 'too-big') {
-      if (plan.external) throw new StorageError('the record is too big even without the tx bytes', { txid: txidHex });
-      // the engine's record size limit is below maxTxSizeInStore for this tx: store its bytes in the blob store
-      plan = planRecords(parsed, ctx.settings, { ...recordOptions, external: true });
+  try {
+    if (plan.records.length === 1) {
       await putBlob(ctx, txidHex, plan);
       if ((await createSingle(ctx, masterKey(parsed.txid), plan.records[0], txidHex)) === 'too-big') {
-        throw new StorageError('the record is too big even without the tx bytes', { txid: txidHex });
+        if (plan.external) throw new StorageError('the record is too big even without the tx bytes', { txid: txidHex });
+        // the engine's record size limit is below maxTxSizeInStore for this tx: store its bytes in the blob store
+        plan = planRecords(parsed, ctx.settings, { ...recordOptions, external: true });
+        await putBlob(ctx, txidHex, plan);
+        if ((await createSingle(ctx, masterKey(parsed.txid), plan.records[0], txidHex)) === 'too-big') {
+          throw new StorageError('the record is too big even without the tx bytes', { txid: txidHex });
+        }
       }
+    } else {
+      await createPaginated(ctx, parsed, plan, height);
     }
-  } else {
-    await createPaginated(ctx, parsed, plan, height);
+  } catch (err) {
+    // a conflicting create that wrote its record but failed before registering in the parents: the retry registers
+    if (err instanceof TxExistsError && recordOptions.conflicting) await registerExistingConflicting(ctx, parsed);
+    throw err;
   }
 
   if (recordOptions.conflicting) {
@@ -222,6 +228,17 @@ export async function finishCreating(
 }
 
 /** A conflicting tx is registered in each parent's `conflictingCs` (a missing parent is skipped). */
+/** Registers the child again only when the stored record is itself conflicting (registration is idempotent). */
+async function registerExistingConflicting(ctx: StoreContext, parsed: ParsedTx): Promise<void> {
+  let existing;
+  try {
+    existing = await ctx.engine.get(masterKey(parsed.txid), [BIN.conflicting]);
+  } catch (err) {
+    throw storageError('reading the existing conflicting tx failed', err, { txid: parsed.txidHex });
+  }
+  if (existing?.bins[BIN.conflicting]) await registerConflictingChild(ctx, parsed);
+}
+
 async function registerConflictingChild(ctx: StoreContext, parsed: ParsedTx): Promise<void> {
   const parents = new Map<string, Buffer>();
   for (const input of parsed.inputs) parents.set(input.prevTxidHex, input.prevTxid);

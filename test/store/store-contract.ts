@@ -373,6 +373,23 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         await expect(h().store.spend({ tx: grandchild.hex }, { ignoreConflicting: true })).resolves.toBeDefined();
       });
 
+      test('a conflicting create that died before registering in its parents registers on retry (still TX_EXISTS)', async () => {
+        const p = await minedRoot(h().store);
+        const child = makeTx({ inputs: [{ parent: p, vout: 0 }] });
+        h().plan.arm(3); // 1 tip read, 2 the record, 3 the parents' registration: the process dies there
+        await expect(h().store.create(child.hex, { conflicting: true })).rejects.toMatchObject({
+          code: 'STORAGE_ERROR',
+        });
+        h().plan.disarm();
+        expect((await h().store.get(p.txid, ['conflictingCs'])).conflictingCs ?? []).toEqual([]);
+        await expect(h().store.create(child.hex, { conflicting: true })).rejects.toMatchObject({ code: 'TX_EXISTS' });
+        expect((await h().store.get(p.txid, ['conflictingCs'])).conflictingCs).toEqual([child.txid]);
+        // a non-conflicting tx that exists is not registered by a conflicting create of the same bytes
+        const plain = await created(h().store, makeTx({ inputs: [{ parent: p, vout: 0 }] }));
+        await expect(h().store.create(plain.hex, { conflicting: true })).rejects.toMatchObject({ code: 'TX_EXISTS' });
+        expect((await h().store.get(p.txid, ['conflictingCs'])).conflictingCs).toEqual([child.txid]);
+      });
+
       test('locked create: LOCKED until unlocked, ignoreLocked spends', async () => {
         const f = await created(h().store, rootTx(2), { locked: true });
         await expect(h().store.getSpend({ txid: f.txid, vout: 0 })).resolves.toMatchObject({ status: 'LOCKED' });
