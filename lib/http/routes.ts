@@ -9,8 +9,6 @@ import type { z } from 'zod';
 import type { Runtime } from '../runtime';
 import { emitMetrics } from '../cleanup/report';
 import type { CleanupMetrics } from '../cleanup';
-import { EngineError } from '../engine/port';
-import { invalidArgument } from './errors';
 import * as s from './schemas';
 
 export type FunctionName = 'create' | 'get' | 'spend' | 'unspend' | 'set-mined' | 'get-utxo' | 'admin';
@@ -93,14 +91,6 @@ const ok = (): RouteResult => ({ statusCode: 200, body: { status: 'OK' } });
 export const CLEANUP_DEFAULT_SECONDS = 25;
 /** Time kept back from the Lambda's remaining time for the response. */
 export const CLEANUP_MARGIN_MS = 2000;
-
-/** The engine's rejection of a range-query cursor it did not issue (EngineError INVALID), through any wrapping. */
-function isBadCursor(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof EngineError && e.code === 'INVALID' && /cursor/i.test(e.message)) return true;
-  }
-  return false;
-}
 
 /** Deadline (epoch ms) of a cleanup pass: the requested budget, capped by the Lambda's remaining time. */
 export function cleanupDeadline(lambda: Context | undefined, budgetMs: number, marginMs = CLEANUP_MARGIN_MS): number {
@@ -342,15 +332,7 @@ export const ROUTES: readonly Route[] = [
     responses: { 200: { description: 'a page', schema: s.unminedResponse }, 400: E400, 503: E503 },
     async handle({ query }, ctx) {
       const store = (await ctx.runtime()).store;
-      try {
-        return { statusCode: 200, body: await store.queryUnmined(query) };
-      } catch (err) {
-        // a cursor the engine cannot decode is the caller's input, not a storage failure
-        if (query.cursor !== undefined && isBadCursor(err)) {
-          throw invalidArgument('cursor', 'not a cursor returned by a previous page', { in: 'query' });
-        }
-        throw err;
-      }
+      return { statusCode: 200, body: await store.queryUnmined(query) };
     },
   }),
   route({

@@ -21,7 +21,7 @@ import {
   type UnminedQuery,
   type UtxoView,
 } from './types';
-import { storageError } from './udf-call';
+import { isEngineError, storageError } from './udf-call';
 import { binView, slotView } from './view';
 
 function toInt(v: BinValue | undefined): number | undefined {
@@ -210,6 +210,10 @@ export async function queryUnmined(ctx: StoreContext, query: UnminedQuery): Prom
       cursor: query.cursor,
     });
   } catch (err) {
+    // a cursor the engine did not issue is the caller's input, not a storage failure
+    if (query.cursor !== undefined && isEngineError(err, 'INVALID')) {
+      throw new InvalidArgumentError('cursor', 'not a cursor returned by a previous page');
+    }
     throw storageError('querying unmined transactions failed', err);
   }
   const txids = page.records

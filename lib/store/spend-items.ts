@@ -74,6 +74,7 @@ export function spendsFromTx(tx: string | Buffer, B: number): ResolvedSpend[] {
     throw new InvalidArgumentError('tx', 'the transaction spends no outputs');
   }
   if (!parsed.isExtended) throw new InvalidArgumentError('tx', 'extended format (EF, BIP-239) is required to spend');
+  if (parsed.outputs.length === 0) throw new InvalidArgumentError('tx', 'a transaction needs at least one output');
   const spender = { hex: parsed.txidHex, bytes: parsed.txid };
   return parsed.inputs.map((input, vin) => {
     if (input.lockingScript === undefined || input.satoshis === undefined) {

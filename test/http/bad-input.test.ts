@@ -254,13 +254,16 @@ describe('POST /v1/txs', () => {
 });
 
 describe('POST /v1/spends', () => {
-  test('bad tx: non-hex, not a tx, raw (non-EF) with inputs, no inputs; tx and spends together or neither', async () => {
+  test('bad tx: non-hex, not a tx, raw (non-EF) with inputs, no inputs, no outputs; tx and spends together or neither', async () => {
     for (const tx of ['zz', 'abc', '', 42, null, 'deadbeef']) {
       expectError(await api.post('/v1/spends', { tx }), 400, 'INVALID_ARGUMENT', 'tx');
     }
     // the child spends parent:0; as a raw tx its prevouts are unknown, so nothing may be spent
     expectError(await api.post('/v1/spends', { tx: child.tx.toHex() }), 400, 'INVALID_ARGUMENT', 'tx');
     expectError(await api.post('/v1/spends', { tx: rootTx(1).hex }), 400, 'INVALID_ARGUMENT', 'tx');
+    // an EF tx that spends parent:0 but has no outputs
+    const noOutputs = makeTx({ inputs: [{ parent, vout: 0 }], outputs: 0 });
+    expectError(await api.post('/v1/spends', { tx: noOutputs.hex }), 400, 'INVALID_ARGUMENT', 'tx');
     expectError(await api.post('/v1/spends', {}), 400, 'INVALID_ARGUMENT', 'tx');
     expectError(await api.post('/v1/spends', { blockHeight: 5 }), 400, 'INVALID_ARGUMENT', 'tx');
     expectError(

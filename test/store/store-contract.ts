@@ -520,6 +520,13 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         await expect(h().store.spend({ tx: rootTx().hex })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
         const nonEf = makeTx({ inputs: [{ parent, vout: 0 }] });
         await expect(h().store.spend({ tx: nonEf.tx.toHex() })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+        // a spending tx without outputs is refused before anything is spent
+        const noOutputs = makeTx({ inputs: [{ parent, vout: 0 }], outputs: 0 });
+        await expect(h().store.spend({ tx: noOutputs.hex })).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          details: { field: 'tx' },
+        });
+        await expect(h().store.getSpend({ txid: parent.txid, vout: 0 })).resolves.toEqual({ status: 'OK' });
       });
 
       test('per-item errors: UTXO_HASH_MISMATCH, UTXO_NOT_FOUND, FROZEN', async () => {
@@ -728,6 +735,10 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         } while (cursor);
         expect(seen.sort()).toEqual(txs.map((t) => t.txid).sort());
         await expect(h().store.queryUnmined({ cutoff: -1 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+        await expect(h().store.queryUnmined({ cutoff: 3, cursor: 'not-a-cursor' })).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          details: { field: 'cursor' },
+        });
       });
 
       test('setLocked / setConflicting apply to pagination records too; TX_NOT_FOUND', async () => {
