@@ -129,7 +129,7 @@ export class CleanupService {
       checkDeadline();
       const page = await this.engine.queryRange({
         bin: 'preserveUntil',
-        min: 1,
+        min: 0,
         max: tip,
         limit: this.settings.batchSize,
         bins: [BIN.preserveUntil],

@@ -169,6 +169,17 @@ describe('cleanup edge cases', () => {
     expect(await h.service.runPass({ tip: 1788 })).toMatchObject({ deleted: 1, preserveExpired: 0 });
   });
 
+  test('a preserve until height 0 is already expired: the first pass removes it and re-runs the DAH rule', async () => {
+    const h = await harness();
+    const parent = await h.parent(1);
+    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    await h.ledger.preserve(parent, 0, 1100);
+    expect((await bins(h, parent))!.preserveUntil).toBe(0);
+    expect(await h.service.runPass({ tip: 1200 })).toMatchObject({ preserveExpired: 1, deleted: 0 });
+    expect((await bins(h, parent))!.preserveUntil).toBeUndefined();
+    expect((await bins(h, parent))!.deleteAtHeight).toBe(1488);
+  });
+
   test('an expired preserve of an external paginated tx: its DAHSET goes to the reconciler (pages and blob follow)', async () => {
     const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3, { external: true });
