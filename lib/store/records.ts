@@ -23,6 +23,16 @@ export interface RecordOptions {
   external: boolean;
 }
 
+/**
+ * The height a coinbase's maturity counts from: the block it was mined in when the create says so (the lowest, if
+ * several), else the creation height. Counting from the tip when the coinbase's block is already known would make it
+ * spendable a block early (created before the tip moves) or late (backfilled).
+ */
+export function coinbaseHeight(options: Pick<RecordOptions, 'height' | 'minedBlocks'>): number {
+  if (options.minedBlocks.length === 0) return options.height;
+  return Math.min(...options.minedBlocks.map((b) => b.blockHeight));
+}
+
 export interface RecordPlan {
   external: boolean;
   /** [master, pagination 1, ..., pagination n-1] */
@@ -73,7 +83,7 @@ export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: 
     [BIN.conflicting]: options.conflicting,
     [BIN.locked]: options.locked,
   };
-  if (options.isCoinbase) common[BIN.spendingHeight] = options.height + settings.coinbaseMaturity;
+  if (options.isCoinbase) common[BIN.spendingHeight] = coinbaseHeight(options) + settings.coinbaseMaturity;
   if (multi) common[BIN.creating] = true;
   // DAH rule for a conflicting tx: deletable R blocks after its creation
   if (options.conflicting && settings.blockHeightRetention > 0) {

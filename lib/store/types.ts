@@ -22,7 +22,10 @@ export interface MinedBlock {
 }
 
 export interface CreateOptions {
-  /** height the tx is created at (default: chain tip); coinbase spendingHeight = blockHeight + coinbaseMaturity */
+  /**
+   * height the tx is created at (default: chain tip); coinbase spendingHeight = this + coinbaseMaturity, or the lowest
+   * minedBlocks height + coinbaseMaturity when minedBlocks is given
+   */
   blockHeight?: number;
   minedBlocks?: MinedBlock[];
   isCoinbase?: boolean;

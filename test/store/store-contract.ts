@@ -293,6 +293,21 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         });
       });
 
+      test('coinbase created with its block: maturity counts from that block, not from the tip', async () => {
+        // the tip (1000) has not moved to the coinbase's block yet
+        const early = coinbaseTx(1);
+        await h().store.create(early.hex, { minedBlocks: [{ blockId: 77, blockHeight: 1001, subtreeIdx: 0 }] });
+        expect((await h().store.get(early.txid, ['spendingHeight'])).spendingHeight).toBe(1101);
+        // a backfilled coinbase from an old block is mature already
+        const old = coinbaseTx(1);
+        await h().store.create(old.hex, { minedBlocks: [{ blockId: 5, blockHeight: 850, subtreeIdx: 0 }] });
+        expect((await h().store.get(old.txid, ['spendingHeight'])).spendingHeight).toBe(950);
+        const spender = makeTx({ inputs: [{ parent: old, vout: 0 }] });
+        await expect(h().store.spend({ tx: spender.hex })).resolves.toMatchObject({
+          spends: [{ txid: old.txid, vout: 0, status: 'OK' }],
+        });
+      });
+
       test('get: unknown field is INVALID_ARGUMENT; missing tx is TX_NOT_FOUND; bad txid is INVALID_ARGUMENT', async () => {
         const f = await created(h().store, rootTx());
         await expect(h().store.get(f.txid, ['nope'])).rejects.toMatchObject({
