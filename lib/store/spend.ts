@@ -70,18 +70,14 @@ export async function spend(
       })),
     );
   } catch (err) {
-    // the batch failed as a whole: some records may have been written; undo whatever this spender holds
+    // The batch failed as a whole: some records may have been written, and which slots this call wrote (rather than
+    // an earlier call of the same spender) is unknown. Undo what the spender holds only when the spending tx is not
+    // stored: a stored (accepted) tx keeps its inputs, and an unknown answer keeps them too (never spendable by
+    // another tx; a retry of the spend completes it).
     const message = err instanceof Error ? err.message : String(err);
     for (const o of outcomes) fail(o, 'STORAGE_ERROR', message);
-    await rollback(
-      ctx,
-      items,
-      items.map((_, i) => i),
-      outcomes,
-      height,
-      signals,
-      true,
-    );
+    const undo = await itemsOfUnstoredSpenders(ctx, items);
+    if (undo.length > 0) await rollback(ctx, items, undo, outcomes, height, signals, true);
     await signals.flush(ctx).catch(() => undefined);
     throw new SpendFailedError(outcomes[0], outcomes);
   }
@@ -212,6 +208,23 @@ function fail(o: ItemOutcome, code: ItemOutcome['code'], message: string): void 
   o.status = 'ERROR';
   o.code = code;
   o.message = message;
+}
+
+/** Items whose spending tx is known not to be stored (a failed or unknown read keeps the item out). */
+async function itemsOfUnstoredSpenders(ctx: StoreContext, items: ResolvedSpend[]): Promise<number[]> {
+  const spenders = new Map<string, Buffer>();
+  for (const item of items) spenders.set(item.spendingTxid, item.spendingTxidBytes);
+  let records;
+  try {
+    records = await ctx.engine.batchGet(
+      [...spenders.values()].map((t) => masterKey(t)),
+      [BIN.txID],
+    );
+  } catch {
+    return [];
+  }
+  const unstored = new Set([...spenders.keys()].filter((_, n) => records[n] === null));
+  return items.flatMap((item, i) => (unstored.has(item.spendingTxid) ? [i] : []));
 }
 
 async function rollback(

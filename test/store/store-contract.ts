@@ -651,6 +651,29 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         await expect(h().store.getSpend({ txid: p1.txid, vout: 0 })).resolves.toEqual({ status: 'OK' });
       });
 
+      test('a failed spend batch of an already stored spending tx keeps its inputs spent (no rollback)', async () => {
+        const p1 = await minedRoot(h().store, 1);
+        const p2 = await minedRoot(h().store, 1);
+        const tx = makeTx({
+          inputs: [
+            { parent: p1, vout: 0 },
+            { parent: p2, vout: 0 },
+          ],
+        });
+        await h().store.spend({ tx: tx.hex });
+        await h().store.create(tx.hex);
+        // a replay of the accepted tx whose batch fails must not make its inputs spendable again
+        h().plan.arm(2, 'once'); // step 1 = tip read, step 2 = the spendMulti batch
+        await expect(h().store.spend({ tx: tx.hex })).rejects.toMatchObject({ code: 'STORAGE_ERROR' });
+        h().plan.disarm();
+        for (const p of [p1, p2]) {
+          await expect(h().store.getSpend({ txid: p.txid, vout: 0 })).resolves.toMatchObject({
+            status: 'SPENT',
+            spendingTxid: tx.txid,
+          });
+        }
+      });
+
       test('unspend: clears only the expected spender; TX_NOT_FOUND for a missing tx', async () => {
         const parent = await minedRoot(h().store, 1);
         const a = makeTx({ inputs: [{ parent, vout: 0 }] });
