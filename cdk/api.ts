@@ -2,7 +2,8 @@
  * The REST API of DESIGN section 10: IAM (SigV4) authorization on every method, request validation (body and
  * parameters), JSON access logs, stage throttling, one Lambda proxy integration per route.
  */
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -164,15 +165,38 @@ export class Api extends Construct {
     }
 
     // Unknown routes: API Gateway answers a path without a resource with 403 "Missing Authentication Token", even
-    // to a signed request. A catch-all (the root and a greedy /{proxy+}, any method, IAM like every route) sends
-    // them to the admin function, whose router answers 404 ROUTE_NOT_FOUND in the envelope (DESIGN section 10).
-    // The declared routes are more specific and keep their own methods.
+    // to a signed request, and a declared resource answers a method it lacks the same way (the greedy proxy does not
+    // cover it). ANY (IAM like every route) on the root, on a greedy /{proxy+} and on every resource of the route
+    // tree sends them to the admin function, whose router answers 405 METHOD_NOT_ALLOWED with the Allow header on a
+    // route's path and 404 ROUTE_NOT_FOUND elsewhere, in the envelope (DESIGN section 10). Explicit methods take
+    // precedence over ANY, so the declared routes keep their functions.
     const catchAll: apigw.MethodOptions = {
       authorizationType: apigw.AuthorizationType.IAM,
       requestValidator: validator,
     };
-    this.api.root.addMethod('ANY', integration('admin'), catchAll);
-    this.api.root.addProxy({ anyMethod: false }).addMethod('ANY', integration('admin'), catchAll);
+    const tree = new Set<string>();
+    for (const route of ROUTES) {
+      const parts = route.path.split('/').filter(Boolean);
+      parts.forEach((_, i) => tree.add('/' + parts.slice(0, i + 1).join('/')));
+    }
+    const catchAllResources = [
+      this.api.root,
+      this.api.root.addProxy({ anyMethod: false }),
+      ...[...tree].map((path) => this.api.root.resourceForPath(path)),
+    ];
+    // One invoke permission for all of them: LambdaIntegration adds a statement per method, and the function's
+    // resource policy is limited to 20 KB.
+    const admin = props.targets.admin;
+    const adminProxy = new apigw.Integration({
+      type: apigw.IntegrationType.AWS_PROXY,
+      integrationHttpMethod: 'POST',
+      uri: `arn:${Aws.PARTITION}:apigateway:${Aws.REGION}:lambda:path/2015-03-31/functions/${admin.functionArn}/invocations`,
+    });
+    for (const resource of catchAllResources) resource.addMethod('ANY', adminProxy, catchAll);
+    admin.addPermission('ApiCatchAllPermission', {
+      principal: new iam.ServicePrincipal('apigateway.amazonaws.com'),
+      sourceArn: this.api.arnForExecuteApi('*', '/*', this.api.deploymentStage.stageName),
+    });
   }
 
   /** `/v1/txs` + POST -> the API Gateway metric dimension `Resource` value is the path as declared */

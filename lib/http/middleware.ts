@@ -15,7 +15,7 @@ import type { z } from 'zod';
 import { getRuntime } from '../runtime';
 import { HttpError, invalidArgument, mapError } from './errors';
 import { cleanupMetrics, emitSingle, logger, metrics, MetricUnit } from './observability';
-import { matchRoute, paramNames, routesOf, type FunctionName, type Route } from './routes';
+import { matchRoute, paramNames, ROUTES, routesOf, type FunctionName, type Route } from './routes';
 import { MAX_BODY_BYTES } from './schemas';
 
 export type ApiHandler = middy.MiddyfiedHandler<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
@@ -102,13 +102,17 @@ export function resolveRoute(
   }
   const match = matchRoute(routes, method, event.path ?? '');
   if (match.kind === 'found') return { route: match.route, params: match.params };
-  if (match.kind === 'method') {
+  // A known path with another method reaches the admin function through the API's per-resource ANY (cdk/api.ts):
+  // the methods it allows are those of every function, not only this one's.
+  const known = matchRoute(ROUTES, method, event.path ?? '');
+  if (known.kind === 'method') {
+    const allow = [...new Set(known.allow)];
     throw new HttpError(
       405,
       'METHOD_NOT_ALLOWED',
       `${method} is not allowed on ${event.path}`,
-      { allow: match.allow },
-      { allow: match.allow.join(', ') },
+      { allow },
+      { allow: allow.join(', ') },
     );
   }
   throw new HttpError(404, 'ROUTE_NOT_FOUND', `no route for ${method} ${event.path}`);

@@ -430,6 +430,41 @@ describe('API', () => {
     }
   });
 
+  test('every resource of the route tree has ANY to the admin function, so a wrong method is 405, not 403', () => {
+    const t = s.template;
+    const admin = logicalId(t, 'AWS::Lambda::Function', 'FunctionsAdmin');
+    const resources = resourcesOf(t, 'AWS::ApiGateway::Resource');
+    const pathOf = (id: string): string => {
+      const r = resources[id].Properties!;
+      const parent = r.ParentId as { Ref?: string };
+      return `${parent.Ref ? pathOf(parent.Ref) : ''}/${r.PathPart as string}`;
+    };
+    const anyTargets = new Map<string, unknown>();
+    for (const m of Object.values(resourcesOf(t, 'AWS::ApiGateway::Method'))) {
+      const p = m.Properties!;
+      const ref = (p.ResourceId as { Ref?: string }).Ref;
+      if (p.HttpMethod !== 'ANY' || !ref) continue;
+      expect(p.AuthorizationType).toBe('AWS_IAM');
+      anyTargets.set(pathOf(ref), JSON.stringify(p.Integration));
+    }
+    const tree = new Set<string>();
+    for (const r of ROUTES) {
+      const parts = r.path.split('/').filter(Boolean);
+      parts.forEach((_, i) => tree.add('/' + parts.slice(0, i + 1).join('/')));
+    }
+    expect([...anyTargets.keys()].sort()).toEqual([...tree, '/{proxy+}'].sort());
+    for (const integration of anyTargets.values()) expect(integration).toContain(admin);
+
+    // one invoke permission (the whole API stage) covers them all: the resource policy stays far below 20 KB
+    const adminPermissions = Object.values(resourcesOf(t, 'AWS::Lambda::Permission')).filter((p) =>
+      JSON.stringify(p.Properties!.FunctionName).includes(admin),
+    );
+    expect(adminPermissions).toHaveLength(ROUTES.filter((r) => r.fn === 'admin').length + 1);
+    expect(adminPermissions.map((p) => JSON.stringify(p.Properties!.SourceArn))).toContainEqual(
+      expect.stringMatching(/"\/\*\/\*"\]\]\}$/),
+    );
+  });
+
   test("API Gateway's own errors use the error envelope; 413 is PAYLOAD_TOO_LARGE", () => {
     const t = s.template;
     const responses = Object.values(resourcesOf(t, 'AWS::ApiGateway::GatewayResponse')).map((r) => r.Properties!);

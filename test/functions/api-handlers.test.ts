@@ -195,6 +195,28 @@ describe('API handlers', () => {
       const reply = (await captureStdout(() => admin(unknown, lambdaContext()))).result;
       expect([path, reply.statusCode, JSON.parse(reply.body).error.code]).toEqual([path, 404, 'ROUTE_NOT_FOUND']);
     }
+
+    // the per-resource ANY (cdk/api.ts) brings a known path with another method here: 405 allowing the methods of
+    // every function on that path; a resource that only leads to routes (/v1, /v1/chain) is 404
+    const txid = 'ab'.repeat(32);
+    for (const [resource, pathParameters, method, status, allow] of [
+      ['/v1/txs', undefined, 'GET', 405, 'POST'],
+      ['/v1/spends', undefined, 'DELETE', 405, 'POST'],
+      ['/v1/txs/{txid}', { txid }, 'POST', 405, 'GET, DELETE'],
+      ['/v1/utxos/{txid}/{vout}', { txid, vout: '0' }, 'DELETE', 405, 'GET'],
+      ['/v1/chain', undefined, 'GET', 404, undefined],
+      ['/v1', undefined, 'POST', 404, undefined],
+    ] as const) {
+      const event = apiEvent({ method: method as 'GET', resource, pathParameters });
+      const reply = (await captureStdout(() => admin(event, lambdaContext()))).result;
+      const body = JSON.parse(reply.body);
+      expect([event.path, reply.statusCode, body.error.code, reply.headers?.allow]).toEqual([
+        event.path,
+        status,
+        status === 405 ? 'METHOD_NOT_ALLOWED' : 'ROUTE_NOT_FOUND',
+        allow,
+      ]);
+    }
   });
 
   test('the runtime is built once and reused across invocations', async () => {
