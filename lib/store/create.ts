@@ -55,9 +55,38 @@ async function putBlob(ctx: StoreContext, txidHex: string, plan: RecordPlan): Pr
   try {
     await ctx.blobs.put(txidHex, plan.blob.kind, plan.blob.data);
   } catch (err) {
-    if (err instanceof BlobConflictError) throw new TxExistsError(txidHex);
+    if (err instanceof BlobConflictError) {
+      if (await isEarlierOutputsBlob(ctx, txidHex, plan.blob)) return;
+      throw new TxExistsError(txidHex);
+    }
     throw storageError(`writing the ${plan.blob.kind} blob failed`, err, { txid: txidHex });
   }
+}
+
+/**
+ * An `.outputs` blob holds the creation height: a retry at another height (after a crash that left the blob but no
+ * record) finds the earlier attempt's blob. Same txid, coinbase flag and outputs -> it is this tx's blob; keep it.
+ */
+async function isEarlierOutputsBlob(
+  ctx: StoreContext,
+  txidHex: string,
+  blob: { kind: string; data: Buffer },
+): Promise<boolean> {
+  if (blob.kind !== 'outputs') return false;
+  let existing;
+  try {
+    existing = await ctx.blobs.get(txidHex, 'outputs');
+  } catch (err) {
+    throw storageError('reading the existing outputs blob failed', err, { txid: txidHex });
+  }
+  const data = blob.data;
+  return (
+    existing !== null &&
+    existing.length === data.length &&
+    existing.subarray(0, 32).equals(data.subarray(0, 32)) &&
+    (existing[32] & 1) === (data[32] & 1) &&
+    existing.subarray(36).equals(data.subarray(36))
+  );
 }
 
 export async function create(

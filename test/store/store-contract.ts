@@ -1066,5 +1066,38 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         );
       });
     });
+
+    describe('retries and edge cases', () => {
+      const h = useHarness();
+
+      test('a create retried at another height after a crash that left only the .outputs blob completes', async () => {
+        const f = rootTx(9); // records 0..2, external .outputs blob
+        h().queue.hold = true;
+        h().plan.arm(5); // 1 tip, 2 master read, 3 lock, 4 blob put; the process dies at the first record
+        await expect(h().store.create(f.hex)).rejects.toMatchObject({ code: 'STORAGE_ERROR' });
+        h().plan.disarm();
+        expect(await h().blobs.exists(f.txid, 'outputs')).toBe(true);
+        await h().engine.remove(key(f.txid, 0xffffffff)); // the abandoned lock expires
+        await h().store.setChainTip(1001); // a block later
+        await expect(h().store.create(f.hex)).resolves.toMatchObject({ records: 3 });
+        await expect(h().store.getSpend({ txid: f.txid, vout: 8 })).resolves.toEqual({ status: 'OK' });
+      });
+
+      test('a single-record external create retried at another height after the blob write completes', async () => {
+        const e = await open({ utxoBatchSize: 100, externalizeAll: true });
+        try {
+          await e.store.setChainTip(1000);
+          const f = rootTx(2);
+          e.plan.arm(3); // 1 tip, 2 blob put; the process dies at the record create
+          await expect(e.store.create(f.hex)).rejects.toMatchObject({ code: 'STORAGE_ERROR' });
+          e.plan.disarm();
+          await e.store.setChainTip(1001);
+          await expect(e.store.create(f.hex, { blockHeight: 1001 })).resolves.toMatchObject({ external: true });
+          await expect(e.store.create(f.hex)).rejects.toMatchObject({ code: 'TX_EXISTS' });
+        } finally {
+          await e.target.close();
+        }
+      });
+    });
   });
 }
