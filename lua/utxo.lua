@@ -352,6 +352,10 @@ local function applyDah(rec, height, retention)
     if rec[B_PRESERVE_UNTIL] ~= nil then
         return nil, nil, false
     end
+    if flag(rec[B_DELETING]) then
+        -- cleanup committed the delete: the DAH is how the next pass finds and finishes it, so it stays
+        return nil, nil, false
+    end
 
     local existing = toInt(rec[B_DAH])
     local newDah = height + retention
