@@ -52,7 +52,8 @@ export async function setMined(ctx: StoreContext, request: SetMinedRequest): Pro
     }
     blockIds[t.hex] = response.blockIDs ?? [];
     signals.addFrom(t.hex, response, height);
-    if (!unsetMined && response.childCount) {
+    // the UDF clears `locked` and `creating` on the master whether it adds or removes the block: the pages follow
+    if (response.childCount) {
       for (let n = 1; n <= response.childCount; n++)
         pagesToFinish.push({ txid: t.hex, key: paginationKey(t.bytes, n) });
     }

@@ -1083,6 +1083,17 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         await expect(h().store.getSpend({ txid: f.txid, vout: 8 })).resolves.toEqual({ status: 'OK' });
       });
 
+      test('setMined with unsetMined clears `locked` on the pagination records as on the master', async () => {
+        const f = await created(h().store, rootTx(9), { locked: true });
+        await h().store.setMined({ txids: [f.txid], blockId: 7, blockHeight: 1001, subtreeIdx: 0, unsetMined: true });
+        expect((await h().store.get(f.txid, ['locked'])).locked).toBe(false);
+        await expect(h().store.getSpend({ txid: f.txid, vout: 0 })).resolves.toEqual({ status: 'OK' });
+        const spender = makeTx({ inputs: [{ parent: f, vout: 8 }] });
+        await expect(h().store.spend({ tx: spender.hex })).resolves.toEqual({
+          spends: [{ txid: f.txid, vout: 8, status: 'OK' }],
+        });
+      });
+
       test('a single-record external create retried at another height after the blob write completes', async () => {
         const e = await open({ utxoBatchSize: 100, externalizeAll: true });
         try {
