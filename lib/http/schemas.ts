@@ -174,11 +174,16 @@ export const getTxQuery = z.strictObject({
     .string()
     .meta({ description: `comma-separated list of: ${[...new Set(GET_FIELDS)].join(', ')}` })
     .transform((s, ctx) => {
-      const list = s
-        .split(',')
-        .map((f) => f.trim())
-        .filter((f) => f !== '');
+      // an empty value (`?fields=`) or an empty item (`fee,,tx`) is an error, not a view with no fields
+      const list = s.split(',').map((f) => f.trim());
       for (const f of list) {
+        if (f === '') {
+          ctx.addIssue({
+            code: 'custom',
+            message: 'expected a comma-separated list of field names; an empty one was given',
+          });
+          return z.NEVER;
+        }
         if (!GET_FIELDS.includes(f)) {
           ctx.addIssue({ code: 'custom', message: `unknown field "${f}"` });
           return z.NEVER;

@@ -337,6 +337,14 @@ describe('path and query parameters', () => {
     expectError(await api.get(`/v1/txs/${parent.txid}?field=fee`), 400, 'INVALID_ARGUMENT', 'field');
   });
 
+  test('GET /v1/txs/{txid}: an empty fields value or an empty item in the list is 400, not a txid-only view', async () => {
+    for (const bad of ['', ',', '%20', 'fee,', ',fee', 'fee,,tx']) {
+      expectError(await api.get(`/v1/txs/${parent.txid}?fields=${bad}`), 400, 'INVALID_ARGUMENT', 'fields');
+    }
+    expectError(await api.get(`/v1/txs/${parent.txid}?fields`), 400, 'INVALID_ARGUMENT', 'fields');
+    expect((await api.get(`/v1/txs/${parent.txid}?fields=fee,%20tx`)).status).toBe(200);
+  });
+
   test('query parameters on body routes are unknown; nothing is stored', async () => {
     const f = rootTx(1);
     expectError(await api.post('/v1/txs?blockHeight=5', { tx: f.hex }), 400, 'INVALID_ARGUMENT', 'blockHeight');
