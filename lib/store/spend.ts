@@ -84,6 +84,8 @@ export async function spend(
 
   /** items whose slot this call wrote (not those an earlier call of the same spender wrote: a rollback keeps them) */
   const spent = new Set<number>();
+  /** items of records whose answer was lost: this call may have written them */
+  const inDoubt: number[] = [];
   const storedSpenders = new Map<string, Promise<boolean>>();
   const spenderStored = (item: ResolvedSpend): Promise<boolean> => {
     let known = storedSpenders.get(item.spendingTxid);
@@ -102,6 +104,7 @@ export async function spend(
     const result = results[g];
     if (!result.ok) {
       for (const i of group.items) fail(outcomes[i], result.error.code, result.error.message);
+      inDoubt.push(...group.items);
       continue;
     }
     const response = result.response;
@@ -149,6 +152,12 @@ export async function spend(
   }
 
   await rollback(ctx, items, [...spent], outcomes, height, signals);
+  if (inDoubt.length > 0) {
+    // as when the whole batch fails: undo what an unstored spender holds in those records (a stored tx keeps them)
+    const unstored = new Set(await itemsOfUnstoredSpenders(ctx, items));
+    const undo = inDoubt.filter((i) => unstored.has(i));
+    if (undo.length > 0) await rollback(ctx, items, undo, outcomes, height, signals, true);
+  }
   try {
     await signals.flush(ctx);
   } catch {

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import type { BlobStore } from '../../lib/blob/port';
-import type { RecordEngine } from '../../lib/engine/port';
+import { EngineError, type RecordEngine } from '../../lib/engine/port';
 import { SpendFailedError, UtxoStoreError } from '../../lib/domain/errors';
 import { Reconciler } from '../../lib/signals/reconciler';
 import { createUtxoStore } from '../../lib/store/utxo-store';
@@ -1092,6 +1092,46 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         await expect(h().store.spend({ tx: spender.hex })).resolves.toEqual({
           spends: [{ txid: f.txid, vout: 8, status: 'OK' }],
         });
+      });
+
+      test('a failed spend rolls back a record whose batch answer was lost (in doubt) when the spender is not stored', async () => {
+        const t = await makeDeps();
+        const inner = t.engine;
+        let loseFirstAnswer = false;
+        t.engine = new Proxy(inner, {
+          get(target, prop) {
+            if (prop === 'batchApply') {
+              return async (items: Parameters<RecordEngine['batchApply']>[0]) => {
+                const results = await inner.batchApply(items);
+                if (loseFirstAnswer && items[0]?.fn === 'spendMulti') {
+                  loseFirstAnswer = false; // applied, but the answer for this record was lost (timeout)
+                  results[0] = { ok: false, error: new EngineError('TIMEOUT', 'injected: answer lost') };
+                }
+                return results;
+              };
+            }
+            const v = Reflect.get(target, prop, target);
+            return typeof v === 'function' ? v.bind(target) : v;
+          },
+        });
+        const e = await open({}, t);
+        try {
+          await e.store.setChainTip(1000);
+          const a = await minedRoot(e.store);
+          const b = await minedRoot(e.store);
+          await e.store.freeze([{ txid: b.txid, vout: 0, utxoHash: utxoHashOf(b, 0) }]);
+          const spender = makeTx({
+            inputs: [
+              { parent: a, vout: 0 },
+              { parent: b, vout: 0 },
+            ],
+          });
+          loseFirstAnswer = true;
+          expect(await codeOf(e.store.spend({ tx: spender.hex }))).not.toBe('OK');
+          await expect(e.store.getSpend({ txid: a.txid, vout: 0 })).resolves.toEqual({ status: 'OK' });
+        } finally {
+          await e.target.close();
+        }
       });
 
       test('a single-record external create retried at another height after the blob write completes', async () => {
