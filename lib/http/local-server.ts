@@ -217,6 +217,10 @@ function readBody(req: http.IncomingMessage): Promise<Buffer | 'too-large'> {
     });
     req.on('end', () => resolve(tooLarge ? 'too-large' : Buffer.concat(chunks)));
     req.on('error', reject);
+    // settle even if the client goes away without an 'error': the request counts as in flight until this settles
+    req.on('close', () => {
+      if (!req.complete) reject(new Error('the client closed the connection before the body was complete'));
+    });
   });
 }
 
@@ -251,13 +255,14 @@ export async function startServer(options: StartServerOptions = {}): Promise<Loc
     } catch {
       url = undefined;
     }
-    const done = () => {
-      inFlight--;
+    // the request counts as in flight until its handler has finished, not until its connection closed: a client
+    // that goes away (or a connection closed by shutdown) must not let close() shut the engine under a running write
+    const logLine = () => {
       const ms = (performance.now() - started).toFixed(1);
       const target = url ? `${url.pathname}${url.search}` : (req.url ?? '');
       log(`${new Date().toISOString()} ${method} ${target} ${res.statusCode} ${ms}ms${code ? ` ${code}` : ''}`);
     };
-    res.on('close', done);
+    res.on('close', logLine);
 
     void (async () => {
       try {
@@ -343,6 +348,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Loc
           res.destroy();
         }
         log(`local server error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      } finally {
+        inFlight--;
       }
     })();
   });

@@ -4,12 +4,14 @@
  */
 import { spawn } from 'child_process';
 import { mkdtempSync, rmSync } from 'fs';
+import * as http from 'http';
 import * as net from 'net';
 import { tmpdir } from 'os';
 import * as path from 'path';
 import { ConfigError } from '../../lib/domain/config';
 import { startServer } from '../../lib/http/local-server';
 import { ROUTES } from '../../lib/http/routes';
+import { getRuntime } from '../../lib/runtime';
 import { rootTx } from '../fixtures/txs';
 import { expectError, startApi } from './harness';
 
@@ -98,6 +100,65 @@ describe('the local server', () => {
       const second = await startApi(env);
       try {
         for (const f of acknowledged) expect((await second.get(`/v1/txs/${f.txid}`)).status).toBe(200);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('close() waits for a handler whose client went away: the engine is not closed under a running write', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'http-abort-'));
+    const env = { UTXO_STORE: `embedded:${path.join(dir, 'utxo.db')}`, BLOB_STORE: `file:${path.join(dir, 'blobs')}` };
+    try {
+      const first = await startApi(env);
+      // hold the create inside the handler until released
+      const store = (await getRuntime()).store;
+      const create = store.create.bind(store);
+      let entered!: () => void;
+      const inHandler = new Promise<void>((r) => (entered = r));
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let outcome: string | undefined;
+      store.create = async (...args: Parameters<typeof store.create>) => {
+        entered();
+        await gate;
+        try {
+          const result = await create(...args);
+          outcome = 'stored';
+          return result;
+        } catch (err) {
+          outcome = `failed: ${(err as Error).message}`;
+          throw err;
+        }
+      };
+      const f = rootTx(2);
+      const body = JSON.stringify({ tx: f.hex });
+      const req = http.request({
+        host: '127.0.0.1',
+        port: first.server.port,
+        method: 'POST',
+        path: '/v1/txs',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      });
+      req.on('error', () => undefined);
+      req.end(body);
+      await inHandler;
+      req.destroy(); // the client gives up; the handler is still running
+      await new Promise((r) => setTimeout(r, 50));
+
+      let closed = false;
+      const closing = first.server.close().then(() => (closed = true));
+      await new Promise((r) => setTimeout(r, 200));
+      expect(closed).toBe(false);
+      release();
+      await closing;
+      expect(outcome).toBe('stored');
+
+      const second = await startApi(env);
+      try {
+        expect((await second.get(`/v1/txs/${f.txid}`)).status).toBe(200);
       } finally {
         await second.close();
       }
