@@ -7,7 +7,7 @@ import type { Bins, EngineRecord, RecordEngine } from '../engine/port';
 import { BIN } from '../domain/bins';
 import { collectChildren, extraRecordCount, isMaster, masterDecision, type ChildRef } from './candidates';
 import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
-import { clearStaleMarks, finishDelete, markDeleting } from './delete-tx';
+import { abandonDelete, clearStaleMarks, finishDelete, markDeleting, markPages } from './delete-tx';
 import type { Signal, SignalName, SignalQueue } from '../signals/port';
 import { keyOfRecord, txidHex } from './record-facts';
 import { addKept, emitMetrics, emptyReport, type CleanupMetrics, type CleanupReport, type KeptReason } from './report';
@@ -51,6 +51,8 @@ interface Checked {
   master: EngineRecord;
   pages: EngineRecord[];
   children: ChildRef[];
+  /** finishing only: pagination records not yet marked (the pass that marked the master died before them) */
+  unmarked: EngineRecord[];
 }
 
 class DeadlineReached extends Error {}
@@ -193,8 +195,20 @@ export class CleanupService {
     for (const c of finishing) {
       checkDeadline();
       const reason = parentVerdict(c.children, verdicts);
-      if (reason !== null) addKept(report, reason);
-      else await this.deleteOne(c.master, report);
+      if (reason !== null) {
+        addKept(report, reason);
+        continue;
+      }
+      if (c.unmarked.length > 0) {
+        // checked as read just now: marked with generation checks before anything is deleted
+        const marked = await markPages(this.engine, c.unmarked);
+        if (marked !== 'marked') {
+          if (marked.error !== undefined) report.errors++;
+          else addKept(report, 'changed');
+          continue;
+        }
+      }
+      await this.deleteOne(c.master, report);
     }
     for (const c of checked) {
       checkDeadline();
@@ -256,15 +270,28 @@ export class CleanupService {
       const own = pages.slice(at, at + count);
       at += count;
       const present = own.filter((p): p is EngineRecord => p !== null);
-      const records: (Bins | null)[] = finishing
+      const unmarked = finishing ? present.filter((p) => p.bins[BIN.deleting] !== true) : [];
+      // A marked master is frozen, and so is every marked pagination record; once all are marked, some may already
+      // be deleted. A pagination record not yet marked (the marking pass died) may have changed since: the tx is
+      // checked as a new candidate then.
+      const lenient = finishing && unmarked.length === 0;
+      const records: (Bins | null)[] = lenient
         ? [master.bins, ...present.map((p) => p.bins)]
         : [master.bins, ...own.map((p) => (p === null ? null : p.bins))];
-      const verdict = collectChildren(records, finishing || master.bins[BIN.conflicting] === true);
+      const verdict = collectChildren(records, lenient || master.bins[BIN.conflicting] === true);
       if (!verdict.ok) {
         addKept(report, verdict.reason as KeptReason);
+        // no longer deletable (e.g. an output unspent by a reorg after the mark): the started delete is given up
+        if (finishing && verdict.reason === 'not_all_spent') {
+          await abandonDelete(
+            this.engine,
+            master.key,
+            present.filter((p) => p.bins[BIN.deleting] === true),
+          );
+        }
         continue;
       }
-      out.push({ master, pages: present, children: verdict.children });
+      out.push({ master, pages: present, children: verdict.children, unmarked });
     }
     return out;
   }

@@ -41,27 +41,62 @@ function isGenerationMismatch(err: unknown): boolean {
 }
 
 /**
- * Marks pagination records first, then the master (the master's mark is what commits the delete): a mark left on
- * pagination records by a dying pass never lets a stale read through, and is cleared by `clearStaleMarks`.
- * Returns 'changed' (after undoing its own marks) when any record changed since it was read.
+ * Marks the master first (its mark commits the delete and keeps its DAH, so a pass dying at any later step leaves a
+ * marked master that the next pass finds and finishes), then the pagination records, each with a generation check.
+ * Returns 'changed' when any record changed since it was read: its marks are undone (pagination records first, the
+ * master last, so that no pagination record stays marked under an unmarked master).
  */
 export async function markDeleting(
   engine: RecordEngine,
   master: EngineRecord,
   pages: readonly EngineRecord[],
 ): Promise<'marked' | 'changed'> {
-  const marked: EngineRecord[] = [];
   try {
-    for (const page of pages) {
-      await engine.update(page.key, { [BIN.deleting]: true }, { generation: page.generation });
-      marked.push(page);
-    }
     await engine.update(master.key, { [BIN.deleting]: true }, { generation: master.generation });
-    return 'marked';
   } catch (err) {
-    await unmark(engine, marked).catch(() => undefined);
     if (isGenerationMismatch(err)) return 'changed';
     throw err;
+  }
+  const result = await markPages(engine, pages);
+  if (result === 'marked') return 'marked';
+  await abandonDelete(engine, master.key, result.marked);
+  if (result.error !== undefined) throw result.error;
+  return 'changed';
+}
+
+/** Marks pagination records with generation checks; on failure, which ones were marked and the error (if not a change). */
+export async function markPages(
+  engine: RecordEngine,
+  pages: readonly EngineRecord[],
+): Promise<'marked' | { marked: EngineRecord[]; error?: unknown }> {
+  const marked: EngineRecord[] = [];
+  for (const page of pages) {
+    try {
+      await engine.update(page.key, { [BIN.deleting]: true }, { generation: page.generation });
+      marked.push(page);
+    } catch (err) {
+      return isGenerationMismatch(err) ? { marked } : { marked, error: err };
+    }
+  }
+  return 'marked';
+}
+
+/**
+ * Gives up a started delete: unmarks the pagination records, then the master. When unmarking a pagination record
+ * fails the master stays marked, so that no pagination record is left marked under an unmarked master (which no pass
+ * would find once the master lost its DAH); the next pass re-evaluates the marked master. The master's DAH is left
+ * as it is (the DAH bin is only a trigger: cleanup re-checks the records).
+ */
+export async function abandonDelete(
+  engine: RecordEngine,
+  masterKey: Buffer,
+  pages: readonly EngineRecord[],
+): Promise<void> {
+  try {
+    await unmark(engine, pages);
+    await unmark(engine, [{ key: masterKey } as EngineRecord]);
+  } catch {
+    // the master stays marked: the next pass re-evaluates it
   }
 }
 

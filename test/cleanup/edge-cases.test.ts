@@ -433,9 +433,9 @@ describe('cleanup edge cases', () => {
       [0, 1, 2].map((vout) => ({ txid: parent, vout })),
       1000,
     );
-    // a pass dies after marking the pagination record (step 1), before the master (step 2)
-    const killed = failingAt(h.engine, h.blobs, 2);
-    expect(await h.serviceOver(killed.engine, killed.blobs).runPass({ tip: 1288 })).toMatchObject({ errors: 1 });
+    // a mark on a pagination record under an unmarked master: passes mark the master first and unmark it last, so
+    // only a pass of an older version (pagination records first) leaves this; injected
+    await h.engine.update(keyOfRecord(txidBytes(parent), 1), { deleting: true });
     expect(await bins(h, parent, 1)).toMatchObject({ deleting: true });
     expect((await bins(h, parent))!.deleting).toBeUndefined();
     // then the tx is locked (which removes its DAH); a stray DAH is injected so that cleanup sees the master
