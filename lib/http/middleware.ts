@@ -16,7 +16,7 @@ import { getRuntime } from '../runtime';
 import { HttpError, invalidArgument, mapError } from './errors';
 import { cleanupMetrics, emitSingle, logger, metrics, MetricUnit } from './observability';
 import { matchRoute, paramNames, ROUTES, routesOf, type FunctionName, type Route } from './routes';
-import { MAX_BODY_BYTES } from './schemas';
+import { emptyObject, MAX_BODY_BYTES } from './schemas';
 
 export type ApiHandler = middy.MiddyfiedHandler<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
 
@@ -161,24 +161,22 @@ export function validate(routes: readonly Route[]): MiddlewareObj<APIGatewayProx
         throw invalidArgument(Object.keys(rawQuery)[0], 'unknown query parameter', { in: 'query' });
       }
 
+      // a route without a body schema takes no body: none, or {} (a body with fields is rejected, not ignored)
       let body: unknown;
-      if (route.body) {
-        const text = bodyText(event);
-        let json: unknown;
-        if (text === undefined || text.trim() === '') {
-          if (!route.bodyOptional) throw invalidArgument('body', 'required: a JSON object');
-          json = {};
-        } else {
-          try {
-            json = JSON.parse(text);
-          } catch (err) {
-            throw invalidArgument('body', `malformed JSON: ${(err as Error).message}`);
-          }
-        }
-        body = parse('body', route.body, json);
+      const text = bodyText(event);
+      let json: unknown;
+      if (text === undefined || text.trim() === '') {
+        if (route.body && !route.bodyOptional) throw invalidArgument('body', 'required: a JSON object');
+        json = {};
       } else {
-        bodyText(event); // size check only: bodies of GET and DELETE are ignored
+        try {
+          json = JSON.parse(text);
+        } catch (err) {
+          throw invalidArgument('body', `malformed JSON: ${(err as Error).message}`);
+        }
       }
+      if (route.body) body = parse('body', route.body, json);
+      else parse('body', emptyObject, json);
       s.validated = { route, input: { params: parsedParams, query: query ?? {}, body } };
     },
   };

@@ -353,6 +353,26 @@ describe('path and query parameters', () => {
   });
 });
 
+describe('routes without a body', () => {
+  test('a body with fields, malformed JSON or a non-object on DELETE is 400 and deletes nothing', async () => {
+    const reply = await api.raw('DELETE', `/v1/txs/${parent.txid}`, JSON.stringify({ txid: rootTx(1).txid }));
+    expectError(reply, 400, 'INVALID_ARGUMENT', 'txid');
+    expectError(await api.raw('DELETE', `/v1/txs/${parent.txid}`, '{"force": true}'), 400, 'INVALID_ARGUMENT', 'force');
+    expectError(await api.raw('DELETE', `/v1/txs/${parent.txid}`, 'not json'), 400, 'INVALID_ARGUMENT', 'body');
+    expectError(await api.raw('DELETE', `/v1/txs/${parent.txid}`, '[1]'), 400, 'INVALID_ARGUMENT', 'body');
+    expect((await api.get(`/v1/txs/${parent.txid}`)).status).toBe(200);
+  });
+
+  test('an empty body or {} is accepted', async () => {
+    const f = rootTx(1);
+    expect((await api.post('/v1/txs', { tx: f.hex })).status).toBe(201);
+    expect((await api.raw('DELETE', `/v1/txs/${f.txid}`, '{}')).status).toBe(204);
+    expect((await api.post('/v1/txs', { tx: f.hex })).status).toBe(201);
+    expect((await api.raw('DELETE', `/v1/txs/${f.txid}`, ' ')).status).toBe(204);
+    expect((await api.raw('DELETE', `/v1/txs/${f.txid}`)).status).toBe(404);
+  });
+});
+
 describe('POST /v1/cleanup', () => {
   test('bad maxSeconds, unknown fields, malformed JSON and non-object bodies are 400', async () => {
     for (const maxSeconds of [0, -1, 901, 'x', '5', null, true, []]) {
