@@ -26,6 +26,10 @@ export interface ReconcilerOptions {
   getTip: () => Promise<number>;
 }
 
+/** passes before a tx whose records keep changing is left to the signal's retry */
+const MAX_PASSES = 5;
+const PAGE_BINS = [BIN.creating, BIN.recordUtxos, BIN.spentUtxos, BIN.reassignments, BIN.deleteAtHeight];
+
 function toInt(v: BinValue | undefined): number | undefined {
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
@@ -68,24 +72,32 @@ export class Reconciler implements SignalHandler {
     return result;
   }
 
+  /**
+   * Passes until a read after this invocation's own writes finds the records agreeing: another invocation handling a
+   * signal of the same tx at the same time may have written from an older read (SQS delivers concurrently).
+   */
   private async reconcile(txidHex: string, txid: Buffer, height: number): Promise<void> {
+    for (let pass = 1; pass <= MAX_PASSES; pass++) {
+      if (await this.pass(txidHex, txid, height)) return;
+    }
+    throw new StorageError(`reconciling ${txidHex}: the records kept changing, retry`, { txid: txidHex });
+  }
+
+  private readPages(pageKeys: Buffer[]): Promise<(EngineRecord | null)[]> {
+    if (pageKeys.length === 0) return Promise.resolve([]);
+    return this.options.engine.batchGet(pageKeys, PAGE_BINS);
+  }
+
+  /** One reconciliation; true when the records read back afterwards agree with each other and with what it wrote. */
+  private async pass(txidHex: string, txid: Buffer, height: number): Promise<boolean> {
     const { engine } = this.options;
     const R = this.options.settings.blockHeightRetention;
     const master = await engine.get(masterKey(txid));
-    if (!master) return;
+    if (!master) return true;
     const extra = toInt(master.bins[BIN.totalExtraRecs]) ?? 0;
     const pageKeys: Buffer[] = [];
     for (let n = 1; n <= extra; n++) pageKeys.push(paginationKey(txid, n));
-    const pages =
-      pageKeys.length > 0
-        ? await engine.batchGet(pageKeys, [
-            BIN.creating,
-            BIN.recordUtxos,
-            BIN.spentUtxos,
-            BIN.reassignments,
-            BIN.deleteAtHeight,
-          ])
-        : [];
+    const pages = await this.readPages(pageKeys);
     const allExist = pages.every((p) => p !== null);
 
     // 1. an unfinished multi-record create whose records all exist
@@ -96,15 +108,18 @@ export class Reconciler implements SignalHandler {
       if (master.bins[BIN.creating]) await this.udf(masterKey(txid), 'clearCreating', [height, R]);
     }
 
-    // 2. spentExtraRecs from the pagination records' own state (re-runs the master's DAH rule)
+    // 2. spentExtraRecs from the pagination records' own state (re-runs the master's DAH rule); written only when it
+    // differs from the master read with the pages, so that an invocation holding an older read of both writes nothing
     if (extra > 0 && allExist) {
       const spent = pages.filter((p) => p && pageFullySpent(p.bins)).length;
-      await this.udf(masterKey(txid), 'setSpentExtraRecs', [spent, height, R]);
+      if (spent !== (toInt(master.bins[BIN.spentExtraRecs]) ?? 0)) {
+        await this.udf(masterKey(txid), 'setSpentExtraRecs', [spent, height, R]);
+      }
     }
 
     // 3. pagination records and blob follow the master's deleteAtHeight
     const now = await engine.get(masterKey(txid), [BIN.deleteAtHeight, BIN.external]);
-    if (!now) return;
+    if (!now) return true;
     const dah = toInt(now.bins[BIN.deleteAtHeight]) ?? null;
     for (let n = 0; n < pages.length; n++) {
       const page = pages[n] as EngineRecord | null;
@@ -122,5 +137,22 @@ export class Reconciler implements SignalHandler {
       const { blobs } = this.options;
       if (!(await blobs.setDeleteAtHeight(txidHex, 'tx', dah))) await blobs.setDeleteAtHeight(txidHex, 'outputs', dah);
     }
+
+    // 4. read back: a concurrent invocation that wrote from an older read shows up here
+    if (extra === 0) {
+      const after = await engine.get(masterKey(txid), [BIN.deleteAtHeight]);
+      return !after || (toInt(after.bins[BIN.deleteAtHeight]) ?? null) === dah;
+    }
+    const [after, pagesAfter] = await Promise.all([
+      engine.get(masterKey(txid), [BIN.deleteAtHeight, BIN.spentExtraRecs]),
+      this.readPages(pageKeys),
+    ]);
+    if (!after) return true;
+    const dahAfter = toInt(after.bins[BIN.deleteAtHeight]) ?? null;
+    if (dahAfter !== dah) return false;
+    if (pagesAfter.some((p) => p !== null && (toInt(p.bins[BIN.deleteAtHeight]) ?? null) !== dah)) return false;
+    if (!pagesAfter.every((p) => p !== null)) return true; // being deleted: nothing to count
+    const spentAfter = pagesAfter.filter((p) => p && pageFullySpent(p.bins)).length;
+    return (toInt(after.bins[BIN.spentExtraRecs]) ?? 0) === spentAfter;
   }
 }

@@ -14,7 +14,7 @@ import type { Signal, SignalQueue } from '../../lib/signals/port';
 import { pageFullySpent, Reconciler } from '../../lib/signals/reconciler';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import type { UtxoStore } from '../../lib/store/types';
-import { makeTx, rootTx, type Fixture } from '../fixtures/txs';
+import { makeTx, rootTx, utxoHashOf, type Fixture } from '../fixtures/txs';
 
 const settings = {
   utxoBatchSize: 4,
@@ -147,6 +147,74 @@ describe('Reconciler', () => {
     await expect(reconciler.handle({ txid: 'zz', signal: 'DAHSET', height: 1 })).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
     });
+  });
+
+  /** A reconciler whose first pages read pauses (the read is done) until release(). */
+  function pausingReconciler() {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let paused: () => void = () => undefined;
+    const pausedAfterRead = new Promise<void>((resolve) => (paused = resolve));
+    let first = true;
+    const slow = new Reconciler({
+      engine: new Proxy(engine, {
+        get(target, prop) {
+          if (prop === 'batchGet') {
+            return async (...args: Parameters<RecordEngine['batchGet']>) => {
+              const pages = await target.batchGet(...args);
+              if (first) {
+                first = false;
+                paused();
+                await gate; // the other invocation runs meanwhile
+              }
+              return pages;
+            };
+          }
+          const v = Reflect.get(target, prop, target);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      }),
+      blobs,
+      settings,
+      moduleName: store.moduleName,
+      getTip: () => store.getChainTip(),
+    });
+    return { slow, pausedAfterRead, release };
+  }
+
+  test('two signals of one tx handled concurrently: the one that read the pages first cannot leave a stale count', async () => {
+    const f = await minedRoot(8);
+    const { slow, pausedAfterRead, release } = pausingReconciler();
+    // an older signal of this tx is being handled: it read the pages before the spend
+    const older = slow.handle({ txid: f.txid, signal: 'DAHUNSET', height: 1000 });
+    await pausedAfterRead;
+    await store.spend({ tx: makeTx({ inputs: [0, 1, 2, 3, 4, 5, 6, 7].map((vout) => ({ parent: f, vout })) }).hex });
+    await reconciler.handle(held.find((s) => s.signal === 'ALLSPENT' && s.txid === f.txid)!);
+    expect((await bins(f.txid))?.spentExtraRecs).toBe(1);
+    release();
+    await older;
+    expect(await bins(f.txid)).toMatchObject({ spentExtraRecs: 1, deleteAtHeight: 1011 });
+    expect((await bins(f.txid, 1))?.deleteAtHeight).toBe(1011);
+    expect(await blobs.getDeleteAtHeight(f.txid, 'outputs')).toBe(1011);
+  });
+
+  test('concurrently: a count written from pages that changed since is read back and corrected', async () => {
+    const f = await minedRoot(8);
+    const spender = makeTx({ inputs: [0, 1, 2, 3, 4, 5, 6, 7].map((vout) => ({ parent: f, vout })) });
+    await store.spend({ tx: spender.hex }); // ALLSPENT held: the master still counts 0
+    const { slow, pausedAfterRead, release } = pausingReconciler();
+    const allSpent = slow.handle(held.find((s) => s.signal === 'ALLSPENT' && s.txid === f.txid)!);
+    await pausedAfterRead; // it read the page fully spent
+    held.length = 0;
+    await store.unspend([{ txid: f.txid, vout: 5, utxoHash: utxoHashOf(f, 5), spendingTxid: spender.txid, vin: 5 }]);
+    await reconciler.handle(held.find((s) => s.signal === 'NOTALLSPENT' && s.txid === f.txid)!);
+    release();
+    await allSpent;
+    const master = await bins(f.txid);
+    expect(master?.spentExtraRecs).toBe(0);
+    expect(master?.deleteAtHeight).toBeUndefined();
+    expect((await bins(f.txid, 1))?.deleteAtHeight).toBeUndefined();
+    expect(await blobs.getDeleteAtHeight(f.txid, 'outputs')).toBeNull();
   });
 
   test('property: any order and duplication of the signals gives the same records', async () => {
