@@ -153,6 +153,29 @@ async function refineMissingRecords(ctx: StoreContext, refs: ResolvedRef[], outc
   });
 }
 
+/**
+ * The error for a TX_NOT_FOUND answer of a pagination record: UTXO_NOT_FOUND when the tx's master exists (the output
+ * lies beyond the tx's last record), else the TX_NOT_FOUND itself.
+ */
+export async function missingRecordError(
+  ctx: StoreContext,
+  ref: { txid: string; txidBytes: Buffer; vout: number; key: Buffer },
+  error: Error,
+): Promise<Error> {
+  if (!(error instanceof TxNotFoundError) || ref.key.length === 32) return error;
+  let master;
+  try {
+    master = await ctx.engine.get(masterKey(ref.txidBytes), [BIN.totalUtxos]);
+  } catch (err) {
+    return storageError('reading the master record failed', err, { txid: ref.txid, vout: ref.vout });
+  }
+  if (master === null) return error;
+  return new UtxoStateError('UTXO_NOT_FOUND', `output ${ref.vout} of ${ref.txid} does not exist`, {
+    txid: ref.txid,
+    vout: ref.vout,
+  });
+}
+
 export function freeze(ctx: StoreContext, utxos: OutpointRef[]): Promise<void> {
   return perUtxo(ctx, 'freeze', utxos);
 }
@@ -174,7 +197,9 @@ export async function reassign(ctx: StoreContext, request: ReassignRequest): Pro
     'reassign',
     [ref.offset, ref.utxoHash, newHash, blockHeight, REASSIGN_SPENDABLE_AFTER, height, R],
     { txid: ref.txid, vout: ref.vout },
-  );
+  ).catch(async (err: Error) => {
+    throw await missingRecordError(ctx, ref, err);
+  });
   const signals = new SignalBuffer();
   signals.addFrom(ref.txid, response, height);
   await signals.flush(ctx);

@@ -8,6 +8,7 @@ import { SpendFailedError, type ItemOutcome } from '../domain/errors';
 import { masterKey } from '../domain/keys';
 import { optionalBoolArg, optionalIntArg } from './args';
 import { heightOf, type StoreContext } from './context';
+import { missingRecordError } from './admin';
 import { SignalBuffer } from './signals';
 import { outcome, resolveSpendItems, spenderOf, spendsOf, type ResolvedSpend } from './spend-items';
 import type { SpendItem, SpendOptions, SpendRequest, SpendResult } from './types';
@@ -295,12 +296,14 @@ export async function unspend(
     })),
   );
   let firstError: Error | undefined;
+  let firstErrorItem = 0;
   results.forEach((r, i) => {
+    if (firstError === undefined) firstErrorItem = i;
     if (!r.ok) firstError ??= r.error;
     else if (r.response.status !== 'OK')
       firstError ??= udfError(r.response, { txid: items[i].txid, vout: items[i].vout });
     else signals.addFrom(items[i].txid, r.response, height);
   });
   await signals.flush(ctx);
-  if (firstError) throw firstError;
+  if (firstError) throw await missingRecordError(ctx, items[firstErrorItem], firstError);
 }

@@ -1134,6 +1134,21 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         }
       });
 
+      test('unspend and reassign of an output beyond the last record of an existing tx: UTXO_NOT_FOUND', async () => {
+        const f = await minedRoot(h().store, 6); // records 0 and 1; vout 8 would be in record 2
+        const u8 = { txid: f.txid, vout: 8, utxoHash: utxoHashOf(f, 0) };
+        await expect(h().store.unspend([{ ...u8, spendingTxid: rootTx().txid, vin: 0 }])).rejects.toMatchObject({
+          code: 'UTXO_NOT_FOUND',
+        });
+        await expect(h().store.reassign({ ...u8, newUtxoHash: utxoHashOf(f, 1) })).rejects.toMatchObject({
+          code: 'UTXO_NOT_FOUND',
+        });
+        const ghost = rootTx();
+        await expect(
+          h().store.reassign({ txid: ghost.txid, vout: 8, utxoHash: utxoHashOf(f, 0), newUtxoHash: utxoHashOf(f, 1) }),
+        ).rejects.toMatchObject({ code: 'TX_NOT_FOUND' });
+      });
+
       test('a single-record external create retried at another height after the blob write completes', async () => {
         const e = await open({ utxoBatchSize: 100, externalizeAll: true });
         try {
