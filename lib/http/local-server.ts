@@ -111,9 +111,10 @@ export function toProxyEvent(options: {
   }
   let query: Record<string, string> | null = null;
   let multiQuery: Record<string, string[]> | null = null;
+  // null-prototype maps: a parameter named `constructor` or `__proto__` is a key like any other
   for (const [k, v] of options.url.searchParams) {
-    query ??= {};
-    multiQuery ??= {};
+    query ??= Object.create(null) as Record<string, string>;
+    multiQuery ??= Object.create(null) as Record<string, string[]>;
     query[k] = v;
     (multiQuery[k] ??= []).push(v);
   }

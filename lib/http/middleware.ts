@@ -148,11 +148,14 @@ export function validate(routes: readonly Route[]): MiddlewareObj<APIGatewayProx
 
       const parsedParams = route.params ? parse('path', route.params, params) : undefined;
 
-      const rawQuery: Record<string, string> = {};
+      // null-prototype map and own-key lookups: a parameter named `__proto__` or `constructor` is reported as
+      // unknown, not dropped or mistaken for an inherited member
+      const rawQuery: Record<string, string> = Object.create(null) as Record<string, string>;
       const multi = event.multiValueQueryStringParameters ?? {};
       for (const [k, v] of Object.entries(event.queryStringParameters ?? {})) {
         if (v === undefined) continue;
-        if ((multi[k]?.length ?? 0) > 1) throw invalidArgument(k, 'given more than once', { in: 'query' });
+        const all = Object.hasOwn(multi, k) ? multi[k] : undefined;
+        if ((all?.length ?? 0) > 1) throw invalidArgument(k, 'given more than once', { in: 'query' });
         rawQuery[k] = v;
       }
       let query: unknown;

@@ -84,6 +84,15 @@ describe('API handlers', () => {
     expect(lookup.json.error).toMatchObject({ code: 'TX_NOT_FOUND', details: { txid: f.txid } });
   });
 
+  test('a query parameter named __proto__ (own key of the JSON event) is an unknown parameter, not ignored', async () => {
+    const event = apiEvent({ method: 'GET', resource: '/v1/unmined', query: { cutoff: '5' } });
+    event.queryStringParameters = JSON.parse('{"cutoff": "5", "__proto__": "x"}');
+    event.multiValueQueryStringParameters = JSON.parse('{"cutoff": ["5"], "__proto__": ["x"]}');
+    const { result } = await captureStdout(() => admin(event, lambdaContext()));
+    expect(result.statusCode).toBe(400);
+    expect(JSON.parse(result.body).error.details.field).toBe('__proto__');
+  });
+
   test('spend, get-utxo, unspend, set-mined, get: one flow through the functions', async () => {
     const parent = rootTx(2);
     expect((await call(create, { method: 'POST', resource: '/v1/txs', body: { tx: parent.hex } })).statusCode).toBe(

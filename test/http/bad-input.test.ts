@@ -345,6 +345,14 @@ describe('path and query parameters', () => {
     expect((await api.get(`/v1/txs/${parent.txid}?fields=fee,%20tx`)).status).toBe(200);
   });
 
+  test('query parameters named like Object.prototype members are unknown (400), not a 500', async () => {
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
+      expectError(await api.get(`/v1/health?${name}=1`), 400, 'INVALID_ARGUMENT', name);
+      expectError(await api.get(`/v1/unmined?cutoff=5&${name}=x`), 400, 'INVALID_ARGUMENT', name);
+      expectError(await api.get(`/v1/txs/${parent.txid}?${name}`), 400, 'INVALID_ARGUMENT', name);
+    }
+  });
+
   test('query parameters on body routes are unknown; nothing is stored', async () => {
     const f = rootTx(1);
     expectError(await api.post('/v1/txs?blockHeight=5', { tx: f.hex }), 400, 'INVALID_ARGUMENT', 'blockHeight');
