@@ -77,6 +77,7 @@ export async function spend(
     // another tx; a retry of the spend completes it).
     const message = err instanceof Error ? err.message : String(err);
     for (const o of outcomes) fail(o, 'STORAGE_ERROR', message);
+    for (const g of groups) followUp(signals, items[g.items[0]], height);
     const undo = await itemsOfUnstoredSpenders(ctx, items);
     if (undo.length > 0) await rollback(ctx, items, undo, outcomes, height, signals, true);
     await signals.flush(ctx).catch(() => undefined);
@@ -106,6 +107,7 @@ export async function spend(
     if (!result.ok) {
       for (const i of group.items) fail(outcomes[i], result.error.code, result.error.message);
       inDoubt.push(...group.items);
+      followUp(signals, items[group.items[0]], height);
       continue;
     }
     const response = result.response;
@@ -212,6 +214,15 @@ async function allSpendersStored(
 ): Promise<boolean> {
   for (const i of group.items) if (!(await spenderStored(items[i]))) return false;
   return true;
+}
+
+/**
+ * A record whose answer was lost may have been written, and the signal its UDF raised (a page fully spent, a DAH set)
+ * is lost with the answer; a retry finds nothing to change and raises none. The reconciler is state-based: ask it to
+ * look at the tx (ALLSPENT for a pagination record, DAHSET for a master).
+ */
+function followUp(signals: SignalBuffer, item: ResolvedSpend, height: number): void {
+  signals.add(item.txid, item.recordNumber > 0 ? 'ALLSPENT' : 'DAHSET', height);
 }
 
 function fail(o: ItemOutcome, code: ItemOutcome['code'], message: string): void {

@@ -1149,6 +1149,43 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         ).rejects.toMatchObject({ code: 'TX_NOT_FOUND' });
       });
 
+      test('a spend batch applied but answered with a failure still has the pages reconciled (spender stored)', async () => {
+        const t = await makeDeps();
+        const inner = t.engine;
+        let loseAnswer = false;
+        t.engine = new Proxy(inner, {
+          get(target, prop) {
+            if (prop === 'batchApply') {
+              return async (items: Parameters<RecordEngine['batchApply']>[0]) => {
+                const results = await inner.batchApply(items);
+                if (loseAnswer && items[0]?.fn === 'spendMulti') {
+                  loseAnswer = false; // every record written, the answer lost
+                  throw new EngineError('TIMEOUT', 'injected: batch answer lost');
+                }
+                return results;
+              };
+            }
+            const v = Reflect.get(target, prop, target);
+            return typeof v === 'function' ? v.bind(target) : v;
+          },
+        });
+        const e = await open({}, t);
+        try {
+          await e.store.setChainTip(1000);
+          const f = await minedRoot(e.store, 8); // records 0 and 1
+          const spender = makeTx({ inputs: [0, 1, 2, 3, 4, 5, 6, 7].map((vout) => ({ parent: f, vout })) });
+          await e.store.create(spender.hex); // the spending tx is stored: its inputs are kept
+          loseAnswer = true;
+          expect(await codeOf(e.store.spend({ tx: spender.hex }))).toBe('STORAGE_ERROR');
+          await expect(e.store.spend({ tx: spender.hex })).resolves.toBeDefined(); // the retry: nothing to write
+          const view = await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight']);
+          expect(view).toEqual({ txid: f.txid, spentExtraRecs: 1, deleteAtHeight: 1011 });
+          expect((await e.engine.get(key(f.txid, 1)))?.bins.deleteAtHeight).toBe(1011);
+        } finally {
+          await e.target.close();
+        }
+      });
+
       test('a single-record external create retried at another height after the blob write completes', async () => {
         const e = await open({ utxoBatchSize: 100, externalizeAll: true });
         try {
