@@ -190,8 +190,9 @@ export class CleanupService {
     const finishing = await this.readRecords(finish, report, true);
     const verdicts = await this.readChildren(tip, [...checked, ...finishing]);
 
-    // A pass that died midway is finished first. Its record state is not re-checked (it is frozen by the mark and
-    // partly deleted), but its children are: a child reorganized out since the mark keeps the tx until stable again.
+    // A pass that died midway is finished first. Once every pagination record is marked too, its record state is not
+    // re-checked (it is frozen by the marks and partly deleted), but its children are: a child reorganized out since
+    // the mark keeps the tx until stable again. Pagination records not yet marked were checked as read (readRecords).
     for (const c of finishing) {
       checkDeadline();
       const reason = parentVerdict(c.children, verdicts);
@@ -246,7 +247,8 @@ export class CleanupService {
 
   /**
    * Reads the pagination records of every candidate in one batch and collects their spending children. When
-   * `finishing` (masters marked `deleting`), pagination records already removed are skipped and only children count.
+   * `finishing` (masters marked `deleting`) and every pagination record left is marked, those already removed are
+   * skipped and only children count.
    */
   private async readRecords(masters: EngineRecord[], report: CleanupReport, finishing: boolean): Promise<Checked[]> {
     if (masters.length === 0) return [];
