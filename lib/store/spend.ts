@@ -298,20 +298,29 @@ export async function unspend(
   const height = await heightOf(ctx, optionalIntArg(options.blockHeight, 'blockHeight'));
   const R = ctx.settings.blockHeightRetention;
   const signals = new SignalBuffer();
-  const results = await callUdfBatch(
-    ctx,
-    items.map((item) => ({
-      key: item.key,
-      fn: 'unspend' as const,
-      args: [item.offset, item.utxoHash, item.spendingData, height, R],
-    })),
-  );
+  let results;
+  try {
+    results = await callUdfBatch(
+      ctx,
+      items.map((item) => ({
+        key: item.key,
+        fn: 'unspend' as const,
+        args: [item.offset, item.utxoHash, item.spendingData, height, R],
+      })),
+    );
+  } catch (err) {
+    for (const item of items) followUp(signals, item, height);
+    await signals.flush(ctx).catch(() => undefined);
+    throw err;
+  }
   let firstError: Error | undefined;
   let firstErrorItem = 0;
   results.forEach((r, i) => {
     if (firstError === undefined) firstErrorItem = i;
-    if (!r.ok) firstError ??= r.error;
-    else if (r.response.status !== 'OK')
+    if (!r.ok) {
+      firstError ??= r.error;
+      followUp(signals, items[i], height);
+    } else if (r.response.status !== 'OK')
       firstError ??= udfError(r.response, { txid: items[i].txid, vout: items[i].vout });
     else signals.addFrom(items[i].txid, r.response, height);
   });

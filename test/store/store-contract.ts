@@ -1149,7 +1149,7 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         ).rejects.toMatchObject({ code: 'TX_NOT_FOUND' });
       });
 
-      test('a spend batch applied but answered with a failure still has the pages reconciled (spender stored)', async () => {
+      test('a spend or unspend batch applied but answered with a failure still has the pages reconciled', async () => {
         const t = await makeDeps();
         const inner = t.engine;
         let loseAnswer = false;
@@ -1158,7 +1158,7 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
             if (prop === 'batchApply') {
               return async (items: Parameters<RecordEngine['batchApply']>[0]) => {
                 const results = await inner.batchApply(items);
-                if (loseAnswer && items[0]?.fn === 'spendMulti') {
+                if (loseAnswer && (items[0]?.fn === 'spendMulti' || items[0]?.fn === 'unspend')) {
                   loseAnswer = false; // every record written, the answer lost
                   throw new EngineError('TIMEOUT', 'injected: batch answer lost');
                 }
@@ -1181,6 +1181,15 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
           const view = await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight']);
           expect(view).toEqual({ txid: f.txid, spentExtraRecs: 1, deleteAtHeight: 1011 });
           expect((await e.engine.get(key(f.txid, 1)))?.bins.deleteAtHeight).toBe(1011);
+          // the same for an unspend whose answer was lost
+          loseAnswer = true;
+          const item = { ...spendItem(f, 5, spender, 5) };
+          expect(await codeOf(e.store.unspend([item]))).toBe('STORAGE_ERROR');
+          await e.store.unspend([item]); // the retry: nothing to clear
+          expect(await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight'])).toEqual({
+            txid: f.txid,
+            spentExtraRecs: 0,
+          });
         } finally {
           await e.target.close();
         }
