@@ -1195,6 +1195,38 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         }
       });
 
+      test('a spend whose signals could not be sent: the retry (nothing left to write) sends them', async () => {
+        const t = await makeDeps();
+        const inner = t.signals;
+        let failSends = false;
+        t.signals = new Proxy(inner, {
+          get(target, prop) {
+            if (prop === 'send') {
+              return async (signals: Parameters<HandledQueue['send']>[0]) => {
+                if (failSends) throw new Error('injected: queue unavailable');
+                return inner.send(signals);
+              };
+            }
+            const v = Reflect.get(target, prop, target);
+            return typeof v === 'function' ? v.bind(target) : v;
+          },
+        });
+        const e = await open({}, t);
+        try {
+          await e.store.setChainTip(1000);
+          const f = await minedRoot(e.store, 8); // records 0 and 1
+          const spender = makeTx({ inputs: [0, 1, 2, 3, 4, 5, 6, 7].map((vout) => ({ parent: f, vout })) });
+          failSends = true;
+          expect(await codeOf(e.store.spend({ tx: spender.hex }))).toBe('STORAGE_ERROR');
+          failSends = false;
+          await expect(e.store.spend({ tx: spender.hex })).resolves.toBeDefined();
+          const view = await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight']);
+          expect(view).toEqual({ txid: f.txid, spentExtraRecs: 1, deleteAtHeight: 1011 });
+        } finally {
+          await e.target.close();
+        }
+      });
+
       test('a single-record external create retried at another height after the blob write completes', async () => {
         const e = await open({ utxoBatchSize: 100, externalizeAll: true });
         try {
