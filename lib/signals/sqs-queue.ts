@@ -5,9 +5,11 @@
  * that is a SignalSendError naming the txids, so the store can report the request as to be retried.
  * A call that throws (after the SDK's own retries) counts as every entry of that batch failing.
  *
- * FIFO queues (URL ending in `.fifo`) get MessageGroupId = txid and a content-based MessageDeduplicationId.
+ * FIFO queues (URL ending in `.fifo`) get MessageGroupId = txid and a MessageDeduplicationId drawn per send (kept by
+ * that send's retries): a content-based id would drop a signal raised again within SQS's 5-minute window (ALLSPENT,
+ * NOTALLSPENT, ALLSPENT at one height), and the reconciler would never see the last state.
  */
-import { createHash } from 'crypto';
+import { createHash, randomBytes } from 'crypto';
 import {
   GetQueueAttributesCommand,
   SendMessageBatchCommand,
@@ -84,12 +86,19 @@ export class SqsQueue implements SignalQueue {
   }
 
   async send(signals: Signal[]): Promise<void> {
+    const dedupIds = new Map<Signal, string>();
+    if (this.fifo) {
+      for (const signal of signals) {
+        const id = createHash('sha256').update(formatSignalMessage(signal)).update(randomBytes(16)).digest('hex');
+        dedupIds.set(signal, id);
+      }
+    }
     const failed: Attempt[] = [];
     let pending = signals;
     for (let attempt = 1; pending.length > 0; attempt++) {
       if (attempt > 1) await sleep(this.retryDelayMs * (attempt - 1));
       const batches = chunk(pending, SQS_BATCH_SIZE);
-      const failures = (await Promise.all(batches.map((batch) => this.sendBatch(batch)))).flat();
+      const failures = (await Promise.all(batches.map((batch) => this.sendBatch(batch, dedupIds)))).flat();
       failed.push(...failures.filter((f) => !f.retryable));
       const retry = failures.filter((f) => f.retryable);
       if (attempt >= this.maxAttempts) {
@@ -115,8 +124,8 @@ export class SqsQueue implements SignalQueue {
   }
 
   /** Sends up to 10 signals; returns the ones that failed. */
-  private async sendBatch(batch: Signal[]): Promise<Attempt[]> {
-    const entries = batch.map((signal, i) => this.entry(signal, i));
+  private async sendBatch(batch: Signal[], dedupIds: Map<Signal, string>): Promise<Attempt[]> {
+    const entries = batch.map((signal, i) => this.entry(signal, i, dedupIds));
     try {
       const res = await this.client.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries }));
       const succeeded = new Set((res.Successful ?? []).map((s) => s.Id));
@@ -140,12 +149,12 @@ export class SqsQueue implements SignalQueue {
     }
   }
 
-  private entry(signal: Signal, index: number): SendMessageBatchRequestEntry {
+  private entry(signal: Signal, index: number, dedupIds: Map<Signal, string>): SendMessageBatchRequestEntry {
     const body = formatSignalMessage(signal);
     const entry: SendMessageBatchRequestEntry = { Id: String(index), MessageBody: body };
     if (this.fifo) {
       entry.MessageGroupId = signal.txid;
-      entry.MessageDeduplicationId = createHash('sha256').update(body).digest('hex');
+      entry.MessageDeduplicationId = dedupIds.get(signal);
     }
     return entry;
   }

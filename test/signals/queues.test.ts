@@ -146,6 +146,18 @@ describe('SqsQueue', () => {
     expect(a.MessageDeduplicationId).not.toBe(b.MessageDeduplicationId);
   });
 
+  test('FIFO: the same signal raised again later is not deduplicated away; a retried entry keeps its id', async () => {
+    // ALLSPENT@h, NOTALLSPENT@h, ALLSPENT@h: the third must reach the reconciler, or the page's state is lost
+    answer((s, attempt) => (attempt === 2 ? { code: 'InternalError' } : undefined));
+    const q = new SqsQueue({ client: new SQSClient({}), queueUrl: `${QUEUE_URL}.fifo`, retryDelayMs: 0 });
+    const same = signals(1);
+    await q.send(same); // attempt 1: accepted
+    await q.send(same); // attempt 2 fails, attempt 3 (the retry) accepted
+    const ids = [0, 1, 2].map((c) => entriesOf(c)[0].MessageDeduplicationId);
+    expect(ids[1]).not.toBe(ids[0]);
+    expect(ids[2]).toBe(ids[1]);
+  });
+
   test('ping asks for the queue attributes; a failure is SignalQueueUnavailableError', async () => {
     sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { QueueArn: 'arn:aws:sqs:eu-west-1:123456789012:q' } });
     await queue().ping();
