@@ -9,7 +9,7 @@ import { locateOutput, masterKey, paginationKey, recordKey } from '../domain/key
 import { decodeOutputsBlob } from '../domain/outputs-blob';
 import { decodeSlot } from '../domain/slots';
 import { assembleTx, serializeOutput } from '../domain/tx';
-import { txidToHex } from '../domain/txid';
+import { txidOf, txidToHex } from '../domain/txid';
 import { hashArg, intArg, listArg, optionalIntArg, txidArg } from './args';
 import type { StoreContext } from './context';
 import { spenderOf } from './spend-items';
@@ -103,22 +103,31 @@ async function txHex(ctx: StoreContext, master: EngineRecord, txidHex: string): 
       extended,
     }).toString('hex');
   }
+  let rebuilt: Buffer | undefined;
   try {
     const tx = await ctx.blobs.get(txidHex, 'tx');
     if (tx) return tx.toString('hex');
     const outputs = await ctx.blobs.get(txidHex, 'outputs');
     if (outputs) {
       const decoded = decodeOutputsBlob(outputs);
-      return assembleTx({
+      rebuilt = assembleTx({
         version: toInt(bins[BIN.version]) ?? 1,
         locktime: toInt(bins[BIN.locktime]) ?? 0,
         inputs: [],
         outputs: decoded.outputs.map((o) => serializeOutput(o)),
         extended: false,
-      }).toString('hex');
+      });
     }
   } catch (err) {
     throw storageError('reading the transaction blob failed', err, { txid: txidHex });
+  }
+  if (rebuilt) {
+    // the .outputs blob holds only the stored outputs: a tx with an output that has no slot cannot be rebuilt
+    if (txidToHex(txidOf(rebuilt)) === txidHex) return rebuilt.toString('hex');
+    throw new StorageError(
+      `transaction ${txidHex} cannot be rebuilt from its .outputs blob (it has outputs that are not stored)`,
+      { txid: txidHex },
+    );
   }
   throw new StorageError(`the blob of external transaction ${txidHex} is missing`, { txid: txidHex });
 }

@@ -1227,6 +1227,24 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         }
       });
 
+      test('get tx of an external tx without inputs never answers other bytes than the tx (an OP_RETURN output has no slot)', async () => {
+        const e = await open({ utxoBatchSize: 100, externalizeAll: true });
+        try {
+          const f = rootTx([500, { satoshis: 0, opReturn: true }, 700]);
+          await e.store.create(f.hex);
+          const got = await e.store.get(f.txid, ['tx']).then(
+            (v) => v.tx,
+            (err: UtxoStoreError) => err.code,
+          );
+          expect([f.hex, 'STORAGE_ERROR']).toContain(got);
+          const plain = rootTx([500, 700]);
+          await e.store.create(plain.hex);
+          expect((await e.store.get(plain.txid, ['tx'])).tx).toBe(plain.hex);
+        } finally {
+          await e.target.close();
+        }
+      });
+
       test('a single-record external create retried at another height after the blob write completes', async () => {
         const e = await open({ utxoBatchSize: 100, externalizeAll: true });
         try {
