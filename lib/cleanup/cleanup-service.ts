@@ -9,6 +9,7 @@ import { collectChildren, extraRecordCount, isMaster, masterDecision, type Child
 import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
 import { abandonDelete, clearStaleMarks, finishDelete, markDeleting, markPages } from './delete-tx';
 import type { Signal, SignalName, SignalQueue } from '../signals/port';
+import { acquirePassLock, passLockTtlSeconds, type PassLock } from './pass-lock';
 import { keyOfRecord, txidHex } from './record-facts';
 import { addKept, emitMetrics, emptyReport, type CleanupMetrics, type CleanupReport, type KeptReason } from './report';
 
@@ -97,6 +98,21 @@ export class CleanupService {
       if (this.now() >= deadline) throw new DeadlineReached();
     };
 
+    let lock: PassLock | null;
+    try {
+      lock = await acquirePassLock(this.engine, passLockTtlSeconds(started, deadline));
+    } catch {
+      report.errors++;
+      report.more = true;
+      return this.finishReport(report, started);
+    }
+    if (lock === null) {
+      // another pass is running: it (or the next one) does the work
+      report.busy = true;
+      report.more = true;
+      return this.finishReport(report, started);
+    }
+
     try {
       if (tip >= 1) {
         await this.expirePreserved(tip, report, checkDeadline);
@@ -118,8 +134,13 @@ export class CleanupService {
       // an engine failure of a range query ends the pass; it is counted and the next pass resumes
       if (!(err instanceof DeadlineReached)) report.errors++;
       report.more = true;
+    } finally {
+      await lock.release();
     }
+    return this.finishReport(report, started);
+  }
 
+  private finishReport(report: CleanupReport, started: number): CleanupReport {
     report.durationMs = this.now() - started;
     if (this.metrics) emitMetrics(this.metrics, report);
     return report;

@@ -13,6 +13,8 @@ export interface CleanupReport {
   durationMs: number;
   /** true when the pass stopped at its deadline: candidates may remain */
   more: boolean;
+  /** present (true) when another pass held the pass lock, so this one did nothing */
+  busy?: true;
 }
 
 export type KeptReason =
@@ -50,4 +52,5 @@ export function emitMetrics(metrics: CleanupMetrics, report: CleanupReport): voi
   metrics.count('CleanupPreserveExpired', report.preserveExpired);
   metrics.count('CleanupDurationMs', report.durationMs);
   metrics.count('CleanupMore', report.more ? 1 : 0);
+  metrics.count('CleanupBusy', report.busy ? 1 : 0);
 }

@@ -294,6 +294,7 @@ export const cleanupResponse = z
     preserveExpired: z.int(),
     durationMs: z.int(),
     more: z.boolean(),
+    busy: z.literal(true).optional().describe('present when another pass was running, so this one did nothing'),
   })
   .register(apiSchemas, { id: 'CleanupReport' });
 
