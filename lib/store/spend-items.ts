@@ -49,6 +49,19 @@ function resolve(
   };
 }
 
+const FROZEN_MARKER = Buffer.alloc(36, 0xff);
+
+/** Explicit spends to spend: as resolveSpendItems, and no spending data may be the frozen marker (36 x 0xFF). */
+export function resolveSpendsToSpend(value: unknown, B: number, field = 'spends'): ResolvedSpend[] {
+  const items = resolveSpendItems(value, B, field);
+  items.forEach((item, i) => {
+    if (item.spendingData.equals(FROZEN_MARKER)) {
+      throw new InvalidArgumentError(`${field}[${i}]`, 'spendingTxid ff..ff with vin 0xffffffff is the frozen marker');
+    }
+  });
+  return items;
+}
+
 /** Explicit spends ({txid, vout, utxoHash, spendingTxid, vin}), validated. */
 export function resolveSpendItems(value: unknown, B: number, field = 'spends'): ResolvedSpend[] {
   return listArg<SpendItem>(value, field).map((s, i) => {
@@ -88,7 +101,7 @@ export function spendsFromTx(tx: string | Buffer, B: number): ResolvedSpend[] {
 export function spendsOf(request: SpendRequest, B: number): ResolvedSpend[] {
   if (request === null || typeof request !== 'object') throw new InvalidArgumentError('request', 'expected an object');
   if ('tx' in request && request.tx !== undefined) return spendsFromTx(request.tx, B);
-  if ('spends' in request) return resolveSpendItems(request.spends, B);
+  if ('spends' in request) return resolveSpendsToSpend(request.spends, B);
   throw new InvalidArgumentError('tx', 'either tx or spends is required');
 }
 

@@ -1245,6 +1245,17 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         }
       });
 
+      test('explicit spends whose spending data is the frozen marker are INVALID_ARGUMENT before anything is written', async () => {
+        const a = await minedRoot(h().store);
+        const b = await minedRoot(h().store);
+        const marker = { spendingTxid: 'ff'.repeat(32), vin: 0xffffffff };
+        await expect(
+          h().store.spend({ spends: [spendItem(a, 0, rootTx()), { ...spendItem(b, 0, rootTx()), ...marker }] }),
+        ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'spends[1]' } });
+        expect(h().queue.sent).toEqual([]);
+        expect((await h().store.get(a.txid, ['spentUtxos'])).spentUtxos).toBe(0);
+      });
+
       test('a single-record external create retried at another height after the blob write completes', async () => {
         const e = await open({ utxoBatchSize: 100, externalizeAll: true });
         try {
