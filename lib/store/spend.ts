@@ -114,8 +114,9 @@ export async function spend(
     const parent = items[group.items[0]];
     signals.addFrom(parent.txid, response, height);
     const unchanged = new Set(response.unchanged ?? []);
-    // a replay (items already spent by this spender): the signals of the earlier call may not have been sent
-    if (unchanged.size > 0) followUp(signals, parent, height);
+    // a replay (items already spent by this spender): the earlier call's ALLSPENT may not have been sent, and the
+    // master's spentExtraRecs depends on it (a master's own DAH follows its own state; only pages are followed up)
+    if (unchanged.size > 0 && parent.recordNumber > 0) followUp(signals, parent, height);
     if (response.status === 'OK') {
       group.items.forEach((i, position) => {
         if (!unchanged.has(position)) spent.add(i);
