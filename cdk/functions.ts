@@ -88,6 +88,13 @@ const BLOB_ACTIONS: Record<BlobAccess, string[]> = {
 export const AEROSPIKE_BINDING = 'node-v127-linux-x64';
 
 /**
+ * Shared libraries (linux x64, glibc <= 2.34) that the aerospike binding needs and the Lambda Node.js 22 runtime does
+ * not ship, vendored in the repository (cdk/native/README.md says where they come from) so bundling needs nothing from
+ * the deploying machine.
+ */
+export const NATIVE_LIBS_DIR = ['cdk', 'native', 'linux-x64'];
+
+/**
  * Packages the `aerospike` client needs at run time (its package.json also lists build tools: node-gyp,
  * node-pre-gyp, nan, husky...). `bindings` locates the .node file, `minimatch` is required by lib/info.js; their
  * own dependencies are added by runtimeModuleClosure.
@@ -148,6 +155,10 @@ export function afterBundlingCommands(inputDir: string, outputDir: string): stri
       path.join(outAerospike, 'lib'),
     )}/; done`,
     `cp -R ${sh(binding)} ${sh(path.join(outAerospike, 'lib', 'binding'))}/`,
+    // shared libraries the binding links that the Lambda runtime lacks (libyaml); /var/task/lib is on Lambda's
+    // LD_LIBRARY_PATH after the system directories, so a library the runtime does have is still taken from there
+    `mkdir -p ${sh(path.join(outputDir, 'lib'))}`,
+    `cp ${sh(path.join(inputDir, ...NATIVE_LIBS_DIR))}/*.so.* ${sh(path.join(outputDir, 'lib'))}/`,
   ];
   const localModules = path.join(REPO_ROOT, 'node_modules');
   for (const dir of runtimeModuleClosure(REPO_ROOT, AEROSPIKE_RUNTIME_DEPS)) {

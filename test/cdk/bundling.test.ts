@@ -5,7 +5,7 @@
  * only: the nine bundles of `npm run synth` are the same options over other entries. Also: every handler file of
  * the function table exists.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -58,4 +58,60 @@ test('bundle: index.js with the handler, utxo.lua beside it, the aerospike nativ
     expect(require.resolve(dep, { paths: [aerospike] }).startsWith(bundleDir)).toBe(true);
   // under Lambda's 250 MB unzipped limit with room to spare
   expect(du(bundleDir)).toBeLessThan(100 * 1024 * 1024);
+});
+
+/** DT_NEEDED entries of an ELF64 little-endian shared object (the libraries the dynamic loader must find). */
+function neededLibraries(file: string): string[] {
+  const elf = readFileSync(file);
+  expect(elf.subarray(0, 4).toString('latin1')).toBe('\x7fELF');
+  const shoff = Number(elf.readBigUInt64LE(0x28));
+  const shentsize = elf.readUInt16LE(0x3a);
+  const shnum = elf.readUInt16LE(0x3c);
+  const section = (i: number) => {
+    const at = shoff + i * shentsize;
+    return {
+      type: elf.readUInt32LE(at + 4),
+      offset: Number(elf.readBigUInt64LE(at + 0x18)),
+      size: Number(elf.readBigUInt64LE(at + 0x20)),
+      link: elf.readUInt32LE(at + 0x28),
+    };
+  };
+  const needed: string[] = [];
+  for (let i = 0; i < shnum; i++) {
+    const s = section(i);
+    if (s.type !== 6) continue; // SHT_DYNAMIC
+    const strtab = section(s.link);
+    for (let at = s.offset; at < s.offset + s.size; at += 16) {
+      const tag = elf.readBigInt64LE(at);
+      if (tag === 0n) break;
+      if (tag !== 1n) continue; // DT_NEEDED
+      const start = strtab.offset + Number(elf.readBigUInt64LE(at + 8));
+      needed.push(elf.toString('latin1', start, elf.indexOf(0, start)));
+    }
+  }
+  return needed;
+}
+
+/** What the Lambda Node.js 22 runtime (Amazon Linux 2023) itself loads: glibc and the GCC runtime. */
+const RUNTIME_LIBRARIES = ['libc.so.6', 'libm.so.6', 'libstdc++.so.6', 'ld-linux-x86-64.so.2', 'libgcc_s.so.1'];
+
+test('every shared library the aerospike binding needs is in the runtime or in the bundle lib/ (on LD_LIBRARY_PATH)', () => {
+  const binding = path.join(
+    bundleDir,
+    'node_modules',
+    'aerospike',
+    'lib',
+    'binding',
+    AEROSPIKE_BINDING,
+    'aerospike.node',
+  );
+  const needed = neededLibraries(binding);
+  expect(needed).toEqual(expect.arrayContaining(['libc.so.6', 'libyaml-0.so.2']));
+  const bundled = existsSync(path.join(bundleDir, 'lib')) ? readdirSync(path.join(bundleDir, 'lib')) : [];
+  for (const lib of needed)
+    expect([lib, RUNTIME_LIBRARIES.includes(lib) || bundled.includes(lib)]).toEqual([lib, true]);
+  // and what the bundled libraries need in turn
+  for (const lib of bundled)
+    for (const dep of neededLibraries(path.join(bundleDir, 'lib', lib)))
+      expect([lib, dep, RUNTIME_LIBRARIES.includes(dep) || bundled.includes(dep)]).toEqual([lib, dep, true]);
 });
