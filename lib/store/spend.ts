@@ -10,6 +10,7 @@ import { optionalBoolArg, optionalIntArg } from './args';
 import { heightOf, type StoreContext } from './context';
 import { missingRecordError } from './admin';
 import { SignalBuffer } from './signals';
+import type { SignalName } from '../signals/port';
 import { outcome, resolveSpendItems, spenderOf, spendsOf, type ResolvedSpend } from './spend-items';
 import type { SpendItem, SpendOptions, SpendRequest, SpendResult } from './types';
 import { callUdfBatch, storageError, udfError, type UdfBatchItem } from './udf-call';
@@ -224,8 +225,8 @@ async function allSpendersStored(
  * is lost with the answer; a retry finds nothing to change and raises none. The reconciler is state-based: ask it to
  * look at the tx (ALLSPENT for a pagination record, DAHSET for a master).
  */
-function followUp(signals: SignalBuffer, item: ResolvedSpend, height: number): void {
-  signals.add(item.txid, item.recordNumber > 0 ? 'ALLSPENT' : 'DAHSET', height);
+function followUp(signals: SignalBuffer, item: ResolvedSpend, height: number, page: SignalName = 'ALLSPENT'): void {
+  signals.add(item.txid, item.recordNumber > 0 ? page : 'DAHSET', height);
 }
 
 function fail(o: ItemOutcome, code: ItemOutcome['code'], message: string): void {
@@ -312,7 +313,7 @@ export async function unspend(
       })),
     );
   } catch (err) {
-    for (const item of items) followUp(signals, item, height);
+    for (const item of items) followUp(signals, item, height, 'NOTALLSPENT');
     await signals.flush(ctx).catch(() => undefined);
     throw err;
   }
@@ -322,10 +323,14 @@ export async function unspend(
     if (firstError === undefined) firstErrorItem = i;
     if (!r.ok) {
       firstError ??= r.error;
-      followUp(signals, items[i], height);
+      followUp(signals, items[i], height, 'NOTALLSPENT');
     } else if (r.response.status !== 'OK')
       firstError ??= udfError(r.response, { txid: items[i].txid, vout: items[i].vout });
-    else signals.addFrom(items[i].txid, r.response, height);
+    else {
+      signals.addFrom(items[i].txid, r.response, height);
+      // a no-op on a page may be the retry of an unspend whose NOTALLSPENT was not sent
+      if (items[i].recordNumber > 0) followUp(signals, items[i], height, 'NOTALLSPENT');
+    }
   });
   await signals.flush(ctx);
   if (firstError) throw await missingRecordError(ctx, items[firstErrorItem], firstError);

@@ -1195,7 +1195,7 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         }
       });
 
-      test('a spend whose signals could not be sent: the retry (nothing left to write) sends them', async () => {
+      test('a spend or unspend whose signals could not be sent: the retry (nothing left to write) sends them', async () => {
         const t = await makeDeps();
         const inner = t.signals;
         let failSends = false;
@@ -1222,6 +1222,16 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
           await expect(e.store.spend({ tx: spender.hex })).resolves.toBeDefined();
           const view = await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight']);
           expect(view).toEqual({ txid: f.txid, spentExtraRecs: 1, deleteAtHeight: 1011 });
+          // the same for an unspend: the retry finds the slot cleared already
+          failSends = true;
+          const item = spendItem(f, 5, spender, 5);
+          expect(await codeOf(e.store.unspend([item]))).toBe('STORAGE_ERROR');
+          failSends = false;
+          await e.store.unspend([item]);
+          expect(await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight'])).toEqual({
+            txid: f.txid,
+            spentExtraRecs: 0,
+          });
         } finally {
           await e.target.close();
         }
