@@ -4,10 +4,11 @@
  * - put is create-only and atomic: the bytes go to a temporary file in the same directory, which is fsynced and then
  *   hard-linked to the final name. link(2) fails with EEXIST when the name exists, so a concurrent writer can never
  *   be overwritten and a reader never sees a partial blob; the existing bytes are then compared (identical =
- *   success, different = BlobConflictError).
+ *   success, different = BlobConflictError). Before put succeeds the directory is fsynced, so an acknowledged blob
+ *   survives a crash.
  * - the deleteAtHeight tag lives in a sidecar file `<blob>.dah` holding the height in decimal, replaced atomically
- *   (temp file + rename). delete removes the sidecar before the blob, so a crash in between never leaves a stale
- *   tag that a later blob of the same name would inherit.
+ *   (temp file + rename + directory fsync). delete removes the sidecar before the blob, so a crash in between never
+ *   leaves a stale tag that a later blob of the same name would inherit.
  */
 import { randomBytes } from 'crypto';
 import { constants as fsConstants, promises as fs } from 'fs';
@@ -51,19 +52,25 @@ export class FileBlobStore implements BlobStore {
   async put(txid: string, kind: BlobKind, data: Buffer): Promise<void> {
     const file = this.pathOf(txid, kind);
     const existing = await this.read(file, 'put');
-    if (existing) return this.compare(existing, data, file);
-
-    const tmp = await this.writeTemp(file, data, 'put');
-    try {
-      await fs.link(tmp, file);
-    } catch (err) {
-      if (errorCode(err) !== 'EEXIST') throw new BlobStoreError('put', file, err);
-      const raced = await this.read(file, 'put');
-      if (!raced) throw new BlobStoreError('put', file, err);
-      return this.compare(raced, data, file);
-    } finally {
-      await fs.rm(tmp, { force: true });
+    if (!existing) {
+      const tmp = await this.writeTemp(file, data, 'put');
+      try {
+        await fs.link(tmp, file);
+        return await this.syncDir(file, 'put');
+      } catch (err) {
+        if (err instanceof BlobStoreError) throw err;
+        if (errorCode(err) !== 'EEXIST') throw new BlobStoreError('put', file, err);
+        const raced = await this.read(file, 'put');
+        if (!raced) throw new BlobStoreError('put', file, err);
+        this.compare(raced, data, file);
+      } finally {
+        await fs.rm(tmp, { force: true });
+      }
+    } else {
+      this.compare(existing, data, file);
     }
+    // identical bytes found: the put that linked them may have crashed before its directory fsync
+    await this.syncDir(file, 'put');
   }
 
   async get(txid: string, kind: BlobKind): Promise<Buffer | null> {
@@ -95,6 +102,7 @@ export class FileBlobStore implements BlobStore {
         await fs.rm(tmp, { force: true });
         throw new BlobStoreError('setDeleteAtHeight', file, err);
       }
+      await this.syncDir(sidecar, 'setDeleteAtHeight');
     }
     return true;
   }
@@ -144,6 +152,20 @@ export class FileBlobStore implements BlobStore {
       return true;
     } catch (err) {
       if (errorCode(err) === 'ENOENT') return false;
+      throw new BlobStoreError(operation, file, err);
+    }
+  }
+
+  /** fsyncs the directory holding `file`, making a link or rename of it durable. */
+  private async syncDir(file: string, operation: string): Promise<void> {
+    try {
+      const handle = await fs.open(path.dirname(file), 'r');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    } catch (err) {
       throw new BlobStoreError(operation, file, err);
     }
   }

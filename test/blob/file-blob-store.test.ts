@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  promises as fsPromises,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
 import { BlobStoreError, FileBlobStore } from '../../lib/blob';
@@ -81,5 +90,43 @@ describe('FileBlobStore layout and failures', () => {
 
   test('the constructor requires a directory', () => {
     expect(() => new FileBlobStore({ dir: '' })).toThrow(/options.dir/);
+  });
+});
+
+describe('FileBlobStore durability', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  /** Records, for every fsync, the path the handle was opened with and whether `watch` existed at that moment. */
+  function recordSyncs(watch: string): { path: string; watchExists: boolean }[] {
+    const syncs: { path: string; watchExists: boolean }[] = [];
+    const realOpen = fsPromises.open.bind(fsPromises);
+    jest.spyOn(fsPromises, 'open').mockImplementation(async (...args: Parameters<typeof fsPromises.open>) => {
+      const handle = await realOpen(...args);
+      const realSync = handle.sync.bind(handle);
+      handle.sync = async () => {
+        syncs.push({ path: String(args[0]), watchExists: existsSync(watch) });
+        return realSync();
+      };
+      return handle;
+    });
+    return syncs;
+  }
+
+  test('put fsyncs the directory after linking the blob, so an acknowledged blob survives a crash', async () => {
+    const dir = path.join(root, 'durable-put');
+    const store = new FileBlobStore({ dir });
+    const file = store.pathOf(TXID, 'tx');
+    const syncs = recordSyncs(file);
+    await store.put(TXID, 'tx', Buffer.from([1, 2, 3]));
+    expect(syncs).toContainEqual({ path: path.resolve(dir), watchExists: true });
+  });
+
+  test('setDeleteAtHeight fsyncs the directory after renaming the sidecar into place', async () => {
+    const dir = path.join(root, 'durable-dah');
+    const store = new FileBlobStore({ dir });
+    await store.put(TXID, 'tx', Buffer.from([1]));
+    const syncs = recordSyncs(store.pathOf(TXID, 'tx') + '.dah');
+    await store.setDeleteAtHeight(TXID, 'tx', 7);
+    expect(syncs).toContainEqual({ path: path.resolve(dir), watchExists: true });
   });
 });
