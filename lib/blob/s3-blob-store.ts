@@ -124,13 +124,13 @@ export class S3BlobStore implements BlobStore {
   }
 
   async exists(txid: string, kind: BlobKind): Promise<boolean> {
-    return (await this.headSize(this.keyOf(txid, kind), 'exists')) !== null;
+    return (await this.headSize(this.keyOf(txid, kind), 'exists', true)) !== null;
   }
 
   async delete(txid: string, kind: BlobKind): Promise<boolean> {
     const key = this.keyOf(txid, kind);
     // S3 DeleteObject succeeds on a missing key, so existence is checked first to report false.
-    if ((await this.headSize(key, 'delete')) === null) return false;
+    if ((await this.headSize(key, 'delete', true)) === null) return false;
     try {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
       return true;
@@ -182,15 +182,26 @@ export class S3BlobStore implements BlobStore {
     if (!existing || !existing.equals(data)) throw new BlobConflictError(this.location(key));
   }
 
-  /** The object's size (undefined when S3 did not say), or null when it does not exist. */
-  private async headSize(key: string, operation: string): Promise<number | undefined | null> {
+  /**
+   * The object's size (undefined when S3 did not say), or null when it does not exist. A HeadObject 404 has no body,
+   * so a missing bucket looks like a missing object: with confirmBucket, a 404 is checked with HeadBucket (put needs
+   * no check: its PutObject fails with NoSuchBucket).
+   */
+  private async headSize(key: string, operation: string, confirmBucket = false): Promise<number | undefined | null> {
     try {
       const res = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
       return res.ContentLength;
     } catch (err) {
-      if (isNotFound(err)) return null;
-      throw new BlobStoreError(operation, this.location(key), err);
+      if (!isNotFound(err)) throw new BlobStoreError(operation, this.location(key), err);
     }
+    if (confirmBucket) {
+      try {
+        await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      } catch (err) {
+        throw new BlobStoreError(operation, this.location(key), err);
+      }
+    }
+    return null;
   }
 
   private async read(key: string, operation: string): Promise<Buffer | null> {

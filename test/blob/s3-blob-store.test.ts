@@ -62,6 +62,14 @@ describe('S3BlobStore on s3rver: keys, tags and failures', () => {
     await expect(store.put(TXID, 'tx', Buffer.from([1]))).rejects.toBeInstanceOf(BlobStoreError);
   });
 
+  test('a missing bucket is an error for exists and delete, not a missing blob (HeadObject 404 has no body)', async () => {
+    const store = new S3BlobStore({ client: s3.client, bucket: 'no-such-bucket' });
+    await expect(store.exists(TXID, 'tx')).rejects.toThrow(/blob store exists of s3:\/\/no-such-bucket\/d+\.tx failed/);
+    await expect(store.delete(TXID, 'tx')).rejects.toBeInstanceOf(BlobStoreError);
+    await expect(store.setDeleteAtHeight(TXID, 'tx', 5)).rejects.toBeInstanceOf(BlobStoreError);
+    await expect(store.getDeleteAtHeight(TXID, 'tx')).rejects.toBeInstanceOf(BlobStoreError);
+  });
+
   test('an unreachable endpoint fails ping with BlobStoreError', async () => {
     const client = new S3Client({
       endpoint: 'http://127.0.0.1:1',
