@@ -5,9 +5,10 @@
  * Create-only put: HeadObject first (a retried create of a large tx does not upload it again, and an existing
  * object of another size is a conflict without downloading it), then PutObject with `If-None-Match: *`, which S3
  * evaluates atomically. A 412 (someone created it in between) or an existing object of the same size is resolved by
- * comparing the bytes: identical = success, different = BlobConflictError. A 409 ConditionalRequestConflict (a
- * concurrent conditional upload) is retried. s3rver (the tests' S3) ignores If-None-Match on PUT, so there the
- * HeadObject pre-check is what makes the write create-only; the 412 path is unit-tested with a mocked client.
+ * comparing the bytes: identical = success, different = BlobConflictError, deleted meanwhile = the create is tried
+ * again. A 409 ConditionalRequestConflict (a concurrent conditional upload) is retried. s3rver (the tests' S3)
+ * ignores If-None-Match on PUT, so there the HeadObject pre-check is what makes the write create-only; the 412 path
+ * is unit-tested with a mocked client.
  *
  * Tags: setDeleteAtHeight reads the object's tags and writes them back with `deleteAtHeight` replaced or removed
  * (other tags are kept). Removal writes the remaining tag set with PutObjectTagging rather than calling
@@ -37,6 +38,7 @@ export interface S3BlobStoreOptions {
 
 export const DAH_TAG = 'deleteAtHeight';
 const PUT_ATTEMPTS = 3;
+const GONE = Symbol('gone');
 
 interface AwsErrorShape {
   name?: string;
@@ -93,8 +95,14 @@ export class S3BlobStore implements BlobStore {
   async put(txid: string, kind: BlobKind, data: Buffer): Promise<void> {
     const key = this.keyOf(txid, kind);
     for (let attempt = 1; ; attempt++) {
+      const retry = attempt < PUT_ATTEMPTS;
       const size = await this.headSize(key, 'put');
-      if (size !== null) return this.compareExisting(key, size, data);
+      if (size !== null) {
+        if ((await this.compareExisting(key, size, data)) !== GONE) return;
+        // deleted before its bytes were read: gone, not a conflict; try the create again
+        if (retry) continue;
+        throw new BlobStoreError('put', this.location(key), 'the existing object was deleted while it was compared');
+      }
       try {
         await this.client.send(
           new PutObjectCommand({
@@ -109,11 +117,13 @@ export class S3BlobStore implements BlobStore {
         return;
       } catch (err) {
         if (isPreconditionFailed(err)) {
+          // someone created it in between: compare (and if it is gone again, try the create again)
           const raced = await this.headSize(key, 'put');
-          if (raced === null) throw new BlobStoreError('put', this.location(key), err);
-          return this.compareExisting(key, raced, data);
+          if (raced !== null && (await this.compareExisting(key, raced, data)) !== GONE) return;
+          if (retry) continue;
+        } else if (isConditionalConflict(err) && retry) {
+          continue;
         }
-        if (isConditionalConflict(err) && attempt < PUT_ATTEMPTS) continue;
         throw new BlobStoreError('put', this.location(key), err);
       }
     }
@@ -176,10 +186,12 @@ export class S3BlobStore implements BlobStore {
     return `s3://${this.bucket}/${key}`;
   }
 
-  private async compareExisting(key: string, size: number | undefined, data: Buffer): Promise<void> {
+  /** Compares an existing object with data: identical -> undefined, different -> BlobConflictError, deleted -> GONE. */
+  private async compareExisting(key: string, size: number | undefined, data: Buffer): Promise<typeof GONE | void> {
     if (size !== undefined && size !== data.length) throw new BlobConflictError(this.location(key));
     const existing = await this.read(key, 'put');
-    if (!existing || !existing.equals(data)) throw new BlobConflictError(this.location(key));
+    if (existing === null) return GONE;
+    if (!existing.equals(data)) throw new BlobConflictError(this.location(key));
   }
 
   /**

@@ -79,3 +79,18 @@ test('other S3 errors become BlobStoreError with the cause attached', async () =
   expect((err as BlobStoreError).operation).toBe('exists');
   expect((err as BlobStoreError).cause).toBe(denied);
 });
+
+test('an existing object deleted before its bytes are compared is not a conflict: the put is tried again', async () => {
+  s3.on(HeadObjectCommand).resolvesOnce({ ContentLength: 2 }).rejects(s3Error('NotFound', 404));
+  s3.on(GetObjectCommand).rejects(s3Error('NoSuchKey', 404));
+  s3.on(PutObjectCommand).resolves({});
+  await expect(store.put(TXID, 'tx', Buffer.from([1, 2]))).resolves.toBeUndefined();
+  expect(s3.commandCalls(PutObjectCommand)).toHaveLength(1);
+});
+
+test('412 PreconditionFailed, then the object is gone again: the put is tried again, not failed', async () => {
+  s3.on(HeadObjectCommand).rejects(s3Error('NotFound', 404));
+  s3.on(PutObjectCommand).rejectsOnce(s3Error('PreconditionFailed', 412)).resolves({});
+  await expect(store.put(TXID, 'tx', Buffer.from([1, 2]))).resolves.toBeUndefined();
+  expect(s3.commandCalls(PutObjectCommand)).toHaveLength(2);
+});
