@@ -108,12 +108,15 @@ export class Reconciler implements SignalHandler {
       if (master.bins[BIN.creating]) await this.udf(masterKey(txid), 'clearCreating', [height, R]);
     }
 
-    // 2. spentExtraRecs from the pagination records' own state (re-runs the master's DAH rule); written only when it
-    // differs from the master read with the pages, so that an invocation holding an older read of both writes nothing
+    // 2. spentExtraRecs from the pagination records' own state, then the master's DAH rule re-runs at the signal's
+    // height (DAH = max over the signals: any order gives the same). The count is written only when it differs from
+    // the master read with the pages, so that an invocation holding an older read of both does not write it back.
     if (extra > 0 && allExist) {
       const spent = pages.filter((p) => p && pageFullySpent(p.bins)).length;
       if (spent !== (toInt(master.bins[BIN.spentExtraRecs]) ?? 0)) {
         await this.udf(masterKey(txid), 'setSpentExtraRecs', [spent, height, R]);
+      } else {
+        await this.udf(masterKey(txid), 'rerunDah', [height, R]);
       }
     }
 

@@ -217,6 +217,26 @@ describe('Reconciler', () => {
     expect(await blobs.getDeleteAtHeight(f.txid, 'outputs')).toBeNull();
   });
 
+  test('a page spent, unspent and spent again: the DAH is the same whatever order the three signals come in', async () => {
+    const dahs = [];
+    for (const reverse of [false, true]) {
+      const f = await minedRoot(8);
+      held.length = 0;
+      const t = makeTx({ inputs: [0, 1, 2, 3, 4, 5, 6, 7].map((vout) => ({ parent: f, vout })) });
+      await store.spend({ tx: t.hex }); // ALLSPENT @1001
+      await store.setChainTip(1003);
+      await store.unspend([{ txid: f.txid, vout: 5, utxoHash: utxoHashOf(f, 5), spendingTxid: t.txid, vin: 5 }]);
+      await store.setChainTip(1009);
+      await store.spend({ tx: t.hex }); // ALLSPENT @1010
+      await store.setChainTip(1000);
+      const signals = held.filter((s) => s.txid === f.txid);
+      expect(signals.map((s) => s.height)).toEqual(expect.arrayContaining([1001, 1003, 1010]));
+      for (const s of reverse ? signals.reverse() : signals) await reconciler.handle(s);
+      dahs.push((await bins(f.txid))?.deleteAtHeight);
+    }
+    expect(dahs).toEqual([1020, 1020]);
+  });
+
   test('property: any order and duplication of the signals gives the same records', async () => {
     await fc.assert(
       fc.asyncProperty(
