@@ -25,6 +25,7 @@ export interface FileBlobStoreOptions {
 }
 
 const DAH_SUFFIX = '.dah';
+const LINK_ATTEMPTS = 3;
 
 function errorCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code;
@@ -51,24 +52,27 @@ export class FileBlobStore implements BlobStore {
 
   async put(txid: string, kind: BlobKind, data: Buffer): Promise<void> {
     const file = this.pathOf(txid, kind);
-    const existing = await this.read(file, 'put');
+    let existing = await this.read(file, 'put');
     if (!existing) {
       const tmp = await this.writeTemp(file, data, 'put');
       try {
-        await fs.link(tmp, file);
-        return await this.syncDir(file, 'put');
-      } catch (err) {
-        if (err instanceof BlobStoreError) throw err;
-        if (errorCode(err) !== 'EEXIST') throw new BlobStoreError('put', file, err);
-        const raced = await this.read(file, 'put');
-        if (!raced) throw new BlobStoreError('put', file, err);
-        this.compare(raced, data, file);
+        for (let attempt = 1; !existing; attempt++) {
+          try {
+            await fs.link(tmp, file);
+            return await this.syncDir(file, 'put');
+          } catch (err) {
+            if (err instanceof BlobStoreError) throw err;
+            if (errorCode(err) !== 'EEXIST') throw new BlobStoreError('put', file, err);
+            existing = await this.read(file, 'put');
+            // created and deleted again before it could be read: try the link again
+            if (!existing && attempt >= LINK_ATTEMPTS) throw new BlobStoreError('put', file, err);
+          }
+        }
       } finally {
         await fs.rm(tmp, { force: true });
       }
-    } else {
-      this.compare(existing, data, file);
     }
+    this.compare(existing, data, file);
     // identical bytes found: the put that linked them may have crashed before its directory fsync
     await this.syncDir(file, 'put');
   }

@@ -130,3 +130,29 @@ describe('FileBlobStore durability', () => {
     expect(syncs).toContainEqual({ path: path.resolve(dir), watchExists: true });
   });
 });
+
+describe('FileBlobStore races', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  test('a blob that appears (EEXIST) and is deleted again before it is read is not an error: the link is retried', async () => {
+    const dir = path.join(root, 'race-vanish');
+    const store = new FileBlobStore({ dir });
+    const file = store.pathOf(TXID, 'tx');
+    const realLink = fsPromises.link.bind(fsPromises);
+    let first = true;
+    jest.spyOn(fsPromises, 'link').mockImplementation(async (from, to) => {
+      if (first) {
+        first = false;
+        // another writer creates the blob, and a delete removes it before this put reads it
+        writeFileSync(file, 'other');
+        const err = await realLink(from, to).catch((e: unknown) => e);
+        rmSync(file);
+        throw err;
+      }
+      return realLink(from, to);
+    });
+    await expect(store.put(TXID, 'tx', Buffer.from([1, 2]))).resolves.toBeUndefined();
+    expect(readFileSync(file)).toEqual(Buffer.from([1, 2]));
+    expect(readdirSync(dir)).toEqual([`${TXID}.tx`]);
+  });
+});
