@@ -44,6 +44,18 @@ describe('hosts and client configuration', () => {
     expect(aerospikeConfig({ hosts: 'a', namespace: 'n' }).user).toBeUndefined();
   });
 
+  test('reads are retried by the client; writes, removes, UDF applies and batch writes are not', () => {
+    const policies = aerospikeConfig({ hosts: 'a', namespace: 'n' }).policies as unknown as Record<
+      string,
+      { maxRetries?: number }
+    >;
+    expect(policies.read.maxRetries).toBe(2);
+    expect(policies.batch.maxRetries).toBe(2);
+    for (const type of ['write', 'remove', 'apply', 'operate', 'batchParentWrite']) {
+      expect([type, policies[type].maxRetries]).toEqual([type, 0]);
+    }
+  });
+
   test('invalid options are INVALID before anything is loaded or connected', async () => {
     await expect(connectAerospike({ hosts: 'a', namespace: '' })).rejects.toMatchObject({ code: 'INVALID' });
     await expect(connectAerospike({ hosts: 'a', namespace: 'n', user: 'u' })).rejects.toThrow(/together/);

@@ -63,16 +63,21 @@ export function aerospikeConfig(options: AerospikeConnectOptions): ConfigOptions
     throw invalid('aerospike: user and password must be given together');
   }
   const t = options.timeouts ?? {};
+  // Reads are retried; writes, removes and UDF applies are not (maxRetries 0, the C client's own default for
+  // them): a retry after a connection lost once the command was sent re-runs it, and its answer (RECORD_EXISTS for
+  // a create, GENERATION_MISMATCH, a UDF's no-op answer without the first run's signal) hides what happened.
   const command = { totalTimeout: t.commandMs ?? 1000, socketTimeout: t.commandMs ?? 1000, maxRetries: 2 };
+  const commandWrite = { ...command, maxRetries: 0 };
   const batch = { totalTimeout: t.batchMs ?? 5000, socketTimeout: t.batchMs ?? 5000, maxRetries: 2 };
+  const batchWrite = { ...batch, maxRetries: 0 };
   const policies = {
     read: command,
-    write: command,
-    remove: command,
-    apply: command,
-    operate: command,
+    write: commandWrite,
+    remove: commandWrite,
+    apply: commandWrite,
+    operate: commandWrite,
     batch,
-    batchParentWrite: batch,
+    batchParentWrite: batchWrite,
     query: { totalTimeout: t.queryMs ?? 30000, socketTimeout: t.queryMs ?? 30000 },
     info: { timeout: t.infoMs ?? 10000 },
   };
