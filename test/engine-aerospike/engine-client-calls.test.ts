@@ -32,6 +32,7 @@ function fakeClient(answers: Record<string, unknown> = {}) {
   };
   const handler: ProxyHandler<object> = {
     get(_t, method: string) {
+      if (method === 'config') return answers.config;
       if (method === 'query') {
         return (...args: unknown[]) => {
           calls.push({ method, args });
@@ -114,6 +115,24 @@ describe('AerospikeEngine writes', () => {
     expect(await missing.engine.remove(KEY)).toBe(false);
     const stale = engineWith({ remove: asError(AS_STATUS.ERR_RECORD_GENERATION) });
     await expect(stale.engine.remove(KEY, { generation: 1 })).rejects.toMatchObject({ code: 'GENERATION_MISMATCH' });
+  });
+
+  test("per-call policies keep the client's configured timeouts and retries (a passed policy replaces them)", async () => {
+    const configured = (ms: number) => ({ totalTimeout: ms, socketTimeout: ms, maxRetries: 0 });
+    const { engine, callsOf } = engineWith({
+      put: undefined,
+      remove: undefined,
+      apply: { status: 'OK' },
+      config: { policies: { write: configured(250), remove: configured(260), apply: configured(270) } },
+    });
+    await engine.create(KEY, { a: 1 });
+    await engine.update(KEY, { a: 2 }, { generation: 1 });
+    await engine.remove(KEY, { generation: 2 });
+    await engine.apply(KEY, { module: 'm', fn: 'f', args: [] });
+    expect(callsOf('put')[0].args[3]).toMatchObject({ ...configured(250), exists: Aerospike.policy.exists.CREATE });
+    expect(callsOf('put')[1].args[3]).toMatchObject({ ...configured(250), gen: Aerospike.policy.gen.EQ });
+    expect(callsOf('remove')[0].args[1]).toMatchObject({ ...configured(260), generation: 2 });
+    expect(callsOf('apply')[0].args[2]).toMatchObject({ ...configured(270), key: Aerospike.policy.key.SEND });
   });
 
   test('keys must be non-empty Buffers', async () => {

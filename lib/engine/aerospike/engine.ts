@@ -90,6 +90,18 @@ export class AerospikeEngine implements RecordEngine {
     this.as = loadAerospike();
   }
 
+  /**
+   * The client's configured default policy of a command type (timeouts, retries; connect.ts). A policy passed to a
+   * command replaces the configured one entirely (the native layer starts from the C client's built-in defaults,
+   * e.g. aerospike_key_put uses config.policies.write only when no policy is given), so per-call policies are
+   * built on it.
+   */
+  private configured(type: 'write' | 'remove' | 'apply'): Record<string, unknown> {
+    const policies = (this.client.config as unknown as { policies?: Record<string, object | undefined> } | undefined)
+      ?.policies;
+    return { ...(policies?.[type] ?? {}) };
+  }
+
   private key(key: RecordKey): Key {
     if (!Buffer.isBuffer(key) || key.length === 0) {
       throw new EngineError('INVALID', 'aerospike: a record key must be a non-empty Buffer');
@@ -217,6 +229,7 @@ export class AerospikeEngine implements RecordEngine {
     const { policy } = this.as;
     const checkGen = meta.generation !== undefined;
     const writePolicy = new this.as.WritePolicy({
+      ...this.configured('write'),
       exists,
       key: policy.key.SEND,
       gen: checkGen ? policy.gen.EQ : policy.gen.IGNORE,
@@ -233,6 +246,7 @@ export class AerospikeEngine implements RecordEngine {
     const { gen } = this.as.policy;
     const checkGen = policy.generation !== undefined;
     const removePolicy = new this.as.RemovePolicy({
+      ...this.configured('remove'),
       gen: checkGen ? gen.EQ : gen.IGNORE,
       ...(checkGen ? { generation: policy.generation } : {}),
     });
@@ -257,7 +271,11 @@ export class AerospikeEngine implements RecordEngine {
 
   async apply(key: RecordKey, call: UdfCall): Promise<BinMap> {
     const context = `apply ${call.module}.${call.fn} on ${keyHex(key)}`;
-    const applyPolicy = new this.as.ApplyPolicy({ key: this.as.policy.key.SEND, ttl: this.as.ttl.DONT_UPDATE });
+    const applyPolicy = new this.as.ApplyPolicy({
+      ...this.configured('apply'),
+      key: this.as.policy.key.SEND,
+      ttl: this.as.ttl.DONT_UPDATE,
+    });
     let result: unknown;
     try {
       result = await this.client.apply(this.key(key), this.udf(call) as never, applyPolicy);
