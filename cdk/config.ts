@@ -5,6 +5,8 @@
  * `UtxoStoreConfig`, nested like it) -> individual context keys (`-c key=value`, see CONTEXT_KEYS). Every value is
  * validated and an invalid one stops synthesis with a message naming the context key.
  */
+import { maxRecordSizeBytes as recordSizeFor } from '../lib/domain/record-size';
+
 export const FUNCTION_NAMES = [
   'create',
   'get',
@@ -436,20 +438,15 @@ export function loadConfig(ctx: ContextSource): UtxoStoreConfig {
 }
 
 /**
- * Aerospike `max-record-size` for the namespace. A record holds at most B slots (`utxos`: each a 68-byte blob in a
- * msgpack list: 68 + 3 bytes of header), the tx bytes when not external (`inputs` + `outputs` <= maxTxSizeInStore),
- * and small bins (< 64 KiB together). Rounded up to whole MiB; Aerospike 7 allows at most 8 MiB. A record that
- * would still be too big comes back as RECORD_TOO_BIG and the store externalizes the tx (DESIGN section 6).
- * Default: 20000 x 71 + 1 MiB + 64 KiB = 2,534,112 bytes -> 3 MiB.
+ * Aerospike `max-record-size` for the namespace (lib/domain/record-size.ts, which the embedded engine uses too);
+ * Aerospike 7 allows at most 8 MiB.
  */
 export function maxRecordSizeBytes(store: Pick<StoreConfig, 'utxoBatchSize' | 'maxTxSizeInStore'>): number {
-  const MiB = 1024 * 1024;
-  const bytes = store.utxoBatchSize * (68 + 3) + store.maxTxSizeInStore + 64 * 1024;
-  const rounded = Math.ceil(bytes / MiB) * MiB;
-  if (rounded > 8 * MiB)
+  const rounded = recordSizeFor(store.utxoBatchSize, store.maxTxSizeInStore);
+  if (rounded > 8 * 1024 * 1024)
     throw new ConfigurationError(
       'utxoBatchSize',
-      `records of ${bytes} bytes exceed Aerospike's 8 MiB max-record-size; lower utxoBatchSize or maxTxSizeInStore`,
+      `records of up to ${rounded} bytes exceed Aerospike's 8 MiB max-record-size; lower utxoBatchSize or maxTxSizeInStore`,
     );
   return rounded;
 }

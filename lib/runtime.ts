@@ -13,6 +13,7 @@ import * as path from 'path';
 import type { BlobStore } from './blob/port';
 import { CleanupService } from './cleanup';
 import { loadConfig, type Config } from './domain/config';
+import { maxRecordSizeBytes } from './domain/record-size';
 import type { RecordEngine } from './engine/port';
 import type { SignalHandler, SignalQueue } from './signals/port';
 import { Reconciler } from './signals/reconciler';
@@ -36,9 +37,11 @@ async function openEngine(config: Config): Promise<RecordEngine> {
   if (spec.kind === 'embedded') {
     if (spec.path !== ':memory:') mkdirSync(path.dirname(path.resolve(spec.path)), { recursive: true });
     const { openEmbeddedEngine } = require('./engine/embedded') as {
-      openEmbeddedEngine(options: { path: string }): Promise<RecordEngine>;
+      openEmbeddedEngine(options: { path: string; maxRecordSize: number }): Promise<RecordEngine>;
     };
-    return openEmbeddedEngine({ path: spec.path });
+    // the same limit as the Aerospike namespace (cdk/config.ts): B slots + the tx, not the engine's 1 MiB default
+    const maxRecordSize = maxRecordSizeBytes(config.settings.utxoBatchSize, config.settings.maxTxSizeInStore);
+    return openEmbeddedEngine({ path: spec.path, maxRecordSize });
   }
   // loads the aerospike native module: only when configured
   const aerospike = require('./engine/aerospike') as {
