@@ -4,7 +4,14 @@
  * (engine-contract.test.ts, when AEROSPIKE_HOSTS is set).
  */
 import type { Client } from 'aerospike';
-import { AerospikeEngine, AS_STATUS, decodeCursor, encodeCursor, parseUdfList } from '../../lib/engine/aerospike';
+import {
+  AerospikeEngine,
+  AS_STATUS,
+  checkQueryState,
+  decodeCursor,
+  encodeCursor,
+  parseUdfList,
+} from '../../lib/engine/aerospike';
 import { EngineError } from '../../lib/engine/port';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -271,15 +278,58 @@ describe('AerospikeEngine UDFs', () => {
   });
 });
 
+/**
+ * A saved query state as the bundled C client writes it (as_query_to_bytes). The head is the C client's own output
+ * for namespace utxo, set txs, select [deleteAtHeight], where deleteAtHeight in [-5, 2^40] (before any page: no
+ * partitions, not paginated); the tail (partition progress of a paginated query) is appended in the same layout.
+ */
+const C_QUERY_HEAD =
+  'a47574786fa374787301ae64656c657465417448656967687401a0ae64656c6574654174486569676874c2c2010100fbcf0000010000000000';
+function mpUint(n: number): Buffer {
+  if (n < 128) return Buffer.from([n]);
+  if (n < 256) return Buffer.from([0xcc, n]);
+  const b = Buffer.alloc(3);
+  b[0] = 0xcd;
+  b.writeUInt16BE(n, 1);
+  return b;
+}
+function savedState(options: { head?: string; partitions?: number; trailing?: number[] } = {}) {
+  const bool = (x: boolean) => Buffer.from([x ? 0xc3 : 0xc2]);
+  const n = options.partitions ?? 4096;
+  const parts: Buffer[] = [];
+  for (let i = 0; i < n; i++) {
+    const digest = Buffer.alloc(20, i % 3 === 0 ? i & 0xff : 0);
+    parts.push(mpUint(i), bool(false), bool(i % 3 === 0), Buffer.from([0xb4]), digest, mpUint(i % 3 === 0 ? 300 : 0));
+  }
+  const bytes = Buffer.concat([
+    Buffer.from(options.head ?? C_QUERY_HEAD, 'hex'),
+    bool(false), // no UDF
+    bool(false), // no operations
+    bool(true), // partition progress
+    mpUint(n),
+    mpUint(0),
+    bool(false),
+    ...parts,
+    mpUint(0), // max records
+    mpUint(0), // records per second
+    mpUint(0), // ttl
+    bool(true), // paginated
+    bool(false), // bins
+    Buffer.from(options.trailing ?? []),
+  ]);
+  return { bytes: Array.from(bytes), bytesSize: bytes.length };
+}
+
 describe('AerospikeEngine range queries', () => {
   const rec = (k: Buffer, dah: number) => ({ key: { key: k }, bins: { deleteAtHeight: dah }, gen: 1, ttl: -1 });
   const indexJob = { wait: async () => undefined };
+  const STATE = savedState();
 
   test('indexes are created once (existing = fine); the query is a paginated range filter', async () => {
     let created = 0;
     const { engine, callsOf, query } = engineWith({
       createIntegerIndex: async () => (++created === 2 ? asError(AS_STATUS.ERR_INDEX_FOUND) : indexJob),
-      queryResults: { records: [rec(KEY, 5)], state: { bytes: [1, 2, 3, 250], bytesSize: 4 } },
+      queryResults: { records: [rec(KEY, 5)], state: STATE },
     });
     const page = await engine.queryRange({
       bin: 'deleteAtHeight',
@@ -290,7 +340,7 @@ describe('AerospikeEngine range queries', () => {
     });
     expect(page.records).toEqual([{ key: KEY, bins: { deleteAtHeight: 5 }, generation: 1, ttl: -1 }]);
     expect(page.cursor).toMatch(/^as1\./);
-    expect(decodeCursor(page.cursor!)).toEqual({ bytes: [1, 2, 3, 250], bytesSize: 4 });
+    expect(decodeCursor(page.cursor!)).toEqual(STATE);
     expect(callsOf('createIntegerIndex').map((c) => c.args[0])).toEqual([
       { ns: 'utxo', set: 'txs', bin: 'deleteAtHeight', index: 'txs_deleteAtHeight' },
       { ns: 'utxo', set: 'txs', bin: 'unminedSince', index: 'txs_unminedSince' },
@@ -304,7 +354,7 @@ describe('AerospikeEngine range queries', () => {
     query.queryState = undefined;
     const next = engineWithQueryState(engine, query);
     const last = await engine.queryRange({ bin: 'deleteAtHeight', min: 0, max: 10, cursor: page.cursor });
-    expect(next()).toEqual({ bytes: [1, 2, 3, 250], bytesSize: 4 });
+    expect(next()).toEqual(STATE);
     expect(last.cursor).toBeUndefined();
     expect(callsOf('createIntegerIndex')).toHaveLength(3);
   });
@@ -328,6 +378,43 @@ describe('AerospikeEngine range queries', () => {
       code: 'INVALID',
     });
     await expect(engine.queryRange({ bin: 'unminedSince', min: 0, max: 1 })).rejects.toMatchObject({ code: 'TIMEOUT' });
+  });
+
+  test('a cursor is handed to the client only when it is a saved range query of this engine on that bin', async () => {
+    const { engine, query } = engineWith({ createIntegerIndex: indexJob, queryResults: { records: [] } });
+    const cursorOf = (state: { bytes: number[] }) => encodeCursor(state)!;
+    // garbage that inflates fine: as_query_from_bytes would fail and the native layer would dereference NULL
+    for (const bad of [
+      cursorOf({ bytes: [1, 2, 3, 250] }),
+      cursorOf({ bytes: STATE.bytes.slice(0, -1) }),
+      cursorOf(savedState({ trailing: [0] })),
+      cursorOf(savedState({ partitions: 10 })),
+      cursorOf(savedState({ head: C_QUERY_HEAD.replace('a47574786f', 'a46f747875') })), // namespace "otxu"
+    ]) {
+      await expect(engine.queryRange({ bin: 'deleteAtHeight', min: 0, max: 1, cursor: bad })).rejects.toMatchObject({
+        code: 'INVALID',
+        message: expect.stringMatching(/^invalid range query cursor/),
+      });
+    }
+    // a cursor of the deleteAtHeight query does not resume an unminedSince query
+    await expect(
+      engine.queryRange({ bin: 'unminedSince', min: 0, max: 1, cursor: cursorOf(STATE) }),
+    ).rejects.toMatchObject({ code: 'INVALID', message: expect.stringMatching(/another bin/) });
+    expect(query.results).not.toHaveBeenCalled();
+    await engine.queryRange({ bin: 'deleteAtHeight', min: 0, max: 1, cursor: cursorOf(STATE) });
+    expect(query.results).toHaveBeenCalledTimes(1);
+  });
+
+  test('checkQueryState reads the C client layout and nothing else', () => {
+    const expected = { namespace: 'utxo', set: 'txs', bin: 'deleteAtHeight' };
+    expect(() => checkQueryState(STATE, expected)).not.toThrow();
+    expect(() => checkQueryState(STATE, { ...expected, set: 'other' })).toThrow(/another set/);
+    expect(() => checkQueryState(STATE, { ...expected, namespace: 'test' })).toThrow(/another namespace/);
+    expect(() => checkQueryState({ bytes: [], bytesSize: 0 }, expected)).toThrow(/truncated/);
+    // the C client's state of a query with a UDF (apply flag set) is refused
+    const withUdf = STATE.bytes.slice();
+    withUdf[C_QUERY_HEAD.length / 2] = 0xc3;
+    expect(() => checkQueryState({ bytes: withUdf, bytesSize: withUdf.length }, expected)).toThrow(/UDF/);
   });
 
   test('a record without a stored user key is reported, not silently skipped', async () => {

@@ -30,7 +30,7 @@ import {
   type UdfCall,
   type WritePolicy,
 } from '../port';
-import { decodeCursor, encodeCursor } from './cursor';
+import { checkQueryState, decodeCursor, encodeCursor } from './cursor';
 import { AS_STATUS, batchStatusError, mapAerospikeError, statusOf } from './errors';
 import { loadAerospike, type AerospikeModule } from './native';
 import { fromAerospikeBins, toAerospikeBins, toAerospikeValue, udfResultMap } from './values';
@@ -331,7 +331,11 @@ export class AerospikeEngine implements RecordEngine {
     const q = this.client.query(this.namespace, this.set, { paginate: true, maxRecords: limit });
     q.where(this.as.filter.range(query.bin, query.min, query.max));
     if (query.bins) q.select(query.bins);
-    if (query.cursor !== undefined) q.queryState = decodeCursor(query.cursor) as never;
+    if (query.cursor !== undefined) {
+      const state = decodeCursor(query.cursor);
+      checkQueryState(state, { namespace: this.namespace, set: this.set, bin: query.bin });
+      q.queryState = state as never;
+    }
 
     let records: AerospikeRecord[];
     try {

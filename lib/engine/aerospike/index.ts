@@ -22,5 +22,5 @@ export {
   udfResultMap,
   type AerospikeValue,
 } from './values';
-export { encodeCursor, decodeCursor } from './cursor';
+export { encodeCursor, decodeCursor, checkQueryState, type ExpectedQuery } from './cursor';
 export { loadAerospike } from './native';
