@@ -417,6 +417,19 @@ describe('AerospikeEngine range queries', () => {
     expect(() => checkQueryState({ bytes: withUdf, bytesSize: withUdf.length }, expected)).toThrow(/UDF/);
   });
 
+  test('a client that is not connected (client.query throws) is an EngineError, not a raw AerospikeError', async () => {
+    const client = {
+      query: () => {
+        throw Object.assign(new Error('Not connected.'), { code: AS_STATUS.ERR_CLIENT });
+      },
+      createIntegerIndex: async () => indexJob,
+    } as unknown as Client;
+    const engine = new AerospikeEngine({ client, namespace: 'utxo', set: 'txs' });
+    const err = await engine.queryRange({ bin: 'deleteAtHeight', min: 0, max: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EngineError);
+    expect((err as EngineError).message).toMatch(/^aerospike query deleteAtHeight in \[0, 1\]: Not connected/);
+  });
+
   test('a record without a stored user key is reported, not silently skipped', async () => {
     const { engine } = engineWith({
       createIntegerIndex: indexJob,

@@ -14,7 +14,7 @@
 import { promises as fs } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
-import type { AerospikeRecord, BatchResult, Client, Key } from 'aerospike';
+import type { AerospikeRecord, BatchResult, Client, Key, Query } from 'aerospike';
 import { INDEXED_BINS, type IndexedBin } from '../../domain/bins';
 import {
   EngineError,
@@ -328,17 +328,17 @@ export class AerospikeEngine implements RecordEngine {
     if (!Number.isInteger(limit) || limit < 1) throw new EngineError('INVALID', `aerospike query: bad limit ${limit}`);
     await this.ensureIndexes();
 
-    const q = this.client.query(this.namespace, this.set, { paginate: true, maxRecords: limit });
-    q.where(this.as.filter.range(query.bin, query.min, query.max));
-    if (query.bins) q.select(query.bins);
-    if (query.cursor !== undefined) {
-      const state = decodeCursor(query.cursor);
-      checkQueryState(state, { namespace: this.namespace, set: this.set, bin: query.bin });
-      q.queryState = state as never;
-    }
+    const state = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    if (state) checkQueryState(state, { namespace: this.namespace, set: this.set, bin: query.bin });
 
+    let q: Query;
     let records: AerospikeRecord[];
     try {
+      // client.query throws (synchronously) when the client is not connected
+      q = this.client.query(this.namespace, this.set, { paginate: true, maxRecords: limit });
+      q.where(this.as.filter.range(query.bin, query.min, query.max));
+      if (query.bins) q.select(query.bins);
+      if (state) q.queryState = state as never;
       records = await q.results();
     } catch (err) {
       throw mapAerospikeError(err, `query ${query.bin} in [${query.min}, ${query.max}]`);
