@@ -7,6 +7,11 @@ function asError(code: number, message = `status ${code}`, inDoubt = false) {
 }
 
 describe('mapAerospikeError', () => {
+  test("the client's own 'Not connected.' (ERR_CLIENT) is UNAVAILABLE; other ERR_CLIENT errors stay UNKNOWN", () => {
+    expect(mapAerospikeError(asError(AS_STATUS.ERR_CLIENT, 'Not connected.'), 'query').code).toBe('UNAVAILABLE');
+    expect(mapAerospikeError(asError(AS_STATUS.ERR_CLIENT, 'Invalid client configuration')).code).toBe('UNKNOWN');
+  });
+
   test.each([
     [AS_STATUS.ERR_RECORD_EXISTS, 'RECORD_EXISTS'],
     [AS_STATUS.ERR_RECORD_NOT_FOUND, 'RECORD_NOT_FOUND'],

@@ -135,8 +135,12 @@ export function mapAerospikeError(err: unknown, context?: string): EngineError {
   const inDoubt = (err as AerospikeErrorShape | null | undefined)?.inDoubt === true ? ', in doubt' : '';
   const where = context ? `aerospike ${context}: ` : 'aerospike: ';
   const suffix = status === undefined ? '' : ` (status ${status}${inDoubt})`;
-  const code: EngineErrorCode =
+  let code: EngineErrorCode =
     status === undefined ? (err instanceof TypeError ? 'INVALID' : 'UNKNOWN') : engineCodeOf(status);
+  // The client's own "Not connected." (status ERR_CLIENT, -1): client.query/scan throw it while the cluster has no
+  // reachable node (isConnected() checks the tender), every command sends it after close(). Transient, like a
+  // connection error.
+  if (status === S.ERR_CLIENT && /^Not connected\b/.test(text)) code = 'UNAVAILABLE';
   return new EngineError(code, `${where}${text}${suffix}`, { cause: err });
 }
 
