@@ -203,7 +203,12 @@ export const utxoQuery = z.strictObject({ utxoHash: hashSchema.optional() });
 export const unminedQuery = z.strictObject({
   cutoff: uintString().meta({ description: 'txids with unminedSince <= cutoff' }),
   limit: uintString(10000, 1).optional(),
-  cursor: z.string().min(1).max(1024).meta({ description: 'cursor of the previous page' }).optional(),
+  cursor: z
+    .string()
+    .min(1)
+    .max(1024)
+    .meta({ description: 'cursor of the previous page (same cutoff; valid for an hour)' })
+    .optional(),
 });
 
 export const emptyObject = z.strictObject({});

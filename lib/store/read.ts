@@ -13,6 +13,7 @@ import { txidOf, txidToHex } from '../domain/txid';
 import { hashArg, intArg, listArg, optionalIntArg, txidArg } from './args';
 import type { StoreContext } from './context';
 import { spenderOf } from './spend-items';
+import { resolveUnminedCursor, saveUnminedCursor } from './unmined-cursor';
 import {
   DEFAULT_GET_FIELDS,
   type SpendStatus,
@@ -21,7 +22,7 @@ import {
   type UnminedQuery,
   type UtxoView,
 } from './types';
-import { isEngineError, storageError } from './udf-call';
+import { storageError } from './udf-call';
 import { binView, slotView } from './view';
 
 function toInt(v: BinValue | undefined): number | undefined {
@@ -200,7 +201,7 @@ export async function getSpend(
   return withAt({ status: 'OK' });
 }
 
-/** Masters with unminedSince <= cutoff, paged by the engine's cursor. */
+/** Masters with unminedSince <= cutoff, paged by the engine's cursor (kept in a cursor record: unmined-cursor.ts). */
 export async function queryUnmined(ctx: StoreContext, query: UnminedQuery): Promise<UnminedPage> {
   if (query === null || typeof query !== 'object') throw new InvalidArgumentError('query', 'expected an object');
   const cutoff = intArg(query.cutoff, 'cutoff');
@@ -208,6 +209,7 @@ export async function queryUnmined(ctx: StoreContext, query: UnminedQuery): Prom
   if (query.cursor !== undefined && typeof query.cursor !== 'string') {
     throw new InvalidArgumentError('cursor', 'expected the cursor of the previous page');
   }
+  const engineCursor = query.cursor === undefined ? undefined : await resolveUnminedCursor(ctx, query.cursor, cutoff);
   let page;
   try {
     page = await ctx.engine.queryRange({
@@ -216,17 +218,13 @@ export async function queryUnmined(ctx: StoreContext, query: UnminedQuery): Prom
       max: cutoff,
       bins: [BIN.txID, BIN.totalExtraRecs],
       limit,
-      cursor: query.cursor,
+      cursor: engineCursor,
     });
   } catch (err) {
-    // a cursor the engine did not issue is the caller's input, not a storage failure
-    if (query.cursor !== undefined && isEngineError(err, 'INVALID')) {
-      throw new InvalidArgumentError('cursor', 'not a cursor returned by a previous page');
-    }
     throw storageError('querying unmined transactions failed', err);
   }
   const txids = page.records
     .filter((r) => r.bins[BIN.totalExtraRecs] !== undefined)
     .map((r) => txidToHex(Buffer.isBuffer(r.bins[BIN.txID]) ? (r.bins[BIN.txID] as Buffer) : r.key));
-  return page.cursor ? { txids, cursor: page.cursor } : { txids };
+  return page.cursor ? { txids, cursor: await saveUnminedCursor(ctx, page.cursor, cutoff) } : { txids };
 }

@@ -779,6 +779,25 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         });
       });
 
+      test('queryUnmined cursors are short (a URL query parameter, whatever the engine paging state is), tied to their cutoff; unknown ones are refused', async () => {
+        await h().store.setChainTip(5);
+        for (let i = 0; i < 3; i++) await h().store.create(rootTx().hex, { blockHeight: 3 });
+        const first = await h().store.queryUnmined({ cutoff: 3, limit: 1 });
+        expect(first.cursor).toMatch(/^[0-9a-f]{32}$/);
+        // the same cursor can be read again (a retried request)
+        const second = await h().store.queryUnmined({ cutoff: 3, limit: 1, cursor: first.cursor });
+        const again = await h().store.queryUnmined({ cutoff: 3, limit: 1, cursor: first.cursor });
+        expect(again.txids).toEqual(second.txids);
+        await expect(h().store.queryUnmined({ cutoff: 4, limit: 1, cursor: first.cursor })).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          details: { field: 'cursor' },
+        });
+        await expect(h().store.queryUnmined({ cutoff: 3, limit: 1, cursor: 'ab'.repeat(16) })).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          details: { field: 'cursor' },
+        });
+      });
+
       test('setLocked / setConflicting apply to pagination records too; TX_NOT_FOUND', async () => {
         const f = await minedRoot(h().store, 9);
         await h().store.setLocked([f.txid], true);
