@@ -6,6 +6,7 @@
 import type { Client } from 'aerospike';
 import {
   AerospikeEngine,
+  BATCH_CHUNK,
   AS_STATUS,
   checkQueryState,
   decodeCursor,
@@ -241,6 +242,24 @@ describe('AerospikeEngine UDFs', () => {
     await expect(engine.batchApply([{ key: KEY, module: 'm', fn: 'f', args: [] }])).rejects.toMatchObject({
       code: 'UNAVAILABLE',
     });
+  });
+
+  test('batchApply over several chunks: a failed chunk is reported only after every other chunk has settled', async () => {
+    let slowDone = false;
+    let call = 0;
+    const { engine } = engineWith({
+      batchWrite: async (records: unknown[]) => {
+        call++;
+        if (call === 1) throw asError(AS_STATUS.ERR_TIMEOUT, 'timeout');
+        await new Promise((r) => setTimeout(r, 30));
+        slowDone = true;
+        return records.map(() => ({ status: AS_STATUS.OK, record: { bins: { SUCCESS: { status: 'OK' } } } }));
+      },
+    });
+    const items = Array.from({ length: BATCH_CHUNK + 1 }, () => ({ key: KEY, module: 'm', fn: 'f', args: [] }));
+    // a caller that rolls back on this error must not run while the other chunk is still writing
+    await expect(engine.batchApply(items)).rejects.toMatchObject({ code: 'TIMEOUT' });
+    expect(slowDone).toBe(true);
   });
 
   test('ensureModule registers <name>.lua only when a node lacks it, and waits for the job', async () => {

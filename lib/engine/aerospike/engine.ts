@@ -168,7 +168,7 @@ export class AerospikeEngine implements RecordEngine {
   }
 
   async batchGet(keys: RecordKey[], bins?: string[]): Promise<(EngineRecord | null)[]> {
-    const chunks = await Promise.all(chunk(keys, BATCH_CHUNK).map((part) => this.batchGetChunk(part, bins)));
+    const chunks = await settleAll(chunk(keys, BATCH_CHUNK).map((part) => this.batchGetChunk(part, bins)));
     return chunks.flat();
   }
 
@@ -286,7 +286,9 @@ export class AerospikeEngine implements RecordEngine {
   }
 
   async batchApply(items: BatchApplyItem[]): Promise<BatchApplyResult[]> {
-    const chunks = await Promise.all(chunk(items, BATCH_CHUNK).map((part) => this.batchApplyChunk(part)));
+    // every chunk settles before a failure is reported: a caller that rolls back on it must not race a chunk that is
+    // still writing
+    const chunks = await settleAll(chunk(items, BATCH_CHUNK).map((part) => this.batchApplyChunk(part)));
     return chunks.flat();
   }
 
@@ -386,6 +388,14 @@ function byValue(bin: string) {
     return typeof v === 'number' || typeof v === 'bigint' ? Number(v) : Number.NaN;
   };
   return (a: EngineRecord, b: EngineRecord) => num(a) - num(b) || Buffer.compare(a.key, b.key);
+}
+
+/** Like Promise.all, but rejects (with the first failure) only once every promise has settled. */
+async function settleAll<T>(promises: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }
 
 function chunk<T>(items: T[], size: number): T[][] {
