@@ -57,7 +57,11 @@ function openBlobStore(config: Config): BlobStore {
   const blob = require('./blob') as typeof import('./blob');
   if (spec.kind === 'file') return new blob.FileBlobStore({ dir: spec.dir });
   const { S3Client } = require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
-  return new blob.S3BlobStore({ client: new S3Client({}), bucket: spec.bucket, prefix: spec.prefix });
+  return new blob.S3BlobStore({
+    client: new S3Client(awsClientOptions(config)),
+    bucket: spec.bucket,
+    prefix: spec.prefix,
+  });
 }
 
 function openQueue(config: Config): SignalQueue {
@@ -65,7 +69,17 @@ function openQueue(config: Config): SignalQueue {
   const signals = require('./signals') as typeof import('./signals');
   if (spec.kind === 'inline') return new signals.InlineQueue();
   const { SQSClient } = require('@aws-sdk/client-sqs') as typeof import('@aws-sdk/client-sqs');
-  return new signals.SqsQueue({ client: new SQSClient({}), queueUrl: spec.queueUrl });
+  return new signals.SqsQueue({ client: new SQSClient(awsClientOptions(config)), queueUrl: spec.queueUrl });
+}
+
+/** S3 and SQS clients: a stalled connection fails after its timeouts instead of holding the function. */
+function awsClientOptions(config: Config) {
+  return {
+    requestHandler: {
+      connectionTimeout: Math.min(3000, config.awsSocketTimeoutMs),
+      socketTimeout: config.awsSocketTimeoutMs,
+    },
+  };
 }
 
 /* eslint-enable @typescript-eslint/no-require-imports */

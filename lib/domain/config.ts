@@ -33,6 +33,8 @@ export interface Config {
   /** local server */
   port: number;
   cleanupIntervalSeconds: number;
+  /** S3 and SQS: ms of silence on a connection before the call fails (the SDK default is to wait forever) */
+  awsSocketTimeoutMs: number;
 }
 
 export const DEFAULTS = {
@@ -42,6 +44,7 @@ export const DEFAULTS = {
   UTXO_BATCH_SIZE: 20000,
   BLOCK_HEIGHT_RETENTION: 288,
   MAX_TX_SIZE_IN_STORE: 1048576,
+  AWS_SOCKET_TIMEOUT_MS: 10000,
   EXTERNALIZE_ALL: false,
   COINBASE_MATURITY: 100,
   CLEANUP_BATCH_SIZE: 1000,
@@ -148,5 +151,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cleanupBatchSize: intVar(env, 'CLEANUP_BATCH_SIZE', DEFAULTS.CLEANUP_BATCH_SIZE, 1, 100000),
     port: intVar(env, 'PORT', DEFAULTS.PORT, 0, 65535),
     cleanupIntervalSeconds: intVar(env, 'CLEANUP_INTERVAL_SECONDS', DEFAULTS.CLEANUP_INTERVAL_SECONDS, 0, 86400),
+    awsSocketTimeoutMs: intVar(env, 'AWS_SOCKET_TIMEOUT_MS', DEFAULTS.AWS_SOCKET_TIMEOUT_MS, 1, 600000),
   };
 }
