@@ -130,15 +130,14 @@ export async function create(
     throw err;
   }
 
-  if (recordOptions.conflicting) {
-    const dah = plan.records[0][BIN.deleteAtHeight];
-    if (plan.blob && typeof dah === 'number') {
-      await ctx.blobs.setDeleteAtHeight(txidHex, plan.blob.kind, dah).catch((err) => {
-        throw storageError('tagging the blob of a conflicting tx failed', err, { txid: txidHex });
-      });
-    }
-    await registerConflictingChild(ctx, parsed);
+  // a DAH set at creation (conflicting, or fully spent and mined) goes on the blob too
+  const dah = plan.records[0][BIN.deleteAtHeight];
+  if (plan.blob && typeof dah === 'number') {
+    await ctx.blobs.setDeleteAtHeight(txidHex, plan.blob.kind, dah).catch((err) => {
+      throw storageError('tagging the blob with its deleteAtHeight failed', err, { txid: txidHex });
+    });
   }
+  if (recordOptions.conflicting) await registerConflictingChild(ctx, parsed);
 
   return {
     txid: txidHex,

@@ -113,6 +113,12 @@ export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: 
   master[BIN.blockHeights] = mined.map((m) => m.blockHeight);
   master[BIN.subtreeIdxs] = mined.map((m) => m.subtreeIdx);
   if (mined.length === 0) master[BIN.unminedSince] = options.height;
+  // DAH rule at creation: a mined single-record tx without a stored output is fully spent from the start, and no
+  // later UDF call would run the rule on it
+  const fullySpent = !multi && master[BIN.recordUtxos] === 0;
+  if (fullySpent && mined.length > 0 && !options.locked && !options.conflicting && settings.blockHeightRetention > 0) {
+    master[BIN.deleteAtHeight] = options.height + settings.blockHeightRetention;
+  }
   master[BIN.createdAt] = options.createdAt;
   master[BIN.external] = options.external;
   if (!options.external) {

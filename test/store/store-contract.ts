@@ -245,6 +245,25 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         expect((await h().store.get(g.txid)).unminedSince).toBe(42);
       });
 
+      test('a tx created mined without a stored output is fully spent: its DAH is set at creation (H + R)', async () => {
+        await h().store.setChainTip(500);
+        const mined = [{ blockId: 7, blockHeight: 480, subtreeIdx: 0 }];
+        const dataOnly = rootTx([{ satoshis: 0, opReturn: true }]);
+        await h().store.create(dataOnly.hex, { minedBlocks: mined });
+        expect((await h().engine.get(key(dataOnly.txid)))?.bins.deleteAtHeight).toBe(510);
+        // not when an output is stored, when unmined (setMined runs the rule) or locked
+        const spendable = rootTx([{ satoshis: 0, opReturn: true }, 1000]);
+        await h().store.create(spendable.hex, { minedBlocks: mined });
+        const unmined = rootTx([{ satoshis: 0, opReturn: true }]);
+        await h().store.create(unmined.hex);
+        const locked = rootTx([{ satoshis: 0, opReturn: true }]);
+        await h().store.create(locked.hex, { minedBlocks: mined, locked: true });
+        for (const f of [spendable, unmined, locked])
+          expect((await h().engine.get(key(f.txid)))?.bins.deleteAtHeight).toBeUndefined();
+        await h().store.setMined({ txids: [unmined.txid], blockId: 8, blockHeight: 501, subtreeIdx: 0 });
+        expect((await h().engine.get(key(unmined.txid)))?.bins.deleteAtHeight).toBe(511);
+      });
+
       test('a second create of the same tx is TX_EXISTS', async () => {
         const f = await created(h().store, rootTx());
         await expect(h().store.create(f.hex)).rejects.toMatchObject({ code: 'TX_EXISTS', details: { txid: f.txid } });
