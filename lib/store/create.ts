@@ -41,7 +41,11 @@ function missing(field: string): never {
 
 export function parseForCreate(tx: string | Buffer, options: CreateOptions): { parsed: ParsedTx; isCoinbase: boolean } {
   const parsed = parseTx(tx, 'tx');
-  const isCoinbase = optionalBoolArg(options.isCoinbase, 'isCoinbase') || parsed.isCoinbase;
+  const claimed = optionalBoolArg(options.isCoinbase, 'isCoinbase');
+  if (claimed === true && !parsed.isCoinbase) {
+    throw new InvalidArgumentError('isCoinbase', 'the tx is not a coinbase (one input spending the null outpoint)');
+  }
+  const isCoinbase = parsed.isCoinbase;
   if (parsed.outputs.length === 0)
     throw new InvalidArgumentError('tx', 'a transaction without outputs cannot be stored');
   if (parsed.inputs.length > 0 && !parsed.isExtended && !isCoinbase) {

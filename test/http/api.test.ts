@@ -122,12 +122,18 @@ describe('POST /v1/txs and GET /v1/txs/{txid}', () => {
     expect((await api.get(`/v1/txs/${c.txid}?fields=conflicting`)).body).toEqual({ txid: c.txid, conflicting: true });
   });
 
-  test('a raw tx with inputs is accepted with isCoinbase', async () => {
-    const parent = rootTx(1);
-    const raw = makeTx({ inputs: [{ parent, vout: 0 }] });
-    const created = await api.post('/v1/txs', { tx: raw.tx.toHex(), isCoinbase: true });
+  test('isCoinbase: a raw coinbase is accepted; a tx that is not a coinbase is 400 naming isCoinbase, nothing stored', async () => {
+    const cb = coinbaseTx(1);
+    const created = await api.post('/v1/txs', { tx: cb.hex, isCoinbase: true });
     expect(created.status).toBe(201);
-    expect(created.body.txid).toBe(raw.txid);
+    expect(created.body.txid).toBe(cb.txid);
+    const parent = rootTx(1);
+    for (const tx of [makeTx({ inputs: [{ parent, vout: 0 }] }), rootTx(1)]) {
+      for (const hex of [tx.tx.toHex(), tx.hex]) {
+        expectError(await api.post('/v1/txs', { tx: hex, isCoinbase: true }), 400, 'INVALID_ARGUMENT', 'isCoinbase');
+      }
+      expectError(await api.get(`/v1/txs/${tx.txid}`), 404, 'TX_NOT_FOUND');
+    }
   });
 
   test('GET errors: unknown txid 404, bad txid 400, unknown field 400', async () => {
