@@ -93,17 +93,20 @@ export async function abandonDelete(
   pages: readonly EngineRecord[],
 ): Promise<void> {
   try {
-    await unmark(engine, pages);
-    await unmark(engine, [{ key: masterKey } as EngineRecord]);
+    await unmark(
+      engine,
+      pages.map((p) => p.key),
+    );
+    await unmark(engine, [masterKey]);
   } catch {
     // the master stays marked: the next pass re-evaluates it
   }
 }
 
-async function unmark(engine: RecordEngine, records: readonly EngineRecord[]): Promise<void> {
-  for (const record of records) {
+async function unmark(engine: RecordEngine, keys: readonly Buffer[]): Promise<void> {
+  for (const key of keys) {
     try {
-      await engine.update(record.key, { [BIN.deleting]: null });
+      await engine.update(key, { [BIN.deleting]: null });
     } catch (err) {
       if (!(err instanceof EngineError && err.code === 'RECORD_NOT_FOUND')) throw err;
     }
@@ -114,7 +117,7 @@ async function unmark(engine: RecordEngine, records: readonly EngineRecord[]): P
 export async function clearStaleMarks(engine: RecordEngine, pages: readonly (EngineRecord | null)[]): Promise<void> {
   await unmark(
     engine,
-    pages.filter((p): p is EngineRecord => p !== null && p.bins[BIN.deleting] === true),
+    pages.flatMap((p) => (p !== null && p.bins[BIN.deleting] === true ? [p.key] : [])),
   );
 }
 

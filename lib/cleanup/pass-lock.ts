@@ -7,10 +7,9 @@
  * TTL expires (the pass's time budget plus a grace period), and the pass after that takes over.
  */
 import { randomUUID } from 'crypto';
+import { CLEANUP_PASS_LOCK_KEY } from '../domain/keys';
 import { EngineError, type RecordEngine } from '../engine/port';
 
-/** Not 32 or 36 bytes long, so it is never the key of a tx's master, pagination or create-lock record. */
-export const PASS_LOCK_KEY = Buffer.from('cleanup-pass-lock', 'ascii');
 /** Seconds a lock outlives its pass's deadline (covers a last engine call that overruns it). */
 export const PASS_LOCK_GRACE_SECONDS = 30;
 /** Longest budget a lock covers (a pass without a deadline), seconds. */
@@ -31,7 +30,7 @@ export function passLockTtlSeconds(now: number, deadline: number): number {
 export async function acquirePassLock(engine: RecordEngine, ttlSeconds: number): Promise<PassLock | null> {
   const owner = randomUUID();
   try {
-    await engine.create(PASS_LOCK_KEY, { passOwner: owner, startedAt: Date.now() }, { ttl: ttlSeconds });
+    await engine.create(CLEANUP_PASS_LOCK_KEY, { passOwner: owner, startedAt: Date.now() }, { ttl: ttlSeconds });
   } catch (err) {
     if (err instanceof EngineError && err.code === 'RECORD_EXISTS') return null;
     throw err;
@@ -40,9 +39,9 @@ export async function acquirePassLock(engine: RecordEngine, ttlSeconds: number):
     owner,
     async release() {
       try {
-        const lock = await engine.get(PASS_LOCK_KEY);
+        const lock = await engine.get(CLEANUP_PASS_LOCK_KEY);
         // only our own lock: after a TTL expiry another pass may hold it now
-        if (lock?.bins.passOwner === owner) await engine.remove(PASS_LOCK_KEY, { generation: lock.generation });
+        if (lock?.bins.passOwner === owner) await engine.remove(CLEANUP_PASS_LOCK_KEY, { generation: lock.generation });
       } catch {
         // the TTL removes it
       }

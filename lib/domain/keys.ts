@@ -27,6 +27,19 @@ export function lockKey(txid: Buffer): Buffer {
   return withSuffix(txid, LOCK_RECORD_NUMBER);
 }
 
+/**
+ * Records that belong to no tx (the cleanup pass lock, unmined-query cursors): their keys are neither 32 nor 36
+ * bytes long, so they never collide with a master, pagination or lock record, and parseRecordKey answers null.
+ */
+export const CLEANUP_PASS_LOCK_KEY = Buffer.from('cleanup-pass-lock', 'ascii');
+const UNMINED_CURSOR_PREFIX = Buffer.from('unmined-cursor:', 'ascii');
+
+/** Key of the record holding an unmined-query cursor's paging state (a 16-byte id: 31 bytes). */
+export function unminedCursorKey(id: Buffer): Buffer {
+  if (id.length !== 16) throw new RangeError('a cursor id is 16 bytes');
+  return Buffer.concat([UNMINED_CURSOR_PREFIX, id]);
+}
+
 /** Record 0 is the master. */
 export function recordKey(txid: Buffer, recordNumber: number): Buffer {
   return recordNumber === 0 ? masterKey(txid) : paginationKey(txid, recordNumber);

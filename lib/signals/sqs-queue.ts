@@ -9,7 +9,7 @@
  * that send's retries): a content-based id would drop a signal raised again within SQS's 5-minute window (ALLSPENT,
  * NOTALLSPENT, ALLSPENT at one height), and the reconciler would never see the last state.
  */
-import { createHash, randomBytes } from 'crypto';
+import { randomBytes } from 'crypto';
 import {
   GetQueueAttributesCommand,
   SendMessageBatchCommand,
@@ -89,8 +89,7 @@ export class SqsQueue implements SignalQueue {
     const dedupIds = new Map<Signal, string>();
     if (this.fifo) {
       for (const signal of signals) {
-        const id = createHash('sha256').update(formatSignalMessage(signal)).update(randomBytes(16)).digest('hex');
-        dedupIds.set(signal, id);
+        dedupIds.set(signal, randomBytes(32).toString('hex'));
       }
     }
     const failed: Attempt[] = [];

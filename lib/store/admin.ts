@@ -2,6 +2,7 @@
  * Flag and per-UTXO administration (DESIGN section 6): setLocked and setConflicting (master and pagination records),
  * freeze, unfreeze, reassign, preserve. Evaluated at H.
  */
+import type { EngineRecord } from '../engine/port';
 import { BIN } from '../domain/bins';
 import { InvalidArgumentError, TxNotFoundError, UtxoStateError, type ItemOutcome } from '../domain/errors';
 import { locateOutput, masterKey, paginationKey, recordKey } from '../domain/keys';
@@ -141,9 +142,9 @@ async function refineMissingRecords(ctx: StoreContext, refs: ResolvedRef[], outc
     .map((o, i) => i)
     .filter((i) => outcomes[i].code === 'TX_NOT_FOUND' && refs[i].key.length !== 32);
   if (missing.length === 0) return;
-  const masters = await ctx.engine.batchGet(
-    missing.map((i) => masterKey(refs[i].txidBytes)),
-    [BIN.totalUtxos],
+  const masters = await readMasters(
+    ctx,
+    missing.map((i) => refs[i].txidBytes),
   );
   missing.forEach((i, n) => {
     if (masters[n] !== null) {
@@ -151,6 +152,21 @@ async function refineMissingRecords(ctx: StoreContext, refs: ResolvedRef[], outc
       outcomes[i].message = `output ${refs[i].vout} of ${refs[i].txid} does not exist`;
     }
   });
+}
+
+/**
+ * The masters of the given txids (only their `deleting` bin; null when absent): a TX_NOT_FOUND from a pagination
+ * record of a tx whose master exists means the output lies beyond the tx's last record (UTXO_NOT_FOUND).
+ */
+export async function readMasters(ctx: StoreContext, txids: Buffer[]): Promise<(EngineRecord | null)[]> {
+  try {
+    return await ctx.engine.batchGet(
+      txids.map((t) => masterKey(t)),
+      [BIN.deleting],
+    );
+  } catch (err) {
+    throw storageError('reading the master records failed', err);
+  }
 }
 
 /**
@@ -165,7 +181,7 @@ export async function missingRecordError(
   if (!(error instanceof TxNotFoundError) || ref.key.length === 32) return error;
   let master;
   try {
-    master = await ctx.engine.get(masterKey(ref.txidBytes), [BIN.totalUtxos]);
+    [master] = await readMasters(ctx, [ref.txidBytes]);
   } catch (err) {
     return storageError('reading the master record failed', err, { txid: ref.txid, vout: ref.vout });
   }

@@ -7,6 +7,7 @@ import type { Bins } from '../engine/port';
 import { BIN } from '../domain/bins';
 import { InvalidArgumentError, StorageError, TxExistsError } from '../domain/errors';
 import { lockKey, masterKey, paginationKey } from '../domain/keys';
+import { decodeOutputsBlob, encodeOutputsBlob } from '../domain/outputs-blob';
 import { parseTx, type ParsedTx } from '../domain/tx';
 import { BlobConflictError } from '../blob/port';
 import { optionalBoolArg, optionalIntArg } from './args';
@@ -83,14 +84,16 @@ async function isEarlierOutputsBlob(
   } catch (err) {
     throw storageError('reading the existing outputs blob failed', err, { txid: txidHex });
   }
-  const data = blob.data;
-  return (
-    existing !== null &&
-    existing.length === data.length &&
-    existing.subarray(0, 32).equals(data.subarray(0, 32)) &&
-    (existing[32] & 1) === (data[32] & 1) &&
-    existing.subarray(36).equals(data.subarray(36))
-  );
+  if (existing === null) return false;
+  // equal once the earlier attempt's height is replaced by this one's
+  let earlier;
+  try {
+    earlier = decodeOutputsBlob(existing);
+  } catch {
+    return false;
+  }
+  const { height } = decodeOutputsBlob(blob.data);
+  return encodeOutputsBlob({ ...earlier, height }).equals(blob.data);
 }
 
 export async function create(
@@ -259,7 +262,6 @@ export async function finishCreating(
   }
 }
 
-/** A conflicting tx is registered in each parent's `conflictingCs` (a missing parent is skipped). */
 /** Registers the child again only when the stored record is itself conflicting (registration is idempotent). */
 async function registerExistingConflicting(ctx: StoreContext, parsed: ParsedTx): Promise<void> {
   let existing;
@@ -271,6 +273,7 @@ async function registerExistingConflicting(ctx: StoreContext, parsed: ParsedTx):
   if (existing?.bins[BIN.conflicting]) await registerConflictingChild(ctx, parsed);
 }
 
+/** A conflicting tx is registered in each parent's `conflictingCs` (a missing parent is skipped). */
 async function registerConflictingChild(ctx: StoreContext, parsed: ParsedTx): Promise<void> {
   const parents = new Map<string, Buffer>();
   for (const input of parsed.inputs) parents.set(input.prevTxidHex, input.prevTxid);

@@ -5,7 +5,7 @@
 import type { ItemOutcome } from '../domain/errors';
 import { InvalidArgumentError } from '../domain/errors';
 import { locateOutput, recordKey } from '../domain/keys';
-import { encodeSpendingData, spendingDataToText } from '../domain/spending-data';
+import { encodeSpendingData, isFrozenMarker, spendingDataToText } from '../domain/spending-data';
 import { parseTx } from '../domain/tx';
 import { utxoHash } from '../domain/utxo-hash';
 import { hashArg, intArg, listArg, txidArg } from './args';
@@ -49,13 +49,11 @@ function resolve(
   };
 }
 
-const FROZEN_MARKER = Buffer.alloc(36, 0xff);
-
 /** Explicit spends to spend: as resolveSpendItems, and no spending data may be the frozen marker (36 x 0xFF). */
 export function resolveSpendsToSpend(value: unknown, B: number, field = 'spends'): ResolvedSpend[] {
   const items = resolveSpendItems(value, B, field);
   items.forEach((item, i) => {
-    if (item.spendingData.equals(FROZEN_MARKER)) {
+    if (isFrozenMarker(item.spendingData)) {
       throw new InvalidArgumentError(`${field}[${i}]`, 'spendingTxid ff..ff with vin 0xffffffff is the frozen marker');
     }
   });

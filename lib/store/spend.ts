@@ -8,7 +8,7 @@ import { SpendFailedError, type ItemOutcome } from '../domain/errors';
 import { masterKey } from '../domain/keys';
 import { optionalBoolArg, optionalIntArg } from './args';
 import { heightOf, type StoreContext } from './context';
-import { missingRecordError } from './admin';
+import { missingRecordError, readMasters } from './admin';
 import { SignalBuffer } from './signals';
 import type { SignalName } from '../signals/port';
 import { outcome, resolveSpendItems, spenderOf, spendsOf, type ResolvedSpend } from './spend-items';
@@ -47,10 +47,11 @@ export async function spend(
   const outcomes: ItemOutcome[] = items.map((item) => outcome(item, 'OK'));
   // a pagination record's outputs are spendable only once the master (the commit marker) is committed
   const uncommitted = await mastersCreating(ctx, items, all);
-  for (const g of all.filter((g) => uncommitted.has(g.key.subarray(0, 32).toString('hex')))) {
-    for (const i of g.items) fail(outcomes[i], 'CREATING', 'TX is being created and cannot be spent yet');
+  const groups: Group[] = [];
+  for (const g of all) {
+    if (!uncommitted.has(items[g.items[0]].txid)) groups.push(g);
+    else for (const i of g.items) fail(outcomes[i], 'CREATING', 'TX is being created and cannot be spent yet');
   }
-  const groups = all.filter((g) => !uncommitted.has(g.key.subarray(0, 32).toString('hex')));
   let results;
   try {
     results = await callUdfBatch(
@@ -174,12 +175,12 @@ export async function spend(
   throw new SpendFailedError(first, outcomes);
 }
 
-/** Masters (hex of the txid bytes) still `creating` among the parents whose pagination records this spend touches. */
+/** Txids still `creating` among the parents whose pagination records this spend touches. */
 async function mastersCreating(ctx: StoreContext, items: ResolvedSpend[], groups: Group[]): Promise<Set<string>> {
   const parents = new Map<string, Buffer>();
   for (const g of groups) {
     const item = items[g.items[0]];
-    if (item.recordNumber > 0) parents.set(item.txidBytes.toString('hex'), item.txidBytes);
+    if (item.recordNumber > 0) parents.set(item.txid, item.txidBytes);
   }
   const creating = new Set<string>();
   if (parents.size === 0) return creating;
@@ -192,8 +193,8 @@ async function mastersCreating(ctx: StoreContext, items: ResolvedSpend[], groups
   } catch (err) {
     throw storageError('reading the masters of the spent pagination records failed', err);
   }
-  [...parents.keys()].forEach((hex, n) => {
-    if (masters[n]?.bins[BIN.creating]) creating.add(hex);
+  [...parents.keys()].forEach((txid, n) => {
+    if (masters[n]?.bins[BIN.creating]) creating.add(txid);
   });
   return creating;
 }
@@ -204,7 +205,7 @@ async function mastersCreating(ctx: StoreContext, items: ResolvedSpend[], groups
  */
 async function masterOf(ctx: StoreContext, item: ResolvedSpend): Promise<'stands' | null | Error> {
   try {
-    const master = await ctx.engine.get(masterKey(item.txidBytes), [BIN.deleting]);
+    const [master] = await readMasters(ctx, [item.txidBytes]);
     return master !== null && !master.bins[BIN.deleting] ? 'stands' : null;
   } catch (err) {
     return storageError('reading the master record failed', err, { txid: item.txid });
@@ -317,21 +318,19 @@ export async function unspend(
     await signals.flush(ctx).catch(() => undefined);
     throw err;
   }
-  let firstError: Error | undefined;
-  let firstErrorItem = 0;
+  let first: { error: Error; item: ResolvedSpend } | undefined;
   results.forEach((r, i) => {
-    if (firstError === undefined) firstErrorItem = i;
     if (!r.ok) {
-      firstError ??= r.error;
+      first ??= { error: r.error, item: items[i] };
       followUp(signals, items[i], height, 'NOTALLSPENT');
-    } else if (r.response.status !== 'OK')
-      firstError ??= udfError(r.response, { txid: items[i].txid, vout: items[i].vout });
-    else {
+    } else if (r.response.status !== 'OK') {
+      first ??= { error: udfError(r.response, { txid: items[i].txid, vout: items[i].vout }), item: items[i] };
+    } else {
       signals.addFrom(items[i].txid, r.response, height);
       // a no-op on a page may be the retry of an unspend whose NOTALLSPENT was not sent
       if (items[i].recordNumber > 0) followUp(signals, items[i], height, 'NOTALLSPENT');
     }
   });
   await signals.flush(ctx);
-  if (firstError) throw await missingRecordError(ctx, items[firstErrorItem], firstError);
+  if (first) throw await missingRecordError(ctx, first.item, first.error);
 }

@@ -6,17 +6,12 @@
  */
 import { randomBytes } from 'crypto';
 import { InvalidArgumentError } from '../domain/errors';
+import { unminedCursorKey } from '../domain/keys';
 import type { StoreContext } from './context';
 import { storageError } from './udf-call';
 
 /** Seconds a cursor stays valid. */
 export const UNMINED_CURSOR_TTL_SECONDS = 3600;
-/** 15 + 16 = 31 bytes: never the key of a tx's master (32), pagination or lock record (36). */
-const PREFIX = Buffer.from('unmined-cursor:', 'ascii');
-
-function keyOf(id: Buffer): Buffer {
-  return Buffer.concat([PREFIX, id]);
-}
 
 /** The engine's paging state behind a cursor handed out for the same cutoff. */
 export async function resolveUnminedCursor(ctx: StoreContext, cursor: string, cutoff: number): Promise<string> {
@@ -25,7 +20,7 @@ export async function resolveUnminedCursor(ctx: StoreContext, cursor: string, cu
   }
   let record;
   try {
-    record = await ctx.engine.get(keyOf(Buffer.from(cursor, 'hex')));
+    record = await ctx.engine.get(unminedCursorKey(Buffer.from(cursor, 'hex')));
   } catch (err) {
     throw storageError('reading the unmined cursor failed', err);
   }
@@ -49,7 +44,7 @@ export async function resolveUnminedCursor(ctx: StoreContext, cursor: string, cu
 export async function saveUnminedCursor(ctx: StoreContext, engineCursor: string, cutoff: number): Promise<string> {
   const id = randomBytes(16);
   try {
-    await ctx.engine.create(keyOf(id), { engineCursor, cutoff }, { ttl: UNMINED_CURSOR_TTL_SECONDS });
+    await ctx.engine.create(unminedCursorKey(id), { engineCursor, cutoff }, { ttl: UNMINED_CURSOR_TTL_SECONDS });
   } catch (err) {
     throw storageError('saving the unmined cursor failed', err);
   }

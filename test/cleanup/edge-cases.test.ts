@@ -7,20 +7,10 @@ import { CleanupService } from '../../lib/cleanup';
 import { keyOfRecord, txidBytes } from '../../lib/cleanup/record-facts';
 import { EngineError } from '../../lib/engine/port';
 import { DelegatingEngine, failingAt } from './fakes';
-import { closeHarnesses, harness, type Harness } from './harness';
+import { CHILD_BLOCK, closeHarnesses, harness, minedChild, recordBins as bins } from './harness';
 import { newTxid } from './ledger';
 
-const BLOCK = 7;
-
-async function minedChild(h: Harness, spends: { txid: string; vout: number }[], height: number): Promise<string> {
-  const c = await h.child(spends, height);
-  await h.ledger.setMined(c, BLOCK, height);
-  return c;
-}
-
-async function bins(h: Harness, txid: string, n = 0): Promise<Record<string, unknown> | undefined> {
-  return (await h.engine.get(keyOfRecord(txidBytes(txid), n)))?.bins;
-}
+const BLOCK = CHILD_BLOCK;
 
 afterEach(closeHarnesses);
 

@@ -5,7 +5,7 @@
  * reads, races between read and delete).
  */
 import type { BlobKind, BlobStore } from '../../lib/blob/port';
-import { PASS_LOCK_KEY } from '../../lib/cleanup/pass-lock';
+import { CLEANUP_PASS_LOCK_KEY } from '../../lib/domain/keys';
 import { openEmbeddedEngine } from '../../lib/engine/embedded';
 import {
   EngineError,
@@ -151,7 +151,7 @@ export function failingAt(
   };
   const e = new DelegatingEngine(engine, {
     update: async (key, bins, policy, inner) => (step(), inner.update(key, bins, policy)),
-    remove: async (key, policy, inner) => (key.equals(PASS_LOCK_KEY) || step(), inner.remove(key, policy)),
+    remove: async (key, policy, inner) => (key.equals(CLEANUP_PASS_LOCK_KEY) || step(), inner.remove(key, policy)),
     batchApply: async (items, inner) => (step(), inner.batchApply(items)),
   });
   const b: BlobStore = {

@@ -4,6 +4,7 @@
  */
 import type { BlobStore } from '../../lib/blob/port';
 import { CleanupService, type CleanupSettings } from '../../lib/cleanup';
+import { keyOfRecord, txidBytes } from '../../lib/cleanup/record-facts';
 import type { RecordEngine } from '../../lib/engine/port';
 import { MemoryBlobs, MODULE_NAME, openUdfEngine } from './fakes';
 import { Ledger, newTxid, type Outpoint } from './ledger';
@@ -96,4 +97,19 @@ export async function harness(overrides: Partial<CleanupSettings> = {}): Promise
       });
     },
   };
+}
+
+/** Block id the helpers below mine children in. */
+export const CHILD_BLOCK = 7;
+
+/** A child spending `spends` at `height`, mined in CHILD_BLOCK at the same height. */
+export async function minedChild(h: Harness, spends: Outpoint[], height: number): Promise<string> {
+  const c = await h.child(spends, height);
+  await h.ledger.setMined(c, CHILD_BLOCK, height);
+  return c;
+}
+
+/** Bins of record n (0 = master) of a tx, or undefined when it is gone. */
+export async function recordBins(h: Harness, txid: string, n = 0): Promise<Record<string, unknown> | undefined> {
+  return (await h.engine.get(keyOfRecord(txidBytes(txid), n)))?.bins;
 }

@@ -3,7 +3,8 @@
  * marks mid-delete. The second pass reports busy and touches nothing; a dead pass's lock expires by TTL.
  */
 import { CleanupService } from '../../lib/cleanup';
-import { PASS_LOCK_KEY, passLockTtlSeconds } from '../../lib/cleanup/pass-lock';
+import { passLockTtlSeconds } from '../../lib/cleanup/pass-lock';
+import { CLEANUP_PASS_LOCK_KEY } from '../../lib/domain/keys';
 import { openEmbeddedEngine } from '../../lib/engine/embedded';
 import { EngineError, type RecordEngine } from '../../lib/engine/port';
 import { loadUdfSource } from '../../lib/store/udf-module';
@@ -49,7 +50,7 @@ describe('cleanup pass lock', () => {
     // released: the next pass runs
     const third = await h.service.runPass({ tip: 1289 });
     expect(third.busy).toBeUndefined();
-    expect(await h.engine.get(PASS_LOCK_KEY)).toBeNull();
+    expect(await h.engine.get(CLEANUP_PASS_LOCK_KEY)).toBeNull();
   });
 
   test("a dead pass's lock holds off the next pass until its TTL (budget + grace) expires", async () => {
@@ -77,7 +78,7 @@ describe('cleanup pass lock', () => {
         },
       });
       expect(await service(dying).runPass({ tip: 10, maxDurationMs: 10_000 })).toMatchObject({ errors: 1 });
-      const lock = await engine.get(PASS_LOCK_KEY);
+      const lock = await engine.get(CLEANUP_PASS_LOCK_KEY);
       expect(lock?.ttl).toBe(passLockTtlSeconds(0, 10_000));
 
       clock += (passLockTtlSeconds(0, 10_000) - 1) * 1000;

@@ -1,21 +1,8 @@
 /**
  * Regression tests for cleanup defects found in review (embedded engine, real UDF module).
  */
-import { keyOfRecord, txidBytes } from '../../lib/cleanup/record-facts';
 import { failingAt } from './fakes';
-import { closeHarnesses, harness, type Harness } from './harness';
-
-const BLOCK = 7;
-
-async function minedChild(h: Harness, spends: { txid: string; vout: number }[], height: number): Promise<string> {
-  const c = await h.child(spends, height);
-  await h.ledger.setMined(c, BLOCK, height);
-  return c;
-}
-
-async function bins(h: Harness, txid: string, n = 0): Promise<Record<string, unknown> | undefined> {
-  return (await h.engine.get(keyOfRecord(txidBytes(txid), n)))?.bins;
-}
+import { closeHarnesses, harness, minedChild, recordBins as bins } from './harness';
 
 afterEach(closeHarnesses);
 

@@ -9,6 +9,8 @@ import { EngineError, type RecordEngine } from '../../lib/engine/port';
 import { SpendFailedError, UtxoStoreError } from '../../lib/domain/errors';
 import { Reconciler } from '../../lib/signals/reconciler';
 import { createUtxoStore } from '../../lib/store/utxo-store';
+import { UNMINED_CURSOR_TTL_SECONDS } from '../../lib/store/unmined-cursor';
+import { unminedCursorKey } from '../../lib/domain/keys';
 import type { StoreSettings, UtxoStore } from '../../lib/store/types';
 import {
   GOLDEN_EF_HEX,
@@ -118,6 +120,19 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
     const f = rootTx(outputs);
     await store.create(f.hex, { minedBlocks: [{ blockId: 9, blockHeight: 900, subtreeIdx: 0 }] });
     return f;
+  }
+
+  /** Two mined one-output roots and a tx spending output 0 of each (not spent yet). */
+  async function twoParentSpender(store: Store): Promise<{ p1: Fixture; p2: Fixture; tx: Fixture }> {
+    const p1 = await minedRoot(store);
+    const p2 = await minedRoot(store);
+    const tx = makeTx({
+      inputs: [
+        { parent: p1, vout: 0 },
+        { parent: p2, vout: 0 },
+      ],
+    });
+    return { p1, p2, tx };
   }
 
   describe(`UtxoStore contract: ${name}`, () => {
@@ -386,14 +401,7 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
       });
 
       test('conflicting create registers the child in each parent conflictingCs; its outputs are CONFLICTING', async () => {
-        const p1 = await minedRoot(h().store);
-        const p2 = await minedRoot(h().store);
-        const child = makeTx({
-          inputs: [
-            { parent: p1, vout: 0 },
-            { parent: p2, vout: 0 },
-          ],
-        });
+        const { p1, p2, tx: child } = await twoParentSpender(h().store);
         await h().store.create(child.hex, { conflicting: true });
         for (const p of [p1, p2]) {
           expect((await h().store.get(p.txid, ['conflictingCs'])).conflictingCs).toEqual([child.txid]);
@@ -630,14 +638,7 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
       });
 
       test('a retry that fails never rolls back inputs an earlier call of the same spender spent', async () => {
-        const p1 = await minedRoot(h().store, 1);
-        const p2 = await minedRoot(h().store, 1);
-        const tx = makeTx({
-          inputs: [
-            { parent: p1, vout: 0 },
-            { parent: p2, vout: 0 },
-          ],
-        });
+        const { p1, p2, tx } = await twoParentSpender(h().store);
         await h().store.spend({ tx: tx.hex });
         await h().store.setConflicting([p2.txid], true);
         // the same spending tx again (e.g. block validation): p2 now refuses, p1 was not spent by this call
@@ -656,14 +657,7 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
       });
 
       test('a failed spend batch is STORAGE_ERROR and leaves nothing spent', async () => {
-        const p1 = await minedRoot(h().store, 1);
-        const p2 = await minedRoot(h().store, 1);
-        const tx = makeTx({
-          inputs: [
-            { parent: p1, vout: 0 },
-            { parent: p2, vout: 0 },
-          ],
-        });
+        const { p1, tx } = await twoParentSpender(h().store);
         h().plan.arm(2, 'once'); // step 1 = tip read, step 2 = the spendMulti batch
         await expect(h().store.spend({ tx: tx.hex })).rejects.toMatchObject({ code: 'STORAGE_ERROR' });
         h().plan.disarm();
@@ -671,14 +665,7 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
       });
 
       test('a failed spend batch of an already stored spending tx keeps its inputs spent (no rollback)', async () => {
-        const p1 = await minedRoot(h().store, 1);
-        const p2 = await minedRoot(h().store, 1);
-        const tx = makeTx({
-          inputs: [
-            { parent: p1, vout: 0 },
-            { parent: p2, vout: 0 },
-          ],
-        });
+        const { p1, p2, tx } = await twoParentSpender(h().store);
         await h().store.spend({ tx: tx.hex });
         await h().store.create(tx.hex);
         // a replay of the accepted tx whose batch fails must not make its inputs spendable again
@@ -740,6 +727,31 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         expect((await h().store.get(f.txid, ['locked'])).locked).toBe(false);
         await expect(h().store.getSpend({ txid: f.txid, vout: 8 })).resolves.toEqual({ status: 'OK' });
         const spender = makeTx({ inputs: [{ parent: f, vout: 8 }] });
+        await expect(h().store.spend({ tx: spender.hex })).resolves.toEqual({
+          spends: [{ txid: f.txid, vout: 8, status: 'OK' }],
+        });
+      });
+
+      test('setMined: pagination records it could not unlock are STORAGE_ERROR (outputs stay LOCKED); a retry unlocks them', async () => {
+        const req = { blockId: 7, blockHeight: 1001, subtreeIdx: 0 };
+        // find the step of the pagination-record batch on a twin tx
+        const probe = await created(h().store, rootTx(9), { locked: true });
+        h().plan.arm(1_000_000, 'once');
+        await h().store.setMined({ txids: [probe.txid], ...req });
+        const pageBatch = h().plan.log.indexOf('engine.batchApply:clearCreating') + 1;
+        h().plan.disarm();
+        expect(pageBatch).toBeGreaterThan(0);
+
+        const f = await created(h().store, rootTx(9), { locked: true });
+        h().plan.arm(pageBatch, 'once');
+        await expect(h().store.setMined({ txids: [f.txid], ...req })).rejects.toMatchObject({
+          code: 'STORAGE_ERROR',
+          details: { txid: f.txid },
+        });
+        h().plan.disarm();
+        const spender = makeTx({ inputs: [{ parent: f, vout: 8 }] });
+        expect(await codeOf(h().store.spend({ tx: spender.hex }))).toBe('LOCKED');
+        await h().store.setMined({ txids: [f.txid], ...req });
         await expect(h().store.spend({ tx: spender.hex })).resolves.toEqual({
           spends: [{ txid: f.txid, vout: 8, status: 'OK' }],
         });
@@ -807,6 +819,10 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         const second = await h().store.queryUnmined({ cutoff: 3, limit: 1, cursor: first.cursor });
         const again = await h().store.queryUnmined({ cutoff: 3, limit: 1, cursor: first.cursor });
         expect(again.txids).toEqual(second.txids);
+        // kept for an hour
+        const record = await h().engine.get(unminedCursorKey(Buffer.from(first.cursor!, 'hex')));
+        expect(record?.ttl).toBeGreaterThan(UNMINED_CURSOR_TTL_SECONDS - 60);
+        expect(record?.ttl).toBeLessThanOrEqual(UNMINED_CURSOR_TTL_SECONDS);
         await expect(h().store.queryUnmined({ cutoff: 4, limit: 1, cursor: first.cursor })).rejects.toMatchObject({
           code: 'INVALID_ARGUMENT',
           details: { field: 'cursor' },
