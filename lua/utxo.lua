@@ -58,6 +58,7 @@ local B_SUBTREE_IDXS = "subtreeIdxs"
 local B_UNMINED_SINCE = "unminedSince"
 local B_EXTERNAL = "external"
 local B_PRESERVE_UNTIL = "preserveUntil"
+local B_TOMBSTONE = "tombstone"
 local B_CONFLICTING_CS = "conflictingCs"
 
 -- library functions captured once (no global lookups at call time)
@@ -79,6 +80,13 @@ end
 ---------------------------------------------------------------------------------------------------------------------
 -- value helpers
 ---------------------------------------------------------------------------------------------------------------------
+
+-- A deleted record is replaced by a tombstone (a record with only the `tombstone` bin, see the engines' remove):
+-- Community Edition keeps no tombstone of its own, so a plain delete returns after a restart. Every function treats
+-- a tombstone exactly like a missing record and never writes to it.
+local function isLive(rec)
+    return aerospike:exists(rec) and rec[B_TOMBSTONE] == nil
+end
 
 -- An integer argument or bin value (an integral float is accepted and converted), else nil.
 local function toInt(v)
@@ -507,7 +515,7 @@ local function spendMultiImpl(rec, spends, ignoreConflicting, ignoreLocked, curr
         items[i] = { offset = offset, utxoHash = item["utxoHash"], spendingData = data }
     end
 
-    if not aerospike:exists(rec) then
+    if not isLive(rec) then
         return notFound()
     end
     if flag(rec[B_CREATING]) then
@@ -628,7 +636,7 @@ local function unspendImpl(rec, offset, utxoHash, expected, currentBlockHeight, 
         return bad
     end
     offset = toInt(offset)
-    if not aerospike:exists(rec) then
+    if not isLive(rec) then
         return notFound()
     end
     if flag(rec[B_DELETING]) then
@@ -721,7 +729,7 @@ local function setMinedImpl(rec, blockID, blockHeight, subtreeIdx, currentBlockH
     local height = toInt(currentBlockHeight)
     local R = toInt(retention)
 
-    if not aerospike:exists(rec) then
+    if not isLive(rec) then
         return notFound()
     end
     if flag(rec[B_DELETING]) then
@@ -804,7 +812,7 @@ local function slotForAdmin(rec, offset, utxoHash, currentBlockHeight, retention
         return nil, nil, nil, bad
     end
     offset = toInt(offset)
-    if not aerospike:exists(rec) then
+    if not isLive(rec) then
         return nil, nil, nil, notFound()
     end
     local utxos, n, missing = utxosOf(rec)
@@ -905,7 +913,7 @@ local function setFlagImpl(rec, bin, setValue, currentBlockHeight, retention)
     if bad then
         return bad
     end
-    if not aerospike:exists(rec) then
+    if not isLive(rec) then
         return notFound()
     end
     rec[bin] = value
@@ -926,7 +934,7 @@ local function preserveUntilImpl(rec, untilHeight, currentBlockHeight, retention
     if bad then
         return bad
     end
-    if not aerospike:exists(rec) then
+    if not isLive(rec) then
         return notFound()
     end
     if flag(rec[B_DELETING]) then
@@ -951,7 +959,7 @@ local function expirePreserveImpl(rec, currentBlockHeight, retention)
     if bad then
         return bad
     end
-    if not aerospike:exists(rec) then
+    if not isLive(rec) then
         return notFound()
     end
     local height = toInt(currentBlockHeight)
@@ -977,7 +985,7 @@ local function spentExtraRecsImpl(rec, value, isIncrement, currentBlockHeight, r
     if bad then
         return bad
     end
-    if not aerospike:exists(rec) then
+    if not isLive(rec) then
         return notFound()
     end
     local total = toInt(rec[B_TOTAL_EXTRA_RECS])
@@ -1008,7 +1016,7 @@ local function clearCreatingImpl(rec, currentBlockHeight, retention)
     if bad then
         return bad
     end
-    if not aerospike:exists(rec) then
+    if not isLive(rec) then
         return notFound()
     end
     local wasCreating = rec[B_CREATING] ~= nil
@@ -1022,7 +1030,7 @@ local function addConflictingChildImpl(rec, childTxid)
     if not isBytesOfSize(childTxid, HASH_SIZE) then
         return invalid("childTxid must be 32 bytes")
     end
-    if not aerospike:exists(rec) then
+    if not isLive(rec) then
         return notFound()
     end
     local children = rec[B_CONFLICTING_CS]
@@ -1046,7 +1054,7 @@ local function setDeletedChildImpl(rec, childHex)
     if type(childHex) ~= "string" or #childHex ~= 64 or string_find(childHex, "^[0-9a-fA-F]+$") == nil then
         return invalid("child txid must be 64 hex characters")
     end
-    if not aerospike:exists(rec) then
+    if not isLive(rec) then
         return notFound()
     end
     local key = string_lower(childHex)
@@ -1067,7 +1075,7 @@ local function rerunDahImpl(rec, currentBlockHeight, retention)
     if bad then
         return bad
     end
-    if not aerospike:exists(rec) then
+    if not isLive(rec) then
         return notFound()
     end
     return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), false)

@@ -18,6 +18,23 @@ export interface BinMap {
 }
 export type Bins = Record<string, BinValue>;
 
+/**
+ * The bin of a tombstone: remove() replaces a record with `{tombstone: <unix seconds>}` and a TTL instead of deleting
+ * it. Aerospike Community Edition writes no tombstone for a delete, so on a cold restart the device still holds the
+ * record's last version and it comes back; the tombstone is that last version instead, and the cold start keeps the
+ * newest version of a key. Both engines treat a tombstone as a missing record for every read, query, UDF (the Lua
+ * module's isLive) and create. docs/decisions explains the TTL.
+ */
+export const TOMBSTONE_BIN = 'tombstone';
+
+/** Default seconds a tombstone lives (TOMBSTONE_TTL_SECONDS): 30 days. */
+export const DEFAULT_TOMBSTONE_TTL_SECONDS = 30 * 24 * 3600;
+
+/** True when a record's bins are a tombstone's. */
+export function isTombstone(bins: Bins): boolean {
+  return bins[TOMBSTONE_BIN] !== undefined && bins[TOMBSTONE_BIN] !== null;
+}
+
 /** Aerospike user key: txid bytes (internal order), optionally followed by a uint32 LE record number. */
 export type RecordKey = Buffer;
 
@@ -101,11 +118,17 @@ export interface RecordEngine {
   get(key: RecordKey, bins?: string[]): Promise<EngineRecord | null>;
   batchGet(keys: RecordKey[], bins?: string[]): Promise<(EngineRecord | null)[]>;
 
-  /** Create-only write: RECORD_EXISTS if the key exists; RECORD_TOO_BIG above the engine's record size limit. */
+  /**
+   * Create-only write: RECORD_EXISTS if a live record has the key (a tombstone is replaced); RECORD_TOO_BIG above the
+   * engine's record size limit.
+   */
   create(key: RecordKey, bins: Bins, policy?: WritePolicy): Promise<void>;
   /** Update-only write (merges bins, null removes a bin): RECORD_NOT_FOUND, GENERATION_MISMATCH. */
   update(key: RecordKey, bins: Bins, policy?: WritePolicy): Promise<void>;
-  /** Removes the record; false if it did not exist. GENERATION_MISMATCH when policy.generation differs. */
+  /**
+   * Removes the record by replacing it with a tombstone (TOMBSTONE_BIN) that expires after the engine's tombstone TTL;
+   * false if it did not exist (or was a tombstone). GENERATION_MISMATCH when policy.generation differs.
+   */
   remove(key: RecordKey, policy?: Pick<WritePolicy, 'generation'>): Promise<boolean>;
 
   /** Runs a UDF on one record atomically (the record may be missing: the UDF sees a non-existent record). */

@@ -13,7 +13,7 @@ import {
   encodeCursor,
   parseUdfList,
 } from '../../lib/engine/aerospike';
-import { EngineError } from '../../lib/engine/port';
+import { DEFAULT_TOMBSTONE_TTL_SECONDS, EngineError, TOMBSTONE_BIN } from '../../lib/engine/port';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const Aerospike = require('aerospike');
@@ -115,23 +115,97 @@ describe('AerospikeEngine writes', () => {
     await expect(big.engine.create(KEY, { a: 1 })).rejects.toMatchObject({ code: 'RECORD_TOO_BIG' });
   });
 
-  test('remove: true, false when missing, generation checked when given', async () => {
-    const ok = engineWith({ remove: undefined });
+  test('remove writes a tombstone: replace-only put of the tombstone bin with its TTL, filtered to live records', async () => {
+    const ok = engineWith({ put: undefined });
+    const before = Math.floor(Date.now() / 1000);
     expect(await ok.engine.remove(KEY, { generation: 3 })).toBe(true);
-    expect(ok.callsOf('remove')[0].args[1]).toMatchObject({ gen: Aerospike.policy.gen.EQ, generation: 3 });
-    const missing = engineWith({ remove: asError(AS_STATUS.ERR_RECORD_NOT_FOUND) });
+    expect(ok.callsOf('remove')).toHaveLength(0);
+    const [, bins, meta, policy] = ok.callsOf('put')[0].args as Record<string, unknown>[];
+    expect(Object.keys(bins)).toEqual([TOMBSTONE_BIN]);
+    expect(bins[TOMBSTONE_BIN]).toBeGreaterThanOrEqual(before);
+    expect(meta).toEqual({ ttl: DEFAULT_TOMBSTONE_TTL_SECONDS, gen: 3 });
+    expect(policy).toMatchObject({
+      exists: Aerospike.policy.exists.REPLACE,
+      gen: Aerospike.policy.gen.EQ,
+      key: Aerospike.policy.key.SEND,
+      filterExpression: Aerospike.exp.not(Aerospike.exp.binExists(TOMBSTONE_BIN)),
+    });
+
+    const ttl = new AerospikeEngine({ client: ok.client, namespace: 'utxo', set: 'txs', tombstoneTtlSeconds: 60 });
+    await ttl.remove(KEY);
+    expect(ok.callsOf('put')[1].args[2]).toEqual({ ttl: 60 });
+    expect(() => new AerospikeEngine({ client: ok.client, namespace: 'u', set: 's', tombstoneTtlSeconds: 0 })).toThrow(
+      /tombstoneTtlSeconds/,
+    );
+  });
+
+  test('remove: false when missing or already a tombstone; a stale generation is false only against a tombstone', async () => {
+    const missing = engineWith({ put: asError(AS_STATUS.ERR_RECORD_NOT_FOUND) });
     expect(await missing.engine.remove(KEY)).toBe(false);
-    const stale = engineWith({ remove: asError(AS_STATUS.ERR_RECORD_GENERATION) });
-    await expect(stale.engine.remove(KEY, { generation: 1 })).rejects.toMatchObject({ code: 'GENERATION_MISMATCH' });
+    const tomb = engineWith({ put: asError(AS_STATUS.FILTERED_OUT) });
+    expect(await tomb.engine.remove(KEY)).toBe(false);
+    // the server checks the generation before the filter: the record is re-read to tell a tombstone from a change
+    const staleTomb = engineWith({
+      put: asError(AS_STATUS.ERR_RECORD_GENERATION),
+      select: { key: { key: KEY }, bins: { [TOMBSTONE_BIN]: 1 }, gen: 5, ttl: 100 },
+    });
+    expect(await staleTomb.engine.remove(KEY, { generation: 1 })).toBe(false);
+    const staleLive = engineWith({
+      put: asError(AS_STATUS.ERR_RECORD_GENERATION),
+      select: { key: { key: KEY }, bins: {}, gen: 5, ttl: -1 },
+    });
+    await expect(staleLive.engine.remove(KEY, { generation: 1 })).rejects.toMatchObject({
+      code: 'GENERATION_MISMATCH',
+    });
+    const down = engineWith({ put: asError(AS_STATUS.ERR_TIMEOUT) });
+    await expect(down.engine.remove(KEY)).rejects.toMatchObject({ code: 'TIMEOUT' });
+  });
+
+  test('create over a tombstone: the create-only put fails, a replace filtered to tombstones takes the key', async () => {
+    let n = 0;
+    const answers = [asError(AS_STATUS.ERR_RECORD_EXISTS), undefined];
+    const { engine, callsOf } = engineWith({ put: () => answers[n++] });
+    await engine.create(KEY, { a: 1 });
+    const puts = callsOf('put');
+    expect(puts).toHaveLength(2);
+    expect(puts[1].args[1]).toEqual({ a: 1 });
+    expect(puts[1].args[2]).toEqual({ ttl: Aerospike.ttl.NEVER_EXPIRE });
+    expect(puts[1].args[3]).toMatchObject({
+      exists: Aerospike.policy.exists.REPLACE,
+      filterExpression: Aerospike.exp.binExists(TOMBSTONE_BIN),
+    });
+  });
+
+  test('create over a live record is RECORD_EXISTS; over a tombstone that just expired it is created', async () => {
+    let n = 0;
+    const live = [asError(AS_STATUS.ERR_RECORD_EXISTS, 'Record exists'), asError(AS_STATUS.FILTERED_OUT)];
+    const a = engineWith({ put: () => live[n++] });
+    await expect(a.engine.create(KEY, { a: 1 })).rejects.toMatchObject({ code: 'RECORD_EXISTS' });
+    let m = 0;
+    const expired = [asError(AS_STATUS.ERR_RECORD_EXISTS), asError(AS_STATUS.ERR_RECORD_NOT_FOUND), undefined];
+    const b = engineWith({ put: () => expired[m++] });
+    await b.engine.create(KEY, { a: 1 });
+    expect(b.callsOf('put').map((c) => (c.args[3] as { exists: number }).exists)).toEqual([
+      Aerospike.policy.exists.CREATE,
+      Aerospike.policy.exists.REPLACE,
+      Aerospike.policy.exists.CREATE,
+    ]);
+  });
+
+  test('update is filtered to live records: a tombstone is RECORD_NOT_FOUND', async () => {
+    const { engine, callsOf } = engineWith({ put: asError(AS_STATUS.FILTERED_OUT) });
+    await expect(engine.update(KEY, { a: 1 })).rejects.toMatchObject({ code: 'RECORD_NOT_FOUND' });
+    expect(callsOf('put')[0].args[3]).toMatchObject({
+      filterExpression: Aerospike.exp.not(Aerospike.exp.binExists(TOMBSTONE_BIN)),
+    });
   });
 
   test("per-call policies keep the client's configured timeouts and retries (a passed policy replaces them)", async () => {
     const configured = (ms: number) => ({ totalTimeout: ms, socketTimeout: ms, maxRetries: 0 });
     const { engine, callsOf } = engineWith({
       put: undefined,
-      remove: undefined,
       apply: { status: 'OK' },
-      config: { policies: { write: configured(250), remove: configured(260), apply: configured(270) } },
+      config: { policies: { write: configured(250), apply: configured(270) } },
     });
     await engine.create(KEY, { a: 1 });
     await engine.update(KEY, { a: 2 }, { generation: 1 });
@@ -139,7 +213,7 @@ describe('AerospikeEngine writes', () => {
     await engine.apply(KEY, { module: 'm', fn: 'f', args: [] });
     expect(callsOf('put')[0].args[3]).toMatchObject({ ...configured(250), exists: Aerospike.policy.exists.CREATE });
     expect(callsOf('put')[1].args[3]).toMatchObject({ ...configured(250), gen: Aerospike.policy.gen.EQ });
-    expect(callsOf('remove')[0].args[1]).toMatchObject({ ...configured(260), generation: 2 });
+    expect(callsOf('put')[2].args[3]).toMatchObject({ ...configured(250), exists: Aerospike.policy.exists.REPLACE });
     expect(callsOf('apply')[0].args[2]).toMatchObject({ ...configured(270), key: Aerospike.policy.key.SEND });
   });
 
@@ -161,7 +235,7 @@ describe('AerospikeEngine reads', () => {
       ttl: -1,
     });
     await engine.get(KEY, ['fee']);
-    expect(callsOf('select')[0].args[1]).toEqual(['fee']);
+    expect(callsOf('select')[0].args[1]).toEqual(['fee', TOMBSTONE_BIN]);
     const missing = engineWith({ get: asError(AS_STATUS.ERR_RECORD_NOT_FOUND) });
     expect(await missing.engine.get(KEY)).toBeNull();
     const down = engineWith({ get: asError(AS_STATUS.ERR_TIMEOUT) });
@@ -180,12 +254,30 @@ describe('AerospikeEngine reads', () => {
     expect(got[1]).toBeNull();
     const sent = callsOf('batchRead')[0].args[0] as { type: number; bins?: string[] }[];
     expect(sent.map((r) => [r.type, r.bins])).toEqual([
-      [Aerospike.batchType.BATCH_READ, ['fee']],
-      [Aerospike.batchType.BATCH_READ, ['fee']],
+      [Aerospike.batchType.BATCH_READ, ['fee', TOMBSTONE_BIN]],
+      [Aerospike.batchType.BATCH_READ, ['fee', TOMBSTONE_BIN]],
     ]);
     const bad = engineWith({ batchRead: [{ status: AS_STATUS.ERR_TIMEOUT, record: { key: {} } }] });
     await expect(bad.engine.batchGet([KEY])).rejects.toMatchObject({ code: 'TIMEOUT' });
     expect(await engine.batchGet([])).toEqual([]);
+  });
+});
+
+describe('AerospikeEngine reads of tombstones', () => {
+  const tombstone = { key: { key: KEY }, bins: { [TOMBSTONE_BIN]: 1700000000 }, gen: 3, ttl: 1000 };
+  test('get, select and batchGet read a tombstone as a missing record', async () => {
+    const { engine } = engineWith({
+      get: tombstone,
+      select: tombstone,
+      batchRead: [
+        { status: AS_STATUS.OK, record: tombstone },
+        { status: AS_STATUS.OK, record: { key: { key: KEY2 }, bins: { fee: 1 }, gen: 1, ttl: -1 } },
+      ],
+    });
+    expect(await engine.get(KEY)).toBeNull();
+    expect(await engine.get(KEY, ['fee'])).toBeNull();
+    const got = await engine.batchGet([KEY, KEY2], ['fee']);
+    expect(got.map((r) => r?.bins ?? null)).toEqual([null, { fee: 1 }]);
   });
 });
 

@@ -9,9 +9,22 @@ import { openEmbeddedEngine } from '../../lib/engine/embedded';
 import { EngineError } from '../../lib/engine/port';
 import { CONTRACT_MODULE, CONTRACT_MODULE_NAME, describeEngineContract } from './engine-contract';
 
-describeEngineContract('embedded :memory:', async () => {
-  const engine = await openEmbeddedEngine({ path: ':memory:' });
-  return { engine, close: () => engine.close() };
+describeEngineContract('embedded on a file', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-contract-'));
+  const file = path.join(dir, 'records.db');
+  let engine = await openEmbeddedEngine({ path: file });
+  return {
+    engine,
+    close: async () => {
+      await engine.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+    reopen: async () => {
+      await engine.close();
+      engine = await openEmbeddedEngine({ path: file });
+      return engine;
+    },
+  };
 });
 
 const key = (n: number) => Buffer.alloc(32, n);

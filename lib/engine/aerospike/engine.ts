@@ -10,6 +10,10 @@
  * - queryRange: a secondary-index range query (filter.range), paged with the client's paginated queries; the
  *   cursor is the saved query state. The three integer indexes are created on first use (ensureIndexes).
  * - ensureModule: registers `<name>.lua` (udfRegister of a temporary file) unless every node lists it.
+ * - remove writes a tombstone (port.ts TOMBSTONE_BIN): a replace-only put of `{tombstone: <seconds>}` with the
+ *   tombstone TTL, filtered to live records. Reads drop tombstones; create replaces one (a put filtered to
+ *   tombstones); update is filtered to live records; the Lua module skips them (isLive); range queries never see one
+ *   (it has no indexed bin).
  */
 import { promises as fs } from 'fs';
 import { tmpdir } from 'os';
@@ -17,7 +21,10 @@ import * as path from 'path';
 import type { AerospikeRecord, BatchResult, Client, Key, Query } from 'aerospike';
 import { INDEXED_BINS, type IndexedBin } from '../../domain/bins';
 import {
+  DEFAULT_TOMBSTONE_TTL_SECONDS,
   EngineError,
+  TOMBSTONE_BIN,
+  isTombstone,
   type BatchApplyItem,
   type BatchApplyResult,
   type BinMap,
@@ -43,6 +50,8 @@ export interface AerospikeEngineOptions {
   ownsClient?: boolean;
   /** poll interval while waiting for UDF registration and index builds, ms (default 200) */
   jobPollMs?: number;
+  /** seconds a remove's tombstone lives (default DEFAULT_TOMBSTONE_TTL_SECONDS) */
+  tombstoneTtlSeconds?: number;
 }
 
 /** Records per batch command. */
@@ -76,6 +85,7 @@ export class AerospikeEngine implements RecordEngine {
   private readonly as: AerospikeModule;
   private readonly ownsClient: boolean;
   private readonly jobPollMs: number;
+  private readonly tombstoneTtlSeconds: number;
   private indexes: Promise<void> | undefined;
 
   constructor(options: AerospikeEngineOptions) {
@@ -87,6 +97,10 @@ export class AerospikeEngine implements RecordEngine {
     this.set = options.set;
     this.ownsClient = options.ownsClient ?? false;
     this.jobPollMs = options.jobPollMs ?? 200;
+    this.tombstoneTtlSeconds = options.tombstoneTtlSeconds ?? DEFAULT_TOMBSTONE_TTL_SECONDS;
+    if (!Number.isInteger(this.tombstoneTtlSeconds) || this.tombstoneTtlSeconds < 1) {
+      throw new TypeError('AerospikeEngine: options.tombstoneTtlSeconds must be a positive integer');
+    }
     this.as = loadAerospike();
   }
 
@@ -159,8 +173,8 @@ export class AerospikeEngine implements RecordEngine {
   async get(key: RecordKey, bins?: string[]): Promise<EngineRecord | null> {
     const k = this.key(key);
     try {
-      const record = bins ? await this.client.select(k, bins) : await this.client.get(k);
-      return this.toRecord(key, record);
+      const record = bins ? await this.client.select(k, withTombstoneBin(bins)) : await this.client.get(k);
+      return this.liveRecord(key, record, bins);
     } catch (err) {
       if (statusOf(err) === AS_STATUS.ERR_RECORD_NOT_FOUND) return null;
       throw mapAerospikeError(err, `get ${keyHex(key)}`);
@@ -177,7 +191,7 @@ export class AerospikeEngine implements RecordEngine {
     const records = keys.map((key) => ({
       type: this.as.batchType.BATCH_READ,
       key: this.key(key),
-      ...(bins ? { bins } : { readAllBins: true }),
+      ...(bins ? { bins: withTombstoneBin(bins) } : { readAllBins: true }),
     }));
     let results: BatchResult[];
     try {
@@ -186,10 +200,18 @@ export class AerospikeEngine implements RecordEngine {
       throw mapAerospikeError(err, `batch get of ${keys.length} records`);
     }
     return results.map((r, i) => {
-      if (r.status === AS_STATUS.OK) return this.toRecord(keys[i], r.record);
+      if (r.status === AS_STATUS.OK) return this.liveRecord(keys[i], r.record, bins);
       if (r.status === AS_STATUS.ERR_RECORD_NOT_FOUND) return null;
       throw batchStatusError(Number(r.status), `batch get ${keyHex(keys[i])}`);
     });
+  }
+
+  /** A read record, or null for a tombstone; the tombstone bin is dropped unless it was asked for. */
+  private liveRecord(key: RecordKey, record: AerospikeRecord, bins?: string[]): EngineRecord | null {
+    const out = this.toRecord(key, record);
+    if (isTombstone(out.bins)) return null;
+    if (bins && !bins.includes(TOMBSTONE_BIN)) delete out.bins[TOMBSTONE_BIN];
+    return out;
   }
 
   private toRecord(key: RecordKey, record: AerospikeRecord): EngineRecord {
@@ -206,17 +228,50 @@ export class AerospikeEngine implements RecordEngine {
   async create(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
     const values = toAerospikeBins(bins);
     for (const name of Object.keys(values)) if (values[name] === null) delete values[name];
-    await this.put('create', key, values, this.as.policy.exists.CREATE, {
-      ttl: policy.ttl ?? this.as.ttl.NEVER_EXPIRE,
-      generation: policy.generation,
-    });
+    const meta = { ttl: policy.ttl ?? this.as.ttl.NEVER_EXPIRE, generation: policy.generation };
+    const { exists } = this.as.policy;
+    // A tombstone holds the key: replace it (only it: the put is filtered to tombstones). A tombstone expiring
+    // between the two puts makes the replace NOT_FOUND, and the create is tried again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.put('create', key, values, exists.CREATE, meta);
+      } catch (err) {
+        if (!(err instanceof EngineError && err.code === 'RECORD_EXISTS')) throw err;
+      }
+      try {
+        return await this.put('create', key, values, exists.REPLACE, meta, this.tombstoneFilter(true));
+      } catch (err) {
+        const status = statusOf((err as Error).cause);
+        if (status === AS_STATUS.FILTERED_OUT) {
+          throw new EngineError('RECORD_EXISTS', `aerospike create ${keyHex(key)}: the record exists`, { cause: err });
+        }
+        if (status !== AS_STATUS.ERR_RECORD_NOT_FOUND || attempt >= 3) throw err;
+      }
+    }
   }
 
   async update(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
-    await this.put('update', key, toAerospikeBins(bins), this.as.policy.exists.UPDATE, {
-      ttl: policy.ttl ?? this.as.ttl.DONT_UPDATE,
-      generation: policy.generation,
-    });
+    const meta = { ttl: policy.ttl ?? this.as.ttl.DONT_UPDATE, generation: policy.generation };
+    try {
+      await this.put(
+        'update',
+        key,
+        toAerospikeBins(bins),
+        this.as.policy.exists.UPDATE,
+        meta,
+        this.tombstoneFilter(false),
+      );
+    } catch (err) {
+      if (statusOf((err as Error).cause) !== AS_STATUS.FILTERED_OUT) throw err;
+      throw new EngineError('RECORD_NOT_FOUND', `aerospike update ${keyHex(key)}: record not found`, { cause: err });
+    }
+  }
+
+  /** A filter expression admitting only tombstones (true) or only live records (false). */
+  private tombstoneFilter(tombstone: boolean): unknown {
+    const { exp } = this.as;
+    const isTomb = exp.binExists(TOMBSTONE_BIN);
+    return tombstone ? isTomb : exp.not(isTomb);
   }
 
   private async put(
@@ -225,6 +280,7 @@ export class AerospikeEngine implements RecordEngine {
     bins: Record<string, unknown>,
     exists: number,
     meta: { ttl: number; generation?: number },
+    filterExpression?: unknown,
   ): Promise<void> {
     const { policy } = this.as;
     const checkGen = meta.generation !== undefined;
@@ -233,6 +289,7 @@ export class AerospikeEngine implements RecordEngine {
       exists,
       key: policy.key.SEND,
       gen: checkGen ? policy.gen.EQ : policy.gen.IGNORE,
+      ...(filterExpression === undefined ? {} : { filterExpression: filterExpression as never }),
     });
     const recordMeta = checkGen ? { ttl: meta.ttl, gen: meta.generation } : { ttl: meta.ttl };
     try {
@@ -242,20 +299,21 @@ export class AerospikeEngine implements RecordEngine {
     }
   }
 
+  /**
+   * Replaces a live record with a tombstone (replace-only, filtered to live records). The server checks the
+   * generation before the filter, so a stale generation against a tombstone is re-read to answer false.
+   */
   async remove(key: RecordKey, policy: Pick<WritePolicy, 'generation'> = {}): Promise<boolean> {
-    const { gen } = this.as.policy;
-    const checkGen = policy.generation !== undefined;
-    const removePolicy = new this.as.RemovePolicy({
-      ...this.configured('remove'),
-      gen: checkGen ? gen.EQ : gen.IGNORE,
-      ...(checkGen ? { generation: policy.generation } : {}),
-    });
+    const tombstone = { [TOMBSTONE_BIN]: Math.floor(Date.now() / 1000) };
+    const meta = { ttl: this.tombstoneTtlSeconds, generation: policy.generation };
     try {
-      await this.client.remove(this.key(key), removePolicy);
+      await this.put('remove', key, tombstone, this.as.policy.exists.REPLACE, meta, this.tombstoneFilter(false));
       return true;
     } catch (err) {
-      if (statusOf(err) === AS_STATUS.ERR_RECORD_NOT_FOUND) return false;
-      throw mapAerospikeError(err, `remove ${keyHex(key)}`);
+      const status = statusOf((err as Error).cause);
+      if (status === AS_STATUS.ERR_RECORD_NOT_FOUND || status === AS_STATUS.FILTERED_OUT) return false;
+      if (status === AS_STATUS.ERR_RECORD_GENERATION && (await this.get(key, [TOMBSTONE_BIN])) === null) return false;
+      throw err;
     }
   }
 
@@ -380,6 +438,11 @@ export class AerospikeEngine implements RecordEngine {
   async close(): Promise<void> {
     if (this.ownsClient) this.client.close();
   }
+}
+
+/** A bin projection that also reads the tombstone bin, so that a tombstone is recognised. */
+function withTombstoneBin(bins: string[]): string[] {
+  return bins.includes(TOMBSTONE_BIN) ? bins : [...bins, TOMBSTONE_BIN];
 }
 
 function byValue(bin: string) {

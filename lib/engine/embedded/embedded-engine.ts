@@ -5,7 +5,9 @@
  */
 import { INDEXED_BINS, type IndexedBin } from '../../domain/bins';
 import {
+  DEFAULT_TOMBSTONE_TTL_SECONDS,
   EngineError,
+  TOMBSTONE_BIN,
   type BatchApplyItem,
   type BatchApplyResult,
   type BinMap,
@@ -18,6 +20,7 @@ import {
   type RecordKey,
   type UdfCall,
   type WritePolicy,
+  isTombstone,
 } from '../port';
 import { decodeRecord, decodeValue, encodeRecord, encodeValue, mergeRecord, scanRecord } from './codec';
 import { LuaModule, type UdfOutcome } from './lua-runtime';
@@ -30,10 +33,14 @@ export interface EmbeddedEngineOptions {
   now?: () => number;
   /** bytes; writes above it fail with RECORD_TOO_BIG (default 1 MiB, like Aerospike) */
   maxRecordSize?: number;
+  /** seconds a remove's tombstone lives (default DEFAULT_TOMBSTONE_TTL_SECONDS), as on Aerospike */
+  tombstoneTtlSeconds?: number;
 }
 
 const DEFAULT_MAX_RECORD_SIZE = 1024 * 1024;
 const DEFAULT_PAGE = 1000;
+/** a tombstone's encoded bins are a few bytes: a row above this size is never one (no decode needed) */
+const MAX_TOMBSTONE_BYTES = 64;
 /** expired rows are deleted at open and after this many writes */
 const PURGE_EVERY_WRITES = 1000;
 
@@ -50,6 +57,7 @@ export class EmbeddedEngine implements RecordEngine {
   private readonly table: RecordsTable;
   private readonly now: () => number;
   private readonly maxRecordSize: number;
+  private readonly tombstoneTtlSeconds: number;
   private readonly modules = new Map<string, Promise<LuaModule>>();
   /** better-sqlite3 transaction wrapper, built once (building one per call is measurable) */
   private readonly inTransaction: (fn: () => unknown) => unknown;
@@ -60,6 +68,7 @@ export class EmbeddedEngine implements RecordEngine {
     this.table = new RecordsTable(options.path);
     this.now = options.now ?? Date.now;
     this.maxRecordSize = options.maxRecordSize ?? DEFAULT_MAX_RECORD_SIZE;
+    this.tombstoneTtlSeconds = options.tombstoneTtlSeconds ?? DEFAULT_TOMBSTONE_TTL_SECONDS;
     this.inTransaction = this.table.db.transaction((fn: () => unknown) => fn());
     this.table.purgeExpired(this.now());
   }
@@ -98,8 +107,10 @@ export class EmbeddedEngine implements RecordEngine {
     this.checkSize(key, blob);
     this.transaction(() => {
       const now = this.now();
-      if (this.live(key, now)) throw new EngineError('RECORD_EXISTS', `record ${hex(key)} exists`);
-      this.write(key, 1, expiresAt(policy.ttl, null, now), blob);
+      const row = this.stored(key, now);
+      if (row && !isTombstoneRow(row)) throw new EngineError('RECORD_EXISTS', `record ${hex(key)} exists`);
+      // over a tombstone the generation goes on, as Aerospike's replace of it does
+      this.write(key, row ? row.gen + 1 : 1, expiresAt(policy.ttl, null, now), blob);
     });
   }
 
@@ -123,10 +134,13 @@ export class EmbeddedEngine implements RecordEngine {
     this.checkOpen();
     checkKey(key);
     return this.transaction(() => {
-      const row = this.live(key, this.now());
+      const now = this.now();
+      const row = this.live(key, now);
       if (!row) return false;
       checkGeneration(row, policy.generation);
-      return this.table.delete(key);
+      const tombstone = encodeRecord({ [TOMBSTONE_BIN]: Math.floor(now / 1000) });
+      this.write(key, row.gen + 1, expiresAt(this.tombstoneTtlSeconds, null, now), tombstone);
+      return true;
     });
   }
 
@@ -194,7 +208,8 @@ export class EmbeddedEngine implements RecordEngine {
   /** Reads, runs the UDF and writes back; the caller holds the transaction. */
   private applyOne(mod: LuaModule, key: Buffer, fn: string, args: Buffer): BinMap {
     const now = this.now();
-    const row = this.live(key, now);
+    // a tombstone is passed on as the record it is on Aerospike: the Lua module treats it as missing (isLive)
+    const row = this.stored(key, now);
     const outcome = mod.call({
       fn,
       exists: row !== undefined,
@@ -229,10 +244,17 @@ export class EmbeddedEngine implements RecordEngine {
     if (++this.writes % PURGE_EVERY_WRITES === 0) this.table.purgeExpired(this.now());
   }
 
-  private live(key: Buffer, now: number): RecordRow | undefined {
+  /** The unexpired row of a key, tombstone or not. */
+  private stored(key: Buffer, now: number): RecordRow | undefined {
     const row = this.table.get(key);
     if (!row || (row.expires_at !== null && row.expires_at <= now)) return undefined;
     return row;
+  }
+
+  /** The record of a key as every read sees it: unexpired and not a tombstone. */
+  private live(key: Buffer, now: number): RecordRow | undefined {
+    const row = this.stored(key, now);
+    return row && !isTombstoneRow(row) ? row : undefined;
   }
 
   private toRecord(row: RecordRow | undefined, now: number, bins?: string[]): EngineRecord | null {
@@ -275,6 +297,10 @@ export class EmbeddedEngine implements RecordEngine {
   private checkOpen(): void {
     if (this.closed) throw new EngineError('UNAVAILABLE', 'the embedded engine is closed');
   }
+}
+
+function isTombstoneRow(row: RecordRow): boolean {
+  return row.bins.length <= MAX_TOMBSTONE_BYTES && isTombstone(decodeRecord(row.bins));
 }
 
 function checkKey(key: RecordKey): void {
