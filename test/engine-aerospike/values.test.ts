@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import vm from 'vm';
 import { EngineError, type BinValue } from '../../lib/engine/port';
 import {
   fromAerospikeBins,
@@ -105,6 +106,28 @@ describe('from Aerospike', () => {
         ]),
       ),
     ).toEqual({ '4': 'a', k: 2n ** 62n });
+  });
+
+  // The native client builds its answers in the main realm; under jest the test code runs in another one (a vm
+  // context with its own Object.prototype), where a prototype identity check refused every map the client returned.
+  test('maps, byte arrays and JS Maps made in another realm are read; class instances stay refused', () => {
+    const other = vm.runInNewContext(`({
+      map: { '3': 1003, nested: { a: [1, null] }, bare: Object.create(null) },
+      bytes: new Uint8Array([1, 2]),
+      jsMap: new Map([[4, 'a']]),
+      instance: new (class Foo {})(),
+    })`) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(other.map)).not.toBe(Object.prototype);
+    expect(fromAerospikeValue(other.map)).toEqual({ '3': 1003, nested: { a: [1, null] }, bare: {} });
+    expect(fromAerospikeValue(other.bytes)).toEqual(Buffer.from([1, 2]));
+    expect(fromAerospikeValue(other.jsMap)).toEqual({ '4': 'a' });
+    expect(udfResultMap(vm.runInNewContext(`({ status: 'OK' })`), 'apply')).toEqual({ status: 'OK' });
+    expect(fromAerospikeBins({ m: other.map })).toEqual({ m: { '3': 1003, nested: { a: [1, null] }, bare: {} } });
+    expect(toAerospikeValue(other.map as BinValue)).toBeInstanceOf(Map);
+    expect(() => fromAerospikeValue(other.instance, 'bin')).toThrow(/bin: unsupported value type Foo/);
+    class Local {}
+    expect(() => fromAerospikeValue(new Local(), 'bin')).toThrow(/unsupported value type Local/);
+    expect(() => toAerospikeValue(new Local() as unknown as BinValue, 'bin')).toThrow(/unsupported value type Local/);
   });
 
   test('record bins', () => {

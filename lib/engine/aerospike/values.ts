@@ -9,6 +9,7 @@
  * From Aerospike: the client returns integers as numbers, or bigint outside the safe range (normalized: a safe
  * bigint becomes a number); maps as plain objects whose integer keys are already decimal strings; nil as null.
  */
+import { types } from 'util';
 import { EngineError, type BinMap, type BinValue, type Bins } from '../port';
 
 /** What the aerospike client accepts as a value (structurally; the native layer converts it). */
@@ -23,9 +24,15 @@ function invalid(message: string): EngineError {
   return new EngineError('INVALID', message);
 }
 
+/**
+ * An object literal (or Object.create(null)) of any realm: its prototype is null or an `Object.prototype`, whose own
+ * prototype is null. Not `proto === Object.prototype`: the native client builds maps in the main realm, and code
+ * running in another one (jest's test context, a vm context) has another Object.prototype. Class instances (their
+ * prototype's prototype is Object.prototype) stay refused.
+ */
 function isPlainObject(v: object): boolean {
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
+  const proto = Object.getPrototypeOf(v) as object | null;
+  return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
 /** A map key as Aerospike should store it: integer for canonical decimal strings within int64, else the string. */
@@ -53,7 +60,7 @@ export function toAerospikeValue(value: BinValue, path = 'value'): AerospikeValu
         : value;
     case 'object':
       if (Buffer.isBuffer(value)) return value;
-      if (value instanceof Uint8Array) return Buffer.from(value);
+      if (types.isUint8Array(value)) return Buffer.from(value);
       if (Array.isArray(value)) return value.map((v, i) => toAerospikeValue(v ?? null, `${path}[${i}]`));
       if (isPlainObject(value)) {
         const map = new Map<string | number | bigint, AerospikeValue>();
@@ -91,9 +98,9 @@ export function fromAerospikeValue(value: unknown, path = 'value'): BinValue {
         : value;
     case 'object':
       if (Buffer.isBuffer(value)) return value;
-      if (value instanceof Uint8Array) return Buffer.from(value);
+      if (types.isUint8Array(value)) return Buffer.from(value);
       if (Array.isArray(value)) return value.map((v, i) => fromAerospikeValue(v, `${path}[${i}]`));
-      if (value instanceof Map) {
+      if (types.isMap(value)) {
         const out: BinMap = {};
         for (const [k, v] of value) out[String(k)] = fromAerospikeValue(v, `${path}.${String(k)}`);
         return out;
