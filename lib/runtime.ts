@@ -36,20 +36,26 @@ async function openEngine(config: Config): Promise<RecordEngine> {
   const spec = config.utxoStore;
   if (spec.kind === 'embedded') {
     if (spec.path !== ':memory:') mkdirSync(path.dirname(path.resolve(spec.path)), { recursive: true });
-    const { openEmbeddedEngine } = require('./engine/embedded') as {
-      openEmbeddedEngine(options: { path: string; maxRecordSize: number }): Promise<RecordEngine>;
-    };
+    const { openEmbeddedEngine } = require('./engine/embedded') as typeof import('./engine/embedded');
     // the same limit as the Aerospike namespace (cdk/config.ts): B slots + the tx, not the engine's 1 MiB default
     const maxRecordSize = maxRecordSizeBytes(config.settings.utxoBatchSize, config.settings.maxTxSizeInStore);
-    return openEmbeddedEngine({ path: spec.path, maxRecordSize });
+    return openEmbeddedEngine({ path: spec.path, maxRecordSize, tombstoneTtlSeconds: config.tombstoneTtlSeconds });
   }
   // loads the aerospike native module: only when configured
-  const aerospike = require('./engine/aerospike') as {
-    getSharedAerospikeClient(options: { hosts: string; namespace: string }): Promise<unknown>;
-    AerospikeEngine: new (options: { client: unknown; namespace: string; set: string }) => RecordEngine;
-  };
-  const client = await aerospike.getSharedAerospikeClient({ hosts: spec.hosts, namespace: spec.namespace });
-  return new aerospike.AerospikeEngine({ client, namespace: spec.namespace, set: spec.set });
+  const aerospike = require('./engine/aerospike') as typeof import('./engine/aerospike');
+  const { maxConnsPerNode, maxCommandsInProcess, maxCommandsInQueue } = config.aerospike;
+  const client = await aerospike.getSharedAerospikeClient({
+    hosts: spec.hosts,
+    namespace: spec.namespace,
+    maxConnsPerNode,
+    commandQueue: { maxCommandsInProcess, maxCommandsInQueue },
+  });
+  return new aerospike.AerospikeEngine({
+    client,
+    namespace: spec.namespace,
+    set: spec.set,
+    tombstoneTtlSeconds: config.tombstoneTtlSeconds,
+  });
 }
 
 function openBlobStore(config: Config): BlobStore {

@@ -35,6 +35,18 @@ export interface Config {
   cleanupIntervalSeconds: number;
   /** S3 and SQS: ms of silence on a connection before the call fails (the SDK default is to wait forever) */
   awsSocketTimeoutMs: number;
+  /** seconds a deleted record's tombstone lives (both engines; see lib/engine/port.ts TOMBSTONE_BIN) */
+  tombstoneTtlSeconds: number;
+  /** the Aerospike client's connection pool and process-wide command queue */
+  aerospike: AerospikeClientSettings;
+}
+
+export interface AerospikeClientSettings {
+  maxConnsPerNode: number;
+  /** commands running at once (each holds a connection): at most maxConnsPerNode */
+  maxCommandsInProcess: number;
+  /** commands waiting beyond that; one more is refused (503 STORAGE_ERROR) */
+  maxCommandsInQueue: number;
 }
 
 export const DEFAULTS = {
@@ -50,6 +62,9 @@ export const DEFAULTS = {
   CLEANUP_BATCH_SIZE: 1000,
   PORT: 8080,
   CLEANUP_INTERVAL_SECONDS: 60,
+  TOMBSTONE_TTL_SECONDS: 30 * 24 * 3600,
+  AEROSPIKE_MAX_CONNS_PER_NODE: 32,
+  AEROSPIKE_MAX_COMMANDS_IN_QUEUE: 4096,
 } as const;
 
 function raw(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -133,6 +148,25 @@ export function parseSignalQueue(value: string, name = 'SIGNAL_QUEUE'): SignalQu
   throw new ConfigError(name, `expected "inline" or an SQS queue URL, got "${value}"`);
 }
 
+function loadAerospikeClientSettings(env: NodeJS.ProcessEnv): AerospikeClientSettings {
+  const maxConnsPerNode = intVar(env, 'AEROSPIKE_MAX_CONNS_PER_NODE', DEFAULTS.AEROSPIKE_MAX_CONNS_PER_NODE, 1, 10000);
+  const maxCommandsInProcess = intVar(env, 'AEROSPIKE_MAX_COMMANDS_IN_PROCESS', maxConnsPerNode, 1, 10000);
+  if (maxCommandsInProcess > maxConnsPerNode) {
+    throw new ConfigError(
+      'AEROSPIKE_MAX_COMMANDS_IN_PROCESS',
+      `must not exceed AEROSPIKE_MAX_CONNS_PER_NODE (${maxConnsPerNode}): a command beyond the pool fails instead of waiting`,
+    );
+  }
+  const maxCommandsInQueue = intVar(
+    env,
+    'AEROSPIKE_MAX_COMMANDS_IN_QUEUE',
+    DEFAULTS.AEROSPIKE_MAX_COMMANDS_IN_QUEUE,
+    1,
+    10_000_000,
+  );
+  return { maxConnsPerNode, maxCommandsInProcess, maxCommandsInQueue };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const blockHeightRetention = intVar(env, 'BLOCK_HEIGHT_RETENTION', DEFAULTS.BLOCK_HEIGHT_RETENTION, 0, 0x7fffffff);
   const settings: StoreSettings = {
@@ -152,5 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: intVar(env, 'PORT', DEFAULTS.PORT, 0, 65535),
     cleanupIntervalSeconds: intVar(env, 'CLEANUP_INTERVAL_SECONDS', DEFAULTS.CLEANUP_INTERVAL_SECONDS, 0, 86400),
     awsSocketTimeoutMs: intVar(env, 'AWS_SOCKET_TIMEOUT_MS', DEFAULTS.AWS_SOCKET_TIMEOUT_MS, 1, 600000),
+    tombstoneTtlSeconds: intVar(env, 'TOMBSTONE_TTL_SECONDS', DEFAULTS.TOMBSTONE_TTL_SECONDS, 1, 0x7fffffff),
+    aerospike: loadAerospikeClientSettings(env),
   };
 }

@@ -80,9 +80,22 @@ test('the shared Aerospike client is obtained once and never closed', async () =
   expect(first.status).toBe(200);
   expect(first.body.engine).toBe('aerospike: ok');
   for (let i = 0; i < 5; i++) expect((await health()).status).toBe(200);
-  expect(mockState.clients).toEqual([{ hosts: '10.0.1.5:3000,10.0.2.5:3000', namespace: 'utxo' }]);
+  // the connection pool and command queue from the settings (defaults here)
+  expect(mockState.clients).toEqual([
+    {
+      hosts: '10.0.1.5:3000,10.0.2.5:3000',
+      namespace: 'utxo',
+      maxConnsPerNode: 32,
+      commandQueue: { maxCommandsInProcess: 32, maxCommandsInQueue: 4096 },
+    },
+  ]);
   expect(mockState.engines).toHaveLength(1);
-  expect(mockState.engines[0].options).toEqual({ client: { shared: true }, namespace: 'utxo', set: 'txs' });
+  expect(mockState.engines[0].options).toEqual({
+    client: { shared: true },
+    namespace: 'utxo',
+    set: 'txs',
+    tombstoneTtlSeconds: 30 * 24 * 3600,
+  });
 
   const { store } = await getRuntime();
   const f = rootTx(1);

@@ -6,7 +6,7 @@
 import type { Client, ConfigOptions, Host } from 'aerospike';
 import { EngineError } from '../port';
 import { mapAerospikeError } from './errors';
-import { loadAerospike } from './native';
+import { loadAerospike, type AerospikeModule } from './native';
 
 export interface AerospikeTimeouts {
   /** socket connect timeout, ms (default 1000) */
@@ -33,9 +33,25 @@ export interface AerospikeConnectOptions {
    * (default 32) is plenty, and it keeps many concurrent environments from exhausting the nodes' proto-fd-max.
    */
   maxConnsPerNode?: number;
+  /** the process-wide command queue (setupCommandQueue); defaults from commandQueuePolicy */
+  commandQueue?: Partial<CommandQueueOptions>;
 }
 
 export const DEFAULT_MAX_CONNS_PER_NODE = 32;
+export const DEFAULT_MAX_COMMANDS_IN_QUEUE = 4096;
+
+/**
+ * The client's global command queue. Without it, a command that finds every connection to its node busy fails at
+ * once ("Max node/event loop ... async connections would be exceeded", status -7). With it, at most
+ * `maxCommandsInProcess` commands run at a time (each holds one connection, so keeping it <= maxConnsPerNode means
+ * no node's pool is ever exhausted) and the rest wait in a queue of at most `maxCommandsInQueue`; a command beyond
+ * that fails with ERR_ASYNC_QUEUE_FULL (-11), which is UNAVAILABLE (a retryable 503). Single-record commands, batch
+ * reads and writes, and query pages (Query#results runs foreach) go through it; info commands do not.
+ */
+export interface CommandQueueOptions {
+  maxCommandsInProcess: number;
+  maxCommandsInQueue: number;
+}
 
 function invalid(message: string): EngineError {
   return new EngineError('INVALID', message);
@@ -95,10 +111,58 @@ export function aerospikeConfig(options: AerospikeConnectOptions): ConfigOptions
   return config;
 }
 
+/** The command queue for the options: in process defaults to (and may not exceed) the connections per node. */
+export function commandQueuePolicy(options: AerospikeConnectOptions): CommandQueueOptions {
+  const conns = options.maxConnsPerNode ?? DEFAULT_MAX_CONNS_PER_NODE;
+  const inProcess = options.commandQueue?.maxCommandsInProcess ?? conns;
+  const inQueue = options.commandQueue?.maxCommandsInQueue ?? DEFAULT_MAX_COMMANDS_IN_QUEUE;
+  if (!Number.isInteger(inProcess) || inProcess < 1 || inProcess > conns) {
+    throw invalid(
+      `aerospike: maxCommandsInProcess must be an integer from 1 to maxConnsPerNode (${conns}), got ${inProcess}`,
+    );
+  }
+  if (!Number.isInteger(inQueue) || inQueue < 1) {
+    throw invalid(`aerospike: maxCommandsInQueue must be a positive integer, got ${inQueue}`);
+  }
+  return { maxCommandsInProcess: inProcess, maxCommandsInQueue: inQueue };
+}
+
+let queueSetUp: CommandQueueOptions | undefined;
+
+/**
+ * Sets up the client's global command queue, once per process and before the first client exists (the client
+ * refuses it later). Every client of the process shares it, so a second connection asking for other limits is
+ * INVALID rather than silently running under the first one's.
+ */
+export function setupCommandQueue(
+  Aerospike: Pick<AerospikeModule, 'setupGlobalCommandQueue'>,
+  policy: CommandQueueOptions,
+): void {
+  if (queueSetUp) {
+    if (
+      queueSetUp.maxCommandsInProcess === policy.maxCommandsInProcess &&
+      queueSetUp.maxCommandsInQueue === policy.maxCommandsInQueue
+    )
+      return;
+    throw invalid(
+      `aerospike: the command queue is process-wide and already set up with ${JSON.stringify(queueSetUp)}; ` +
+        `another connection asked for ${JSON.stringify(policy)}`,
+    );
+  }
+  try {
+    Aerospike.setupGlobalCommandQueue(policy);
+  } catch (err) {
+    throw mapAerospikeError(err, 'setting up the command queue');
+  }
+  queueSetUp = { ...policy };
+}
+
 /** Connects one client and checks that the namespace exists. The caller owns the client (close() it). */
 export async function connectAerospike(options: AerospikeConnectOptions): Promise<Client> {
   const config = aerospikeConfig(options);
+  const queue = commandQueuePolicy(options);
   const Aerospike = loadAerospike();
+  setupCommandQueue(Aerospike, queue);
   const client = Aerospike.client(config);
   try {
     await client.connect();

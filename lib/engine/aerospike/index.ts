@@ -8,8 +8,12 @@ export {
   getSharedAerospikeClient,
   parseHosts,
   aerospikeConfig,
+  commandQueuePolicy,
+  setupCommandQueue,
   DEFAULT_MAX_CONNS_PER_NODE,
+  DEFAULT_MAX_COMMANDS_IN_QUEUE,
   type AerospikeConnectOptions,
+  type CommandQueueOptions,
   type AerospikeTimeouts,
 } from './connect';
 export { mapAerospikeError, engineCodeOf, statusOf, AS_STATUS } from './errors';

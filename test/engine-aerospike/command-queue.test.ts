@@ -1,0 +1,134 @@
+/**
+ * The client's process-wide command queue: set up from the settings before the first client exists, so that commands
+ * beyond the connection pool wait instead of failing with "Max node/event loop ... async connections would be
+ * exceeded" (status -7); a full queue (ERR_ASYNC_QUEUE_FULL, -11) is a retryable 503 STORAGE_ERROR. A fake of the
+ * native module records the order of calls; on a real cluster the engine contract runs 64 applies in flight.
+ */
+import { loadConfig } from '../../lib/domain/config';
+import { AerospikeEngine, AS_STATUS, commandQueuePolicy, connectAerospike } from '../../lib/engine/aerospike';
+import { mapError } from '../../lib/http/errors';
+import { createUtxoStore } from '../../lib/store/utxo-store';
+import { FileBlobStore } from '../../lib/blob';
+import { InlineQueue } from '../../lib/signals';
+import { mkdtempSync } from 'fs';
+import { tmpdir } from 'os';
+import * as path from 'path';
+
+const calls: string[] = [];
+const policies: unknown[] = [];
+let applyAnswer: () => Promise<unknown> = async () => ({});
+
+function fakeClient() {
+  return {
+    config: { policies: {} },
+    connect: async () => {
+      calls.push('connect');
+    },
+    infoAny: async (cmd: string) => (cmd === 'namespaces' ? 'namespaces\ttest;utxo' : 'status\tok'),
+    infoAll: async () => [{ info: 'udf-list\tfilename=x.lua,hash=1,type=LUA' }],
+    udfRegister: async () => ({ wait: async () => undefined }),
+    apply: () => applyAnswer(),
+    put: async () => undefined,
+    get: async () => {
+      throw Object.assign(new Error('not found'), { code: AS_STATUS.ERR_RECORD_NOT_FOUND });
+    },
+    close: () => undefined,
+  };
+}
+
+jest.mock('../../lib/engine/aerospike/native', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const real = jest.requireActual('aerospike') as Record<string, unknown>;
+  const fake = {
+    ...real,
+    setupGlobalCommandQueue: (policy: unknown) => {
+      calls.push('setupGlobalCommandQueue');
+      policies.push(policy);
+    },
+    client: () => {
+      calls.push('client');
+      return fakeClient();
+    },
+  };
+  return { loadAerospike: () => fake };
+});
+
+describe('command queue settings', () => {
+  test('defaults: as many commands in process as connections per node, a bounded queue', () => {
+    const config = loadConfig({});
+    expect(config.aerospike).toEqual({ maxConnsPerNode: 32, maxCommandsInProcess: 32, maxCommandsInQueue: 4096 });
+    expect(
+      loadConfig({ AEROSPIKE_MAX_CONNS_PER_NODE: '100', AEROSPIKE_MAX_COMMANDS_IN_QUEUE: '50' }).aerospike,
+    ).toEqual({ maxConnsPerNode: 100, maxCommandsInProcess: 100, maxCommandsInQueue: 50 });
+  });
+
+  test('more commands in process than connections per node is refused, naming the variable', () => {
+    expect(() => loadConfig({ AEROSPIKE_MAX_COMMANDS_IN_PROCESS: '33' })).toThrow(
+      /^AEROSPIKE_MAX_COMMANDS_IN_PROCESS: must not exceed AEROSPIKE_MAX_CONNS_PER_NODE \(32\)/,
+    );
+    expect(() => loadConfig({ AEROSPIKE_MAX_COMMANDS_IN_QUEUE: '0' })).toThrow(/^AEROSPIKE_MAX_COMMANDS_IN_QUEUE:/);
+    expect(() =>
+      commandQueuePolicy({ hosts: 'a', namespace: 'n', commandQueue: { maxCommandsInProcess: 40 } }),
+    ).toThrow(/maxCommandsInProcess must be an integer from 1 to maxConnsPerNode \(32\)/);
+  });
+});
+
+describe('connecting sets up the queue first', () => {
+  test('the queue is set up once, before the first client is created; other limits later are INVALID', async () => {
+    const options = {
+      hosts: 'h1:3000',
+      namespace: 'utxo',
+      maxConnsPerNode: 64,
+      commandQueue: { maxCommandsInProcess: 48, maxCommandsInQueue: 1000 },
+    };
+    await connectAerospike(options);
+    expect(calls).toEqual(['setupGlobalCommandQueue', 'client', 'connect']);
+    expect(policies).toEqual([{ maxCommandsInProcess: 48, maxCommandsInQueue: 1000 }]);
+
+    await connectAerospike(options);
+    expect(calls.filter((c) => c === 'setupGlobalCommandQueue')).toHaveLength(1);
+
+    await expect(
+      connectAerospike({ ...options, commandQueue: { maxCommandsInProcess: 10, maxCommandsInQueue: 1000 } }),
+    ).rejects.toMatchObject({ code: 'INVALID', message: expect.stringMatching(/process-wide/) });
+  });
+});
+
+describe('a full command queue', () => {
+  test('ERR_ASYNC_QUEUE_FULL and ERR_NO_MORE_CONNECTIONS are 503 STORAGE_ERROR through the store', async () => {
+    const client = await connectAerospike({
+      hosts: 'h1',
+      namespace: 'utxo',
+      maxConnsPerNode: 64,
+      commandQueue: { maxCommandsInProcess: 48, maxCommandsInQueue: 1000 },
+    });
+    const engine = new AerospikeEngine({ client, namespace: 'utxo', set: 's' });
+    const store = await createUtxoStore({
+      engine,
+      blobs: new FileBlobStore({ dir: mkdtempSync(path.join(tmpdir(), 'queue-full-')) }),
+      signals: new InlineQueue(),
+      settings: {
+        utxoBatchSize: 100,
+        blockHeightRetention: 10,
+        maxTxSizeInStore: 1 << 20,
+        externalizeAll: false,
+        coinbaseMaturity: 100,
+      },
+    });
+    for (const [status, text] of [
+      [AS_STATUS.ERR_ASYNC_QUEUE_FULL, 'Async command delay queue is full.'],
+      [AS_STATUS.ERR_NO_MORE_CONNECTIONS, 'Max node/event loop async connections would be exceeded: 32'],
+    ] as const) {
+      applyAnswer = async () => {
+        throw Object.assign(new Error(text), { code: status });
+      };
+      const err = await store.setLocked(['ab'.repeat(32)], true).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeDefined();
+      const mapped = mapError(err);
+      expect([status, mapped.statusCode, mapped.body.error.code]).toEqual([status, 503, 'STORAGE_ERROR']);
+    }
+  });
+});
