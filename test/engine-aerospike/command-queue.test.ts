@@ -37,7 +37,6 @@ function fakeClient() {
 }
 
 jest.mock('../../lib/engine/aerospike/native', () => {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const real = jest.requireActual('aerospike') as Record<string, unknown>;
   const fake = {
     ...real,
