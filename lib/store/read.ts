@@ -13,7 +13,7 @@ import { txidOf, txidToHex } from '../domain/txid';
 import { hashArg, intArg, listArg, optionalIntArg, txidArg } from './args';
 import type { StoreContext } from './context';
 import { spenderOf } from './spend-items';
-import { resolveUnminedCursor, saveUnminedCursor } from './unmined-cursor';
+import { keepUnminedPage, resolveUnminedCursor, saveUnminedCursor } from './unmined-cursor';
 import {
   DEFAULT_GET_FIELDS,
   type SpendStatus,
@@ -201,15 +201,34 @@ export async function getSpend(
   return withAt({ status: 'OK' });
 }
 
-/** Masters with unminedSince <= cutoff, paged by the engine's cursor (kept in a cursor record: unmined-cursor.ts). */
+/** Page size of the unmined query when the caller gives none. */
+export const DEFAULT_UNMINED_LIMIT = 1000;
+
+/**
+ * Masters with unminedSince <= cutoff, paged by the engine's cursor (kept in a cursor record: unmined-cursor.ts). A
+ * cursor's page is fixed by its first read: reading it again returns the same txids and next cursor.
+ */
 export async function queryUnmined(ctx: StoreContext, query: UnminedQuery): Promise<UnminedPage> {
   if (query === null || typeof query !== 'object') throw new InvalidArgumentError('query', 'expected an object');
   const cutoff = intArg(query.cutoff, 'cutoff');
-  const limit = optionalIntArg(query.limit, 'limit', 1, 10000);
+  const limit = optionalIntArg(query.limit, 'limit', 1, 10000) ?? DEFAULT_UNMINED_LIMIT;
   if (query.cursor !== undefined && typeof query.cursor !== 'string') {
     throw new InvalidArgumentError('cursor', 'expected the cursor of the previous page');
   }
-  const engineCursor = query.cursor === undefined ? undefined : await resolveUnminedCursor(ctx, query.cursor, cutoff);
+  if (query.cursor === undefined) return unminedPage(ctx, cutoff, limit);
+  const state = await resolveUnminedCursor(ctx, query.cursor, cutoff);
+  if (state.page) {
+    if (state.limit !== limit) {
+      throw new InvalidArgumentError('limit', `this cursor's page was read with limit ${String(state.limit)}`);
+    }
+    return state.page;
+  }
+  const page = await unminedPage(ctx, cutoff, limit, state.engineCursor);
+  return keepUnminedPage(ctx, query.cursor, state, page, limit);
+}
+
+/** One page of the engine's range query, its next paging state saved in a new cursor record. */
+async function unminedPage(ctx: StoreContext, cutoff: number, limit: number, engineCursor?: string) {
   let page;
   try {
     page = await ctx.engine.queryRange({

@@ -3,7 +3,7 @@
  * crash mode, at every later step, as a dead process would), and a queue that records signals.
  */
 import type { BlobStore } from '../../lib/blob/port';
-import { EngineError, type RecordEngine } from '../../lib/engine/port';
+import { EngineError, type RangePage, type RangeQuery, type RecordEngine } from '../../lib/engine/port';
 import type { Signal, SignalHandler, SignalQueue } from '../../lib/signals/port';
 
 export class FaultPlan {
@@ -95,3 +95,25 @@ export class RecordingQueue implements SignalQueue {
 }
 
 export type HandledQueue = SignalQueue & { setHandler(handler: SignalHandler): void };
+
+/**
+ * Query paging as Aerospike does it: running the same saved paging state twice does not return the same records
+ * (here, a second run of a state resumes where its previous run stopped). A query without a state starts afresh.
+ */
+export function nonRepeatablePaging(inner: RecordEngine): RecordEngine {
+  const resumeFrom = new Map<string, string | null>();
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop !== 'queryRange') return typeof value === 'function' ? value.bind(target) : value;
+      return async (query: RangeQuery): Promise<RangePage> => {
+        if (query.cursor === undefined) return target.queryRange(query);
+        const from = resumeFrom.has(query.cursor) ? resumeFrom.get(query.cursor) : query.cursor;
+        if (from === null) return { records: [] };
+        const page = await target.queryRange({ ...query, cursor: from });
+        resumeFrom.set(query.cursor, page.cursor ?? null);
+        return page;
+      };
+    },
+  });
+}
