@@ -47,7 +47,7 @@ export interface EngineRecord {
 }
 
 export interface WritePolicy {
-  /** seconds until the record expires; omitted = never expires */
+  /** seconds until the record expires, -1 never; omitted: create never expires, update keeps the record's expiry */
   ttl?: number;
   /** expected current generation: the write fails with GENERATION_MISMATCH if it differs */
   generation?: number;

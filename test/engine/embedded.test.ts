@@ -111,12 +111,14 @@ describe('embedded engine: TTL', () => {
     await engine.close();
   });
 
-  test('ttl -2 on update keeps the expiry; an update without ttl makes the record permanent', async () => {
+  test('ttl -2 on update keeps the expiry, as an update without ttl does (Aerospike DONT_UPDATE); -1 makes it permanent', async () => {
     const engine = await openEmbeddedEngine({ path: ':memory:', now: clock });
     await engine.create(key(2), { a: 1 }, { ttl: 100 });
     await engine.update(key(2), { a: 2 }, { ttl: -2 });
     expect((await engine.get(key(2)))!.ttl).toBe(100);
     await engine.update(key(2), { a: 3 });
+    expect((await engine.get(key(2)))!.ttl).toBe(100);
+    await engine.update(key(2), { a: 4 }, { ttl: -1 });
     expect((await engine.get(key(2)))!.ttl).toBe(-1);
     await engine.close();
   });

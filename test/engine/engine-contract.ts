@@ -191,6 +191,18 @@ export function describeEngineContract(name: string, open: () => Promise<OpenedE
     });
 
     describe('update', () => {
+      // Aerospike's update keeps the record's TTL unless one is given (DONT_UPDATE); the embedded engine used to make
+      // the record never expire, so a cursor or lock record updated there outlived its TTL
+      test('update keeps the remaining ttl unless a ttl is given', async () => {
+        const key = newKey();
+        await engine.create(key, { a: 1 }, { ttl: 300 });
+        await engine.update(key, { a: 2 });
+        expect((await engine.get(key))!.ttl).toBeGreaterThan(200);
+        expect((await engine.get(key))!.ttl).toBeLessThanOrEqual(300);
+        await engine.update(key, { a: 3 }, { ttl: 1000 });
+        expect((await engine.get(key))!.ttl).toBeGreaterThan(900);
+      });
+
       test('merges bins; null removes a bin; generation increments', async () => {
         const key = newKey();
         await engine.create(key, { a: 1, b: 2 });

@@ -126,7 +126,7 @@ export class EmbeddedEngine implements RecordEngine {
       // Aerospike deletes a record left without bins
       if (blob.length === 0) return void this.table.delete(key);
       this.checkSize(key, blob);
-      this.write(key, row.gen + 1, expiresAt(policy.ttl, row.expires_at, now), blob);
+      this.write(key, row.gen + 1, expiresAt(policy.ttl ?? TTL_KEEP, row.expires_at, now), blob);
     });
   }
 
