@@ -939,6 +939,31 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         await expect(h().store.get(f.txid)).rejects.toMatchObject({ code: 'TX_NOT_FOUND' });
         await expect(h().store.delete(f.txid)).rejects.toMatchObject({ code: 'TX_NOT_FOUND' });
       });
+
+      // Community Edition: a removed record returns after a cold restart; a delete leaves tombstones instead, which
+      // every operation treats as a missing tx until they expire, and which a new create of the tx replaces
+      test('a deleted tx is a tombstone per record: absent for spend, setMined, flags and reads; it can be created again', async () => {
+        const f = await minedRoot(h().store, 6);
+        await h().store.delete(f.txid);
+        for (const k of [key(f.txid), key(f.txid, 1)]) {
+          expect(await h().engine.get(k)).toBeNull();
+          expect(
+            await h()
+              .engine.create(k, { probe: 1 })
+              .then(() => h().engine.remove(k)),
+          ).toBe(true);
+        }
+        const child = makeTx({ inputs: [{ parent: f, vout: 0 }] });
+        await expect(h().store.spend({ tx: child.hex })).rejects.toMatchObject({ code: 'TX_NOT_FOUND' });
+        await expect(h().store.setLocked([f.txid], true)).rejects.toMatchObject({ code: 'TX_NOT_FOUND' });
+        await expect(
+          h().store.setMined({ txids: [f.txid], blockId: 3, blockHeight: 901, subtreeIdx: 0 }),
+        ).rejects.toMatchObject({ code: 'TX_NOT_FOUND' });
+        await expect(h().store.getSpend({ txid: f.txid, vout: 5 })).resolves.toEqual({ status: 'NOT_FOUND' });
+        await h().store.create(f.hex);
+        await expect(h().store.getSpend({ txid: f.txid, vout: 5 })).resolves.toMatchObject({ status: 'OK' });
+        await expect(h().store.spend({ tx: child.hex })).resolves.toMatchObject({ spends: [{ status: 'OK' }] });
+      });
     });
 
     describe('two-phase multi-record create', () => {
