@@ -10,6 +10,7 @@ import { mapError } from '../../lib/http/errors';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import { FileBlobStore } from '../../lib/blob';
 import { InlineQueue } from '../../lib/signals';
+import { BASE_SETTINGS } from '../store/store-contract';
 import { mkdtempSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
@@ -106,13 +107,7 @@ describe('a full command queue', () => {
       engine,
       blobs: new FileBlobStore({ dir: mkdtempSync(path.join(tmpdir(), 'queue-full-')) }),
       signals: new InlineQueue(),
-      settings: {
-        utxoBatchSize: 100,
-        blockHeightRetention: 10,
-        maxTxSizeInStore: 1 << 20,
-        externalizeAll: false,
-        coinbaseMaturity: 100,
-      },
+      settings: BASE_SETTINGS,
     });
     for (const [status, text] of [
       [AS_STATUS.ERR_ASYNC_QUEUE_FULL, 'Async command delay queue is full.'],

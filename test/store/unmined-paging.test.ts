@@ -12,6 +12,7 @@ import type { RecordEngine } from '../../lib/engine/port';
 import { InlineQueue } from '../../lib/signals';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import type { UtxoStore } from '../../lib/store/types';
+import { BASE_SETTINGS } from './store-contract';
 import { rootTx } from '../fixtures/txs';
 import { nonRepeatablePaging } from './doubles';
 
@@ -27,13 +28,7 @@ beforeAll(async () => {
     engine: nonRepeatablePaging(inner),
     blobs: new FileBlobStore({ dir }),
     signals: new InlineQueue(),
-    settings: {
-      utxoBatchSize: 100,
-      blockHeightRetention: 10,
-      maxTxSizeInStore: 1 << 20,
-      externalizeAll: false,
-      coinbaseMaturity: 100,
-    },
+    settings: BASE_SETTINGS,
   });
   await store.setChainTip(10);
   for (let i = 0; i < 11; i++) {
