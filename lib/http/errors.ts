@@ -2,7 +2,7 @@
  * The HTTP error envelope of DESIGN section 10: `{"error": {"code", "message", "details"?}}`, and the mapping of the
  * store's typed errors (lib/domain/errors) to status codes:
  * 400 INVALID_ARGUMENT (the field named), 404 TX_NOT_FOUND (and a missing output), 409 TX_EXISTS and state conflicts,
- * 413 body too large, 503 STORAGE_ERROR, 500 anything unexpected.
+ * 413 body too large (PAYLOAD_TOO_LARGE) or answer too large (RESPONSE_TOO_LARGE), 503 STORAGE_ERROR, 500 anything unexpected.
  */
 import { ConfigError } from '../domain/config';
 import { SpendFailedError, UtxoStoreError, type ErrorDetails } from '../domain/errors';
@@ -12,6 +12,7 @@ import { EngineError } from '../engine/port';
 export type HttpErrorCode =
   | 'INVALID_ARGUMENT'
   | 'PAYLOAD_TOO_LARGE'
+  | 'RESPONSE_TOO_LARGE'
   | 'ROUTE_NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'CONFIG_ERROR'

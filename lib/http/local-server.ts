@@ -1,7 +1,8 @@
 /**
  * The local server (`npm start`): a node:http server on 127.0.0.1:PORT that turns each request into an API Gateway
  * REST (v1) proxy event and invokes the same Lambda handlers as AWS (functions/*.ts), chosen by the route table.
- * It also serves GET /openapi.json, answers 413 for bodies over 10 MiB, runs the scheduled cleanup function every
+ * It also serves GET /openapi.json, answers 413 where Lambda's 6 MB payload limit would refuse a request (see
+ * payload-limits.ts), runs the scheduled cleanup function every
  * CLEANUP_INTERVAL_SECONDS, logs one line per request, and shuts down cleanly: stop accepting, finish in-flight
  * requests (each acknowledged write is complete before its response), then close the engine.
  *
@@ -18,7 +19,7 @@ import { closeRuntime, getRuntime, resetRuntime } from '../runtime';
 import { HttpError, invalidArgument, mapError } from './errors';
 import { buildOpenApi } from './openapi';
 import { matchRoute, ROUTES, type FunctionName } from './routes';
-import { MAX_BODY_BYTES } from './schemas';
+import { LAMBDA_PAYLOAD_BYTES, MAX_BODY_BYTES, payloadBytes } from './payload-limits';
 
 export interface StartServerOptions {
   /** configuration variables (DESIGN section 11); default process.env */
@@ -324,6 +325,19 @@ export async function startServer(options: StartServerOptions = {}): Promise<Loc
           requestId,
           sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
         });
+        // Lambda counts the whole event against its limit, not only the body: refuse what AWS would refuse
+        const eventBytes = payloadBytes(event);
+        if (eventBytes > LAMBDA_PAYLOAD_BYTES) {
+          code = sendError(
+            res,
+            new HttpError(
+              413,
+              'PAYLOAD_TOO_LARGE',
+              `the request event is ${eventBytes} bytes; Lambda's limit is ${LAMBDA_PAYLOAD_BYTES}`,
+            ),
+          );
+          return;
+        }
         const context = lambdaContext(`utxo-store-${match.route.fn}`, API_TIMEOUT_MS, requestId);
         const result = await handlers.api[match.route.fn](event, context);
         if (result.statusCode >= 400) {

@@ -16,9 +16,16 @@ import { getRuntime } from '../runtime';
 import { HttpError, invalidArgument, mapError } from './errors';
 import { cleanupMetrics, emitSingle, logger, metrics, MetricUnit } from './observability';
 import { matchRoute, paramNames, ROUTES, routesOf, type FunctionName, type Route } from './routes';
-import { emptyObject, MAX_BODY_BYTES } from './schemas';
+import { isDirectInvocation, directInvocationProblem, toDirectResult, toProxyEvent } from './direct-invocation';
+import type { DirectInvocation, DirectResult } from './direct-invocation';
+import { LAMBDA_PAYLOAD_BYTES, MAX_BODY_BYTES, payloadBytes } from './payload-limits';
+import { emptyObject } from './schemas';
 
-export type ApiHandler = middy.MiddyfiedHandler<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+/** An API function's handler: API Gateway proxy events, and direct invocations (lib/http/direct-invocation.ts). */
+export interface ApiHandler {
+  (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult>;
+  (event: DirectInvocation, context: Context): Promise<DirectResult>;
+}
 
 interface Validated {
   route: Route;
@@ -105,6 +112,15 @@ export function resolveRoute(
   // A known path with another method reaches the admin function through the API's per-resource ANY (cdk/api.ts):
   // the methods it allows are those of every function, not only this one's.
   const known = matchRoute(ROUTES, method, event.path ?? '');
+  if (known.kind === 'found') {
+    // only a direct invocation can reach the wrong function: API Gateway routes each path to its own
+    throw new HttpError(
+      404,
+      'ROUTE_NOT_FOUND',
+      `${method} ${known.route.path} is served by the ${known.route.fn} function, not this one`,
+      { function: known.route.fn },
+    );
+  }
   if (known.kind === 'method') {
     const allow = [...new Set(known.allow)];
     throw new HttpError(
@@ -244,10 +260,25 @@ export function observe(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyRe
   };
 }
 
+/**
+ * The route's answer as API Gateway's proxy result. An answer over Lambda's 6 MB response limit would fail in AWS
+ * (a 502 for the caller, the work done but its outcome lost), so it is refused here as 413 RESPONSE_TOO_LARGE, which
+ * tells the caller to ask for fewer items (or fields) per request.
+ */
 function serialize(statusCode: number, body: unknown, context: Context): APIGatewayProxyResult {
   const headers = { 'content-type': 'application/json', 'x-request-id': context?.awsRequestId ?? '' };
   if (statusCode === 204 || body === undefined) return { statusCode, headers, body: '' };
-  return { statusCode, headers, body: JSON.stringify(body) };
+  const result = { statusCode, headers, body: JSON.stringify(body) };
+  const bytes = payloadBytes(result);
+  if (bytes > LAMBDA_PAYLOAD_BYTES) {
+    throw new HttpError(
+      413,
+      'RESPONSE_TOO_LARGE',
+      `the answer would be ${bytes} bytes, over Lambda's response limit of ${LAMBDA_PAYLOAD_BYTES}: ask for fewer items or fields per request`,
+      { bytes, limit: LAMBDA_PAYLOAD_BYTES },
+    );
+  }
+  return result;
 }
 
 /** The middy handler serving a function's routes (functions/<fn>.ts). */
@@ -263,10 +294,20 @@ export function httpHandler(fn: FunctionName): ApiHandler {
     });
     return serialize(result.statusCode, result.body, context);
   };
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>(base)
+  const api = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>(base)
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(logMetrics(metrics, { captureColdStartMetric: true }))
     .use(observe())
     .use(errorMapper())
-    .use(validate(routes)) as ApiHandler;
+    .use(validate(routes));
+  const handler = async (
+    event: APIGatewayProxyEvent | DirectInvocation,
+    context: Context,
+  ): Promise<APIGatewayProxyResult | DirectResult> => {
+    if (!isDirectInvocation(event)) return api(event, context);
+    const problem = directInvocationProblem(event);
+    if (problem) return problem;
+    return toDirectResult(await api(toProxyEvent(event, context?.awsRequestId ?? ''), context));
+  };
+  return handler as ApiHandler;
 }

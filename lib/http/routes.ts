@@ -82,7 +82,12 @@ const E409 = {
     'a state conflict: SPENT, FROZEN, LOCKED, CONFLICTING, CREATING, COINBASE_IMMATURE, UTXO_HASH_MISMATCH, ...',
   schema: s.errorEnvelope,
 };
-const E413 = { description: 'PAYLOAD_TOO_LARGE: body over 10 MiB', schema: s.errorEnvelope };
+const E413 = {
+  description:
+    "PAYLOAD_TOO_LARGE: body over 6,225,920 bytes (Lambda's 6 MB payload less a reserve for the event); " +
+    'RESPONSE_TOO_LARGE: the answer would exceed 6 MB (ask for fewer items or fields)',
+  schema: s.errorEnvelope,
+};
 const E503 = { description: 'STORAGE_ERROR: the engine, blob store or queue failed; retry', schema: s.errorEnvelope };
 const OK = { description: 'done', schema: s.okResponse };
 const ok = (): RouteResult => ({ statusCode: 200, body: { status: 'OK' } });

@@ -6,8 +6,8 @@
 import { z } from 'zod';
 import { RECORD_BINS } from '../domain/bins';
 
-/** API Gateway's payload limit: larger bodies get 413. */
-export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+/** The body limit (Lambda's 6 MB invocation payload less a reserve for the event): see payload-limits.ts. */
+export { MAX_BODY_BYTES } from './payload-limits';
 
 /** Named schemas: the OpenAPI document's components (a registry of this module, not zod's global one). */
 export const apiSchemas = z.registry<{ id: string; description?: string }>();

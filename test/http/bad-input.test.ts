@@ -5,6 +5,7 @@
  */
 import { Transaction } from '@bsv/sdk';
 import { makeTx, rootTx, utxoHashOf, type Fixture } from '../fixtures/txs';
+import { MAX_BODY_BYTES } from '../../lib/http/payload-limits';
 import { expectError, startApi, type Api } from './harness';
 
 let api: Api;
@@ -207,14 +208,14 @@ describe('every JSON route', () => {
     expectError(mined, 400, 'INVALID_ARGUMENT', 'minedBlocks[0].hash');
   });
 
-  test('bodies over 10 MiB are 413 and nothing is stored', async () => {
-    const big = rootTx([{ satoshis: 1, script: 'ab'.repeat(5 * 1024 * 1024 + 10) }]);
+  test("bodies over the limit (Lambda's 6 MB less the event's reserve) are 413 and nothing is stored", async () => {
+    const big = rootTx([{ satoshis: 1, script: 'ab'.repeat(3 * 1024 * 1024 + 10) }]);
     const body = JSON.stringify({ tx: big.hex });
-    expect(body.length).toBeGreaterThan(10 * 1024 * 1024);
+    expect(body.length).toBeGreaterThan(MAX_BODY_BYTES);
     expectError(await api.raw('POST', '/v1/txs', body), 413, 'PAYLOAD_TOO_LARGE');
     expectError(await api.get(`/v1/txs/${big.txid}`), 404, 'TX_NOT_FOUND');
     for (const { method, path } of bodies()) {
-      expectError(await api.raw(method, path, ' '.repeat(10 * 1024 * 1024 + 1)), 413, 'PAYLOAD_TOO_LARGE');
+      expectError(await api.raw(method, path, ' '.repeat(MAX_BODY_BYTES + 1)), 413, 'PAYLOAD_TOO_LARGE');
     }
   });
 });
@@ -394,7 +395,7 @@ describe('POST /v1/cleanup', () => {
     for (const text of ['[1]', '"x"', 'null', '7']) {
       expectError(await api.raw('POST', '/v1/cleanup', text), 400, 'INVALID_ARGUMENT', 'body');
     }
-    expectError(await api.raw('POST', '/v1/cleanup', ' '.repeat(10 * 1024 * 1024 + 1)), 413, 'PAYLOAD_TOO_LARGE');
+    expectError(await api.raw('POST', '/v1/cleanup', ' '.repeat(MAX_BODY_BYTES + 1)), 413, 'PAYLOAD_TOO_LARGE');
   });
 });
 

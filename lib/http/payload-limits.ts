@@ -1,0 +1,20 @@
+/**
+ * The payload limits a request meets on its way in and its answer on its way out. Lambda's synchronous invocation
+ * takes at most 6 MB (6,291,456 bytes) of event and returns at most 6 MB of result, whether the caller is API Gateway
+ * or the Lambda Invoke API (API Gateway's own 10 MB limit is never the one that bites). The event holds more than the
+ * body (headers, request context, the body's JSON escaping), so the body limit keeps a reserve for them.
+ */
+
+/** Lambda's synchronous invocation payload limit, for the request event and for the response, each. */
+export const LAMBDA_PAYLOAD_BYTES = 6 * 1024 * 1024;
+
+/** Kept back from the body limit for the rest of the event: headers, request context, JSON escaping of the body. */
+export const EVENT_RESERVE_BYTES = 64 * 1024;
+
+/** Bodies over this get 413 PAYLOAD_TOO_LARGE (6,225,920 bytes). */
+export const MAX_BODY_BYTES = LAMBDA_PAYLOAD_BYTES - EVENT_RESERVE_BYTES;
+
+/** Bytes of a value as Lambda counts it: its JSON serialization, UTF-8. */
+export function payloadBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+}
