@@ -76,9 +76,9 @@ export function renderAerospikeConf(opts: {
     '}',
     `namespace ${a.namespace} {`,
     `    replication-factor ${replication}`,
-    '    # records never expire by TTL: deletion is the cleanup service (DESIGN section 8)',
+    '    # records never expire by TTL: deletion is the cleanup service (docs/cleanup.md)',
     '    default-ttl 0',
-    '    # the supervisor must run: the create lock records carry a TTL (DESIGN section 4)',
+    '    # the supervisor must run: the create lock records carry a TTL (docs/records.md)',
     `    nsup-period ${a.nsupPeriodSeconds}`,
     '    # B x 68-byte slots + the tx bytes when not external + small bins, whole MiB (cdk/config.ts)',
     `    max-record-size ${opts.maxRecordSize}`,
@@ -232,7 +232,7 @@ export class AerospikeCluster extends Construct {
     }
   }
 
-  /** `aerospike://h1:3000,h2:3000/<namespace>?set=<set>` (DESIGN section 11) */
+  /** `aerospike://h1:3000,h2:3000/<namespace>?set=<set>` (docs/settings.md) */
   connectionString(namespace: string, set: string): string {
     const hosts = this.hostNames.map((h) => `${h}:${AEROSPIKE_SERVICE_PORT}`).join(',');
     return `aerospike://${hosts}/${namespace}?set=${set}`;

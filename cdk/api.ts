@@ -1,5 +1,5 @@
 /**
- * The REST API of DESIGN section 10: IAM (SigV4) authorization on every method, request validation (body and
+ * The REST API of docs/api.md: IAM (SigV4) authorization on every method, request validation (body and
  * parameters), JSON access logs, stage throttling, one Lambda proxy integration per route.
  */
 import { Aws, RemovalPolicy } from 'aws-cdk-lib';
@@ -25,7 +25,7 @@ export interface Route {
   optionalQuery?: string[];
 }
 
-/** DESIGN section 10, route by route. */
+/** docs/api.md, route by route. */
 export const ROUTES: Route[] = [
   { method: 'POST', path: '/v1/txs', fn: 'create', required: ['tx'] },
   { method: 'GET', path: '/v1/txs/{txid}', fn: 'get', optionalQuery: ['fields'] },
@@ -73,7 +73,7 @@ export class Api extends Construct {
 
     this.api = new apigw.RestApi(this, 'Api', {
       restApiName: `bsv-utxo-store-${config.stage}`,
-      description: 'bsv-utxo-store HTTP API v1 (DESIGN section 10); SigV4 (IAM) authorization',
+      description: 'bsv-utxo-store HTTP API v1 (docs/api.md); SigV4 (IAM) authorization',
       endpointTypes: [apigw.EndpointType.REGIONAL],
       // execution logging (below) needs the account-level CloudWatch role
       cloudWatchRole: true,
@@ -103,7 +103,7 @@ export class Api extends Construct {
       },
     });
 
-    // API Gateway's own 4xx answers in the API's error format (DESIGN section 10)
+    // API Gateway's own 4xx answers in the API's error format (docs/api.md)
     const responses: [string, apigw.ResponseType, string, string][] = [
       ['BadBody', apigw.ResponseType.BAD_REQUEST_BODY, 'INVALID_ARGUMENT', '"$context.error.validationErrorString"'],
       [
@@ -168,7 +168,7 @@ export class Api extends Construct {
     // to a signed request, and a declared resource answers a method it lacks the same way (the greedy proxy does not
     // cover it). ANY (IAM like every route) on the root, on a greedy /{proxy+} and on every resource of the route
     // tree sends them to the admin function, whose router answers 405 METHOD_NOT_ALLOWED with the Allow header on a
-    // route's path and 404 ROUTE_NOT_FOUND elsewhere, in the envelope (DESIGN section 10). Explicit methods take
+    // route's path and 404 ROUTE_NOT_FOUND elsewhere, in the envelope (docs/api.md). Explicit methods take
     // precedence over ANY, so the declared routes keep their functions.
     const catchAll: apigw.MethodOptions = {
       authorizationType: apigw.AuthorizationType.IAM,

@@ -1,5 +1,5 @@
 /**
- * The deployment's configuration: one typed props object with defaults (DESIGN section 11 for the store settings).
+ * The deployment's configuration: one typed props object with defaults (docs/settings.md for the store settings).
  *
  * Precedence, lowest first: DEFAULTS -> `stages.<stage>` in cdk.json context (an object with the keys of
  * `UtxoStoreConfig`, nested like it) -> individual context keys (`-c key=value`, see CONTEXT_KEYS). Every value is

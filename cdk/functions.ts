@@ -197,7 +197,7 @@ export interface FunctionsProps {
   subnets: ec2.SubnetSelection;
   securityGroup: ec2.ISecurityGroup;
   storage: Storage;
-  /** `aerospike://...` (DESIGN section 11) */
+  /** `aerospike://...` (docs/settings.md) */
   utxoStoreUrl: string;
 }
 

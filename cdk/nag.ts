@@ -86,7 +86,7 @@ export function applyNagSuppressions(stack: UtxoStoreStack): void {
   ack(
     stack.api.api,
     'AwsSolutions-COG4',
-    'The API uses IAM (SigV4) authorization on every method (DESIGN section 10): callers are validators and block ' +
+    'The API uses IAM (SigV4) authorization on every method (docs/api.md): callers are validators and block ' +
       'assembly services with AWS credentials, not end users of a Cognito user pool.',
   );
   ack(

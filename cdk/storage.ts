@@ -1,6 +1,6 @@
 /**
- * The blob bucket (`.tx` / `.outputs`, DESIGN section 9), its access-log bucket, and the signal queue with its DLQ
- * (DESIGN section 7).
+ * The blob bucket (`.tx` / `.outputs`, docs/records.md), its access-log bucket, and the signal queue with its DLQ
+ * (docs/signals.md).
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';

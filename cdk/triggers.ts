@@ -56,7 +56,7 @@ export class Triggers extends Construct {
     });
 
     // EventBridge invokes asynchronously. A pass that fails is not retried by Lambda (the next scheduled pass resumes
-    // where it stopped, DESIGN section 8); the failure record goes to the same DLQ, which is alarmed on.
+    // where it stopped, docs/cleanup.md); the failure record goes to the same DLQ, which is alarmed on.
     if (props.cleanup instanceof lambda.Function || props.cleanup instanceof lambda.Alias) {
       props.cleanup.configureAsyncInvoke({
         retryAttempts: 0,

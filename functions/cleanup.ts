@@ -1,5 +1,5 @@
 /**
- * The scheduled cleanup function (DESIGN section 8): invoked by an EventBridge schedule, runs one cleanup pass that
+ * The scheduled cleanup function (docs/cleanup.md): invoked by an EventBridge schedule, runs one cleanup pass that
  * stops before the Lambda's remaining time minus a margin, emits the pass's metrics and returns its report. A pass
  * that runs out of time reports more = true; the next scheduled pass resumes.
  */

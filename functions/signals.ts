@@ -1,5 +1,5 @@
 /**
- * The SQS-triggered signal consumer (DESIGN section 7): each message body is a signal {txid, signal, height}, handed
+ * The SQS-triggered signal consumer (docs/signals.md): each message body is a signal {txid, signal, height}, handed
  * to the reconciler. Partial batch failure reporting (Powertools batch): only the failed messages are returned in
  * batchItemFailures and come back (then land in the DLQ); the others are deleted. Redelivered and reordered
  * messages are harmless: the reconciler is state-based (it makes the records agree with the master, whatever the

@@ -1,4 +1,4 @@
-/** POST /v1/unspends: undo spends (DESIGN section 10). A thin middy pipeline over the route table: see lib/http/middleware.ts. */
+/** POST /v1/unspends: undo spends (docs/api.md). A thin middy pipeline over the route table: see lib/http/middleware.ts. */
 import { httpHandler } from '../lib/http/middleware';
 
 export const handler = httpHandler('unspend');

@@ -1,4 +1,4 @@
--- bsv-utxo-store UDF module (DESIGN.md section 5; the function list and argument orders are lib/domain/udf.ts).
+-- bsv-utxo-store UDF module (docs/udf.md; the function list and argument orders are lib/domain/udf.ts).
 --
 -- Runs in Aerospike >= 7 (Lua 5.4) and in the project's embedded engine. It uses only the documented UDF API:
 -- aerospike:exists / aerospike:update, record bins as rec[name], bytes(n) with 1-based b[i] and bytes.size,
@@ -11,7 +11,7 @@
 -- spending data: spending txid in internal order || uint32 LE input index). Spending data of 36 x 0xFF marks a
 -- frozen output. Offsets are 0-based (list index = offset + 1).
 --
--- Choices where DESIGN.md and the seeds are silent:
+-- Choices beyond Teranode's module (docs/udf.md lists where this module differs):
 -- - arguments are checked before the record is read (a wrong type is INVALID_PARAMETER even for a missing record);
 --   booleans may also be given as the integers 0 / 1 (clients that encode booleans as integers);
 -- - a record with `reassignments` never counts as fully spent (the counters are left exact);
@@ -36,7 +36,7 @@ local DAHSET = "DAHSET"
 local DAHUNSET = "DAHUNSET"
 local PRESERVE = "PRESERVE"
 
--- bins (DESIGN section 4)
+-- bins (docs/records.md)
 local B_CONFLICTING = "conflicting"
 local B_LOCKED = "locked"
 local B_CREATING = "creating"
@@ -351,7 +351,7 @@ local function childCountOf(rec)
     return toInt(rec[B_TOTAL_EXTRA_RECS])
 end
 
--- The DAH rule (DESIGN section 5), applied after every state change. Mutates rec; returns signal, childCount and
+-- The DAH rule (docs/udf.md), applied after every state change. Mutates rec; returns signal, childCount and
 -- whether it changed a bin.
 local function applyDah(rec, height, retention)
     if retention == 0 then

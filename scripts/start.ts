@@ -1,5 +1,5 @@
 /**
- * `npm start`: the whole service on one machine (DESIGN section 1): the local server on 127.0.0.1:PORT with the
+ * `npm start`: the whole service on one machine (README.md): the local server on 127.0.0.1:PORT with the
  * configuration of the environment (defaults: embedded engine at ./data/utxo.db, blobs in ./data/blobs, inline
  * signal queue). SIGTERM / SIGINT: stop accepting, finish in-flight requests, close the engine, exit 0.
  */

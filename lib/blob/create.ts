@@ -1,5 +1,5 @@
 /**
- * BLOB_STORE (DESIGN section 11): `file:<dir>` (relative to the working directory, or `file:///abs/dir`) or
+ * BLOB_STORE (docs/settings.md): `file:<dir>` (relative to the working directory, or `file:///abs/dir`) or
  * `s3://<bucket>/<prefix>`.
  */
 import * as path from 'path';

@@ -1,5 +1,5 @@
 /**
- * BlobStore on the local filesystem (DESIGN section 9): `<dir>/<prefix>/<txid>.tx|.outputs`.
+ * BlobStore on the local filesystem (docs/records.md): `<dir>/<prefix>/<txid>.tx|.outputs`.
  *
  * - put is create-only and atomic: the bytes go to a temporary file in the same directory, which is fsynced and then
  *   hard-linked to the final name. link(2) fails with EEXIST when the name exists, so a concurrent writer can never

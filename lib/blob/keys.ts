@@ -1,5 +1,5 @@
 /**
- * Blob keys (DESIGN section 9): `<prefix>/<txid display hex>.tx` or `.outputs`.
+ * Blob keys (docs/records.md): `<prefix>/<txid display hex>.tx` or `.outputs`.
  */
 import { InvalidArgumentError } from '../domain/errors';
 import type { BlobKind } from './port';

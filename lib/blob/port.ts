@@ -1,5 +1,5 @@
 /**
- * BlobStore: transactions too large for a record (DESIGN section 9). Keys are
+ * BlobStore: transactions too large for a record (docs/records.md). Keys are
  * `<prefix>/<txid display hex>.tx` (EF bytes) or `.outputs` (see lib/domain outputs encoding).
  */
 export type BlobKind = 'tx' | 'outputs';

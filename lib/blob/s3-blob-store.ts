@@ -1,5 +1,5 @@
 /**
- * BlobStore on S3 (DESIGN section 9): objects `<prefix>/<txid>.tx|.outputs` in one bucket, the delete-at-height as
+ * BlobStore on S3 (docs/records.md): objects `<prefix>/<txid>.tx|.outputs` in one bucket, the delete-at-height as
  * the object tag `deleteAtHeight`.
  *
  * Create-only put: HeadObject first (a retried create of a large tx does not upload it again, and an existing

@@ -1,5 +1,5 @@
 /**
- * Which candidates of a DAH range query are examined, and what their own records say (DESIGN section 8, step 1).
+ * Which candidates of a DAH range query are examined, and what their own records say (docs/cleanup.md, step 2).
  * The DAH bin is only the trigger: the record state is re-checked here rather than trusted. Pure.
  */
 import type { Bins, EngineRecord } from '../engine/port';
@@ -46,7 +46,7 @@ export function masterDecision(bins: Bins): 'finish' | 'check' | KeptReason {
 
 /**
  * A spending child, `vouched` when every record holding an output it spent lists it in `deletedChildren` (it was
- * itself cleaned up after becoming stable; cleanup records it on the record that held the output, DESIGN section 8).
+ * itself cleaned up after becoming stable; cleanup records it on the record that held the output, docs/cleanup.md).
  */
 export interface ChildRef extends SpendingChild {
   vouched: boolean;

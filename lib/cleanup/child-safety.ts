@@ -1,5 +1,5 @@
 /**
- * The safety rule of DESIGN section 8, step 2: a parent may be deleted only when every spending child is
+ * The safety rule of docs/cleanup.md, step 4: a parent may be deleted only when every spending child is
  * positively known to be mined and stable. Anything uncertain is unsafe. Pure.
  */
 import type { Bins } from '../engine/port';

@@ -1,5 +1,5 @@
 /**
- * The DAH cleanup service (DESIGN section 8): deletes fully spent transactions only after every spending child is
+ * The DAH cleanup service (docs/cleanup.md): deletes fully spent transactions only after every spending child is
  * mined and stable. Runs on any RecordEngine; a pass stops before its deadline and the next pass resumes.
  */
 import type { BlobStore } from '../blob/port';
@@ -34,7 +34,7 @@ export interface CleanupServiceOptions {
   now?: () => number;
   metrics?: CleanupMetrics;
   /**
-   * The signal queue (DESIGN section 7). expirePreserve re-runs the DAH rule; the signal it raises (DAHSET for an
+   * The signal queue (docs/signals.md). expirePreserve re-runs the DAH rule; the signal it raises (DAHSET for an
    * external tx) is sent here so that the reconciler brings the pagination records and the blob tag in line.
    */
   signals?: SignalQueue;

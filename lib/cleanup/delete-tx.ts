@@ -1,5 +1,5 @@
 /**
- * The two-phase delete of DESIGN section 8, step 3. Phase 1 marks the records `deleting` with generation checks
+ * The two-phase delete of docs/cleanup.md, step 5. Phase 1 marks the records `deleting` with generation checks
  * (a record changed since it was read is kept and re-evaluated next pass); from then on the UDF module refuses
  * spends and unspends of them. Phase 2 records the tx in each parent's `deletedChildren`, deletes the blobs, the
  * pagination records and the master last, so that a pass dying at any step leaves a marked master that the next

@@ -1,5 +1,5 @@
 /**
- * The record facts cleanup reads (DESIGN section 3), as thin views over lib/domain: keys, slot states, the spender
+ * The record facts cleanup reads (docs/records.md), as thin views over lib/domain: keys, slot states, the spender
  * of a spent slot and the outpoints a tx spends (from its `inputs` bin or its `.tx` blob).
  */
 import { recordKey } from '../domain/keys';

@@ -1,4 +1,4 @@
-/** The outcome of one cleanup pass (DESIGN section 8, step 4). */
+/** The outcome of one cleanup pass (docs/cleanup.md, "Report"). */
 export interface CleanupReport {
   /** chain tip H the pass ran at */
   tip: number;

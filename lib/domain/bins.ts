@@ -1,5 +1,5 @@
 /**
- * Bin names of the UTXO records (DESIGN section 4). These are fixed: other software reads the same records.
+ * Bin names of the UTXO records (docs/records.md). These are fixed: other software reads the same records.
  * Aerospike bin names are at most 15 characters.
  */
 export const BIN = {

@@ -1,5 +1,5 @@
 /**
- * Configuration from the environment (DESIGN section 11). Invalid values stop start-up with a ConfigError that
+ * Configuration from the environment (docs/settings.md). Invalid values stop start-up with a ConfigError that
  * names the variable and says what was wrong.
  */
 import type { StoreSettings } from '../store/types';

@@ -1,5 +1,5 @@
 /**
- * Typed errors with stable codes (DESIGN sections 5 and 6). The UDF module returns the same codes in its
+ * Typed errors with stable codes (docs/udf.md and docs/operations.md). The UDF module returns the same codes in its
  * `errorCode` fields; the store turns them into these classes; the HTTP layer maps codes to status codes.
  */
 export const UDF_ERROR_CODES = [

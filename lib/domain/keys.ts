@@ -1,5 +1,5 @@
 /**
- * Record keys (DESIGN section 3), Aerospike user keys as bytes: master = the 32 txid bytes; pagination record
+ * Record keys (docs/records.md), Aerospike user keys as bytes: master = the 32 txid bytes; pagination record
  * n >= 1 = txid || uint32 LE n; lock record = txid || uint32 LE 0xFFFFFFFF. Output `vout` lives in record
  * floor(vout / B) at offset vout mod B.
  */

@@ -1,5 +1,5 @@
 /**
- * The `.outputs` blob of a tx without inputs (DESIGN section 9):
+ * The `.outputs` blob of a tx without inputs (docs/records.md):
  *   txid (32) || uint32 LE (height << 1 | coinbase) || uint32 LE count ||
  *   per stored output: index uint32 LE, satoshis uint64 LE, script length uint32 LE, script
  */

@@ -1,5 +1,5 @@
 /**
- * Output slots (DESIGN section 3): nil when the output is not stored (0 sat and OP_RETURN / OP_FALSE OP_RETURN),
+ * Output slots (docs/records.md): nil when the output is not stored (0 sat and OP_RETURN / OP_FALSE OP_RETURN),
  * 32 bytes (unspent: the UTXO hash), 68 bytes (UTXO hash || spending data: spent, or frozen with the marker).
  */
 import { FROZEN_SPENDING_DATA, isFrozenMarker } from './spending-data';

@@ -1,5 +1,5 @@
 /**
- * Spending data (DESIGN section 3): 36 bytes = spending txid (internal order) || input index (uint32 LE).
+ * Spending data (docs/records.md): 36 bytes = spending txid (internal order) || input index (uint32 LE).
  * As text: 72 hex characters = display-hex txid followed by the 4 index bytes as stored.
  * The frozen marker is spending data of 36 bytes 0xFF.
  */

@@ -1,5 +1,5 @@
 /**
- * Transaction parsing and serialization (DESIGN section 3): raw and extended format (EF, BIP-239).
+ * Transaction parsing and serialization (docs/records.md): raw and extended format (EF, BIP-239).
  *
  * The parser reads the wire format byte for byte rather than through @bsv/sdk's Transaction: the UTXO hash and the
  * stored inputs/outputs must be the exact script bytes of the tx, and a script library re-encodes scripts from

@@ -1,5 +1,5 @@
 /**
- * Transaction ids (DESIGN section 3): 32 bytes, double SHA-256 of the serialized tx, stored in internal
+ * Transaction ids (docs/records.md): 32 bytes, double SHA-256 of the serialized tx, stored in internal
  * (little-endian) order and shown in display hex (reversed), as block explorers show them.
  */
 import { createHash } from 'crypto';

@@ -1,5 +1,5 @@
 /**
- * The contract between the store and the Lua UDF module (lua/utxo.lua, DESIGN section 5).
+ * The contract between the store and the Lua UDF module (lua/utxo.lua, docs/udf.md).
  *
  * Every function takes the record first, then the arguments listed here, and returns a map:
  *   { status = "OK" | "ERROR", errorCode?, message?, signal?, blockIDs?, errors?, childCount? }
@@ -76,5 +76,5 @@ export interface UdfResponse {
   unchanged?: number[];
 }
 
-/** Spendable-after delay of a reassigned output (DESIGN section 5). */
+/** Spendable-after delay of a reassigned output (docs/udf.md). */
 export const REASSIGN_SPENDABLE_AFTER = 1000;

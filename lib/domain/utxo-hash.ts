@@ -1,5 +1,5 @@
 /**
- * UTXO hash (DESIGN section 3): SHA-256 (single) of
+ * UTXO hash (docs/records.md): SHA-256 (single) of
  *   txid (internal order) || CompactSize(vout) || locking script || CompactSize(satoshis)
  * stored as the 32-byte digest, shown reversed in the API.
  */

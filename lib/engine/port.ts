@@ -1,5 +1,5 @@
 /**
- * RecordEngine: the few record operations the store needs (DESIGN section 2). Two implementations:
+ * RecordEngine: the few record operations the store needs (docs/decisions/0001-one-lua-module-two-engines.md). Two implementations:
  * the embedded engine (SQLite + wasmoon Lua) and the Aerospike engine (the `aerospike` client).
  *
  * Value model, shared by both engines and by the Lua module:

@@ -1,5 +1,5 @@
 /**
- * The HTTP error envelope of DESIGN section 10: `{"error": {"code", "message", "details"?}}`, and the mapping of the
+ * The HTTP error envelope of docs/api.md: `{"error": {"code", "message", "details"?}}`, and the mapping of the
  * store's typed errors (lib/domain/errors) to status codes:
  * 400 INVALID_ARGUMENT (the field named), 404 TX_NOT_FOUND (and a missing output), 409 TX_EXISTS and state conflicts,
  * 413 body too large (PAYLOAD_TOO_LARGE) or answer too large (RESPONSE_TOO_LARGE), 503 STORAGE_ERROR, 500 anything unexpected.

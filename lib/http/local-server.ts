@@ -22,7 +22,7 @@ import { matchRoute, ROUTES, type FunctionName } from './routes';
 import { LAMBDA_PAYLOAD_BYTES, MAX_BODY_BYTES, payloadBytes } from './payload-limits';
 
 export interface StartServerOptions {
-  /** configuration variables (DESIGN section 11); default process.env */
+  /** configuration variables (docs/settings.md); default process.env */
   env?: NodeJS.ProcessEnv;
   /** overrides PORT; 0 picks a free port */
   port?: number;

@@ -90,7 +90,7 @@ export function buildOpenApi(options: { serverUrl?: string } = {}): JsonSchema {
       title: 'bsv-utxo-store',
       version: 'v1',
       description:
-        'UTXO store for Bitcoin SV (DESIGN section 10). Txids and hashes in display hex; errors as {"error": {"code", "message", "details"?}}.',
+        'UTXO store for Bitcoin SV (docs/api.md). Txids and hashes in display hex; errors as {"error": {"code", "message", "details"?}}.',
     },
     ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
     paths,

@@ -1,5 +1,5 @@
 /**
- * The route table of the HTTP API (DESIGN section 10): one entry per method + path, naming the Lambda function
+ * The route table of the HTTP API (docs/api.md): one entry per method + path, naming the Lambda function
  * (functions/<fn>.ts) that serves it, its request schemas (path, query, body), its documented responses and what it
  * does. The same table drives request validation, the handlers, the local server's routing and the OpenAPI
  * document.

@@ -1,5 +1,5 @@
 /**
- * Request and response schemas of the HTTP API (DESIGN section 10), with zod 4. Objects are strict (unknown fields
+ * Request and response schemas of the HTTP API (docs/api.md), with zod 4. Objects are strict (unknown fields
  * are rejected); txids and hashes are 64 hex characters in display order; numbers are non-negative integers.
  * The same schemas validate requests and generate the OpenAPI document (lib/http/openapi.ts).
  */

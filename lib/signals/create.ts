@@ -1,5 +1,5 @@
 /**
- * SIGNAL_QUEUE (DESIGN section 11): `inline` (in-process, the default) or an SQS queue URL
+ * SIGNAL_QUEUE (docs/settings.md): `inline` (in-process, the default) or an SQS queue URL
  * (`https://sqs.<region>.amazonaws.com/<account>/<name>`, or a VPC endpoint URL of the same shape).
  */
 import { SQSClient } from '@aws-sdk/client-sqs';

@@ -1,5 +1,5 @@
 /**
- * The signal message body (DESIGN section 7): JSON `{txid, signal, height}`. parseSignalMessage is what the
+ * The signal message body (docs/signals.md): JSON `{txid, signal, height}`. parseSignalMessage is what the
  * SQS-triggered function runs on every record; an invalid body is an InvalidArgumentError naming the field, so the
  * message is reported as failed (and lands in the DLQ after its retries) instead of being half-applied.
  */

@@ -1,5 +1,5 @@
 /**
- * SignalQueue: follow-up work the UDFs ask for (DESIGN section 7), consumed by the reconciler.
+ * SignalQueue: follow-up work the UDFs ask for (docs/signals.md), consumed by the reconciler.
  */
 export const SIGNALS = ['DAHSET', 'DAHUNSET', 'ALLSPENT', 'NOTALLSPENT', 'PRESERVE', 'CREATING'] as const;
 export type SignalName = (typeof SIGNALS)[number];

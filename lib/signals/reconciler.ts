@@ -1,5 +1,5 @@
 /**
- * The reconciler (DESIGN section 7): state-based, so duplicated and reordered signals converge. For a signal's
+ * The reconciler (docs/signals.md): state-based, so duplicated and reordered signals converge. For a signal's
  * txid it reads the master and its pagination records and makes everything agree with them:
  * - unfinished `creating` flags cleared once every record exists (pagination records first, master last);
  * - master `spentExtraRecs` = number of fully spent pagination records (setSpentExtraRecs re-runs the DAH rule);

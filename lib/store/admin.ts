@@ -1,5 +1,5 @@
 /**
- * Flag and per-UTXO administration (DESIGN section 6): setLocked and setConflicting (master and pagination records),
+ * Flag and per-UTXO administration (docs/operations.md): setLocked and setConflicting (master and pagination records),
  * freeze, unfreeze, reassign, preserve. Evaluated at H.
  */
 import type { EngineRecord } from '../engine/port';

@@ -1,5 +1,5 @@
 /**
- * Create (DESIGN section 6): one record, or the two-phase multi-record protocol of seed 001 (lock record -> blob ->
+ * Create (docs/operations.md): one record, or the two-phase multi-record protocol (lock record -> blob ->
  * all records with `creating` -> clear `creating` on pagination records, then the master -> release the lock).
  */
 import { hostname } from 'os';

@@ -1,5 +1,5 @@
 /**
- * Delete (DESIGN section 6): the blob(s), the pagination records, then the master (last, so that an interrupted
+ * Delete (docs/operations.md): the blob(s), the pagination records, then the master (last, so that an interrupted
  * delete can be repeated).
  */
 import { BIN } from '../domain/bins';

@@ -1,5 +1,5 @@
 /**
- * setMined (DESIGN section 6): adds or removes a block on each tx's master, evaluated at H + 1; on the longest
+ * setMined (docs/operations.md): adds or removes a block on each tx's master, evaluated at H + 1; on the longest
  * chain it raises the chain tip to the block's height. It also finishes an unfinished multi-record create.
  */
 import { TxNotFoundError } from '../domain/errors';

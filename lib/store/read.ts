@@ -1,5 +1,5 @@
 /**
- * Reads (DESIGN section 6): get (bins, `tx` from the record or the blob, `utxos` across pagination records),
+ * Reads (docs/operations.md): get (bins, `tx` from the record or the blob, `utxos` across pagination records),
  * getSpend (the spendability of one output) and the unmined query.
  */
 import type { BinValue, EngineRecord } from '../engine/port';

@@ -1,5 +1,5 @@
 /**
- * Building the bins of a transaction's records (DESIGN section 4): the master (record 0) and the pagination
+ * Building the bins of a transaction's records (docs/records.md): the master (record 0) and the pagination
  * records 1..n-1, B outputs each.
  */
 import type { BlobKind } from '../blob/port';

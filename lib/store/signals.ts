@@ -1,5 +1,5 @@
 /**
- * Forwarding UDF signals to the signal queue (DESIGN section 7): one message {txid, signal, height} per signal,
+ * Forwarding UDF signals to the signal queue (docs/signals.md): one message {txid, signal, height} per signal,
  * txid being the master's display hex even when a pagination record raised it.
  */
 import type { Signal, SignalName } from '../signals/port';

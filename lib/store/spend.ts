@@ -1,5 +1,5 @@
 /**
- * Spend and unspend (DESIGN section 6). A spend is all-or-nothing per request: items are grouped per record into
+ * Spend and unspend (docs/operations.md). A spend is all-or-nothing per request: items are grouped per record into
  * one spendMulti each (one engine batch); if any item fails, every item this call spent is rolled back with
  * unspend (expected spender = this spend) and SpendFailedError lists each input's outcome.
  */

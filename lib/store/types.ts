@@ -1,5 +1,5 @@
 /**
- * Public types of the UTXO store (DESIGN section 6). Txids and hashes are display hex at this boundary;
+ * Public types of the UTXO store (docs/operations.md). Txids and hashes are display hex at this boundary;
  * the HTTP layer serializes these shapes as they are.
  */
 import type { ItemOutcome } from '../domain/errors';

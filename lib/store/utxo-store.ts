@@ -1,5 +1,5 @@
 /**
- * createUtxoStore: every store operation (DESIGN section 6) over RecordEngine + BlobStore + SignalQueue. On start it
+ * createUtxoStore: every store operation (docs/operations.md) over RecordEngine + BlobStore + SignalQueue. On start it
  * registers the UDF module under its content-versioned name and checks that B matches the store's recorded B.
  */
 import type { BlobStore } from '../blob/port';

@@ -1,5 +1,5 @@
 /**
- * The BlobStore contract (lib/blob/port.ts, DESIGN section 9), run on every adapter.
+ * The BlobStore contract (lib/blob/port.ts, docs/records.md), run on every adapter.
  */
 import { BlobConflictError, type BlobStore } from '../../lib/blob';
 import { InvalidArgumentError } from '../../lib/domain/errors';

@@ -265,7 +265,7 @@ describe('functions', () => {
     expect(endpoints.some((n) => n.includes('.xray"'))).toBe(false);
   });
 
-  test('environment from the props (DESIGN section 11)', () => {
+  test('environment from the props (docs/settings.md)', () => {
     const t = s.template;
     const env = (
       appFunctions(t)[logicalId(t, 'AWS::Lambda::Function', 'FunctionsSpend')].Properties!.Environment as {
@@ -479,7 +479,7 @@ describe('API', () => {
       expect(template(type)).toMatch(/^\{"error":\{"code":"\$context.error.responseType","message":/);
   });
 
-  test('every route of DESIGN section 10, each with AWS_IAM authorization and the request validator', () => {
+  test('every route of docs/api.md, each with AWS_IAM authorization and the request validator', () => {
     const t = s.template;
     const methods = Object.values(resourcesOf(t, 'AWS::ApiGateway::Method'))
       .map((m) => m.Properties!)

@@ -1,6 +1,6 @@
 /**
  * The cleanup tests' way of building histories on the embedded engine. Records are created directly (synthetic
- * txids and UTXO hashes, bins as in DESIGN section 4: the `inputs` bin is the list of serialized inputs, an external
+ * txids and UTXO hashes, bins as in docs/records.md: the `inputs` bin is the list of serialized inputs, an external
  * tx has its EF bytes in a `.tx` blob), but every state change afterwards goes through the real UDF module
  * (lua/utxo.lua): spendMulti, unspend, setMined (unsetMined for reorgs), setConflicting, setLocked, preserveUntil,
  * setDeletedChild, at the given current block height and retention R. The signals the UDFs raise are handled by the

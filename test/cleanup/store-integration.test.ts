@@ -1,5 +1,5 @@
 /**
- * The cleanup pass through the real store on the embedded engine (':memory:'): seed 004's first timeline, a reorg
+ * The cleanup pass through the real store on the embedded engine (':memory:'): the first timeline of docs/cleanup.md, a reorg
  * of the child, and DELETING refusals.
  */
 import { Script, Transaction } from '@bsv/sdk';
@@ -77,7 +77,7 @@ describe('cleanup through the store on the embedded engine', () => {
     return { parent, child };
   }
 
-  test('seed 004 first timeline: child mined at 1001, kept at 1288, deleted at 1289', async () => {
+  test('the first timeline of docs/cleanup.md: child mined at 1001, kept at 1288, deleted at 1289', async () => {
     const { parent, child } = await spentParent();
     await store.setChainTip(1000);
     await store.setMined({ txids: [child.id('hex')], blockId: 101, blockHeight: 1001, subtreeIdx: 0 });

@@ -1,5 +1,5 @@
 /**
- * Every row of the timeline tables of seed 004 (DAH evolution), with R = safety window = 288, on the embedded engine
+ * Every row of the timelines of docs/cleanup.md (DAH evolution), with R = safety window = 288, on the embedded engine
  * with the real UDF module: the DAHs come from the Lua DAH rule (spend at 1000 -> DAH 1288).
  */
 import { txidToBytes } from '../../lib/domain/txid';
@@ -11,7 +11,7 @@ async function dah(h: Harness, txid: string): Promise<unknown> {
 
 const BLOCK = 7;
 
-describe('seed 004 timelines', () => {
+describe('cleanup timelines (docs/cleanup.md)', () => {
   afterEach(closeHarnesses);
 
   test('parent fully spent at 1000, child mined at 1001: kept at 1288 (287 < 288), deleted at 1289', async () => {

@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig } from '../../lib/domain/config';
 
 describe('loadConfig', () => {
-  it('has the defaults of DESIGN section 11', () => {
+  it('has the defaults of docs/settings.md', () => {
     const c = loadConfig({});
     expect(c.utxoStore).toEqual({ kind: 'embedded', path: './data/utxo.db' });
     expect(c.blobStore).toEqual({ kind: 'file', dir: './data/blobs' });

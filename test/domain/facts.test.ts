@@ -159,7 +159,7 @@ describe('record keys', () => {
 });
 
 describe('.outputs blob', () => {
-  it('encodes the layout of DESIGN section 9 and decodes it back', () => {
+  it('encodes the layout of docs/records.md and decodes it back', () => {
     const txid = Buffer.alloc(32, 1);
     const blob = {
       txid,

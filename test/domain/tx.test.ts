@@ -27,7 +27,7 @@ describe('parseTx on the golden EF transaction', () => {
     expect(parsed.inputs[0].prevTxidHex).toBe(GOLDEN_PARENT_TXID);
   });
 
-  it('gives the check value of DESIGN section 3 as the UTXO hash of output 0', () => {
+  it('gives the check value of docs/records.md as the UTXO hash of output 0', () => {
     const o = parsed.outputs[0];
     expect(o.satoshis).toBe(5_000_000);
     expect(hashToHex(utxoHash(parsed.txid, 0, o.lockingScript, o.satoshis))).toBe(

@@ -1,7 +1,7 @@
 /**
  * lib/runtime.ts wires the signal queue into the cleanup service: the DAHSET that expirePreserve raises for an
  * external paginated tx reaches the reconciler, which gives the pagination records the master's deleteAtHeight and
- * tags the blob (DESIGN sections 7 and 8). Built with buildRuntime(loadConfig(env)) on the embedded engine, the
+ * tags the blob (docs/signals.md and docs/cleanup.md). Built with buildRuntime(loadConfig(env)) on the embedded engine, the
  * in-process queue and a file blob store, with B = 2 so that a tx with 5 outputs has two pagination records.
  */
 import { mkdtempSync, rmSync } from 'fs';

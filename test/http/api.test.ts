@@ -1,5 +1,5 @@
 /**
- * Every route of DESIGN section 10 through the local server, with success and each documented error.
+ * Every route of docs/api.md through the local server, with success and each documented error.
  */
 import { Transaction } from '@bsv/sdk';
 import {

@@ -1,6 +1,6 @@
 /**
  * Multi-record transactions with a small UTXO_BATCH_SIZE, and a full delete-at-height cycle through
- * POST /v1/cleanup (seed 004's first timeline: R = 288, child mined at 1001, kept at 1288, deleted at 1289).
+ * POST /v1/cleanup (the first timeline of docs/cleanup.md: R = 288, child mined at 1001, kept at 1288, deleted at 1289).
  */
 import { makeTx, rootTx, spendItem, utxoHashOf } from '../fixtures/txs';
 import { expectError, startApi, type Api } from './harness';

@@ -1,6 +1,6 @@
 /**
- * The DAH rule (DESIGN section 5) over its truth table, evaluated with rerunDah (the rule alone) on records built
- * per DESIGN section 4. R = retention, H = height.
+ * The DAH rule (docs/udf.md) over its truth table, evaluated with rerunDah (the rule alone) on records built
+ * per docs/records.md. R = retention, H = height.
  */
 import type { Bins } from '../../lib/engine/port';
 import { H, R, hash32, pageKey, sd, spentSlot, txid, useEngine, type RecordOptions } from './helpers';

@@ -1,6 +1,6 @@
 /**
  * Shared helpers of the UDF module tests: the embedded engine with lua/utxo.lua registered, record builders (bins per
- * DESIGN section 4) and byte helpers. Every test runs the real module through the RecordEngine port.
+ * docs/records.md) and byte helpers. Every test runs the real module through the RecordEngine port.
  */
 import { createHash, randomBytes } from 'crypto';
 import { openEmbeddedEngine } from '../../lib/engine/embedded';

@@ -1,5 +1,5 @@
 /**
- * setMined (DESIGN section 5): add (idempotent per blockID) or remove the block triple; unminedSince; clears locked
+ * setMined (docs/udf.md): add (idempotent per blockID) or remove the block triple; unminedSince; clears locked
  * and creating; blockIDs and childCount; a tx mined only on a fork is not deletable.
  */
 import { H, R, hash32, sd, spentSlot, txid, useEngine } from './helpers';

@@ -1,5 +1,5 @@
 /**
- * spendMulti and spend (DESIGN section 5): record checks in order, per-item errors, partial application,
+ * spendMulti and spend (docs/udf.md): record checks in order, per-item errors, partial application,
  * idempotence, counters.
  */
 import {

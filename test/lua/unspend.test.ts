@@ -1,5 +1,5 @@
 /**
- * unspend (DESIGN section 5): clears the slot only when it holds exactly the expected spender.
+ * unspend (docs/udf.md): clears the slot only when it holds exactly the expected spender.
  */
 import { H, R, frozenSlot, hash32, pageKey, sd, spentSlot, txid, useEngine } from './helpers';
 

@@ -1,5 +1,5 @@
 /**
- * The store contract: every operation of DESIGN section 6 and its errors, run unchanged on any RecordEngine.
+ * The store contract: every operation of docs/operations.md and its errors, run unchanged on any RecordEngine.
  * `describeStoreContract(name, makeDeps)`: makeDeps returns fresh, empty ports (a new ':memory:' engine, or a new
  * Aerospike set) and a queue whose handler the suite sets to the Reconciler.
  */

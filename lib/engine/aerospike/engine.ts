@@ -1,5 +1,5 @@
 /**
- * The production RecordEngine over the `aerospike` client (DESIGN section 2). Records live in one namespace and set;
+ * The production RecordEngine over the `aerospike` client (docs/decisions/0001-one-lua-module-two-engines.md). Records live in one namespace and set;
  * keys are Buffer user keys, always sent and stored (policy.key = SEND) so that query results carry them.
  *
  * - create: exists = CREATE (create-only); update: exists = UPDATE (update-only, bins merged, null removes a bin);

@@ -1,5 +1,5 @@
 /**
- * The embedded RecordEngine: records in SQLite, UDFs run by the Lua runtime (DESIGN section 2). Every operation is
+ * The embedded RecordEngine: records in SQLite, UDFs run by the Lua runtime (docs/decisions/0001-one-lua-module-two-engines.md). Every operation is
  * one synchronous SQLite transaction (better-sqlite3), so a UDF's read, Lua run and write-back never interleave
  * with another operation of this process.
  */
