@@ -355,7 +355,7 @@ export function describeReorgContract(name: string, makeDeps: MakeDeps): void {
               depth: fc.integer({ min: 0, max: 3 }),
               fanOut: fc.integer({ min: 1, max: 2 }),
               twoLosers: fc.boolean(),
-              crashAt: fc.integer({ min: 1, max: 40 }),
+              crashAt: fc.integer({ min: 1, max: 28 }),
               thirdParty: fc.boolean(),
             }),
             async (c) => {
