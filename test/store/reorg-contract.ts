@@ -440,6 +440,8 @@ export function describeReorgContract(name: string, makeDeps: MakeDeps): void {
         plan.arm(c.crashAt, 'crash');
         const firstRun = await codeOf(store.processConflicting([winner.txid]));
         plan.disarm();
+        // an injected crash surfaces as a retryable storage error, never as a state error
+        expect(['OK', 'STORAGE_ERROR']).toContain(firstRun);
         if (c.thirdParty) {
           for (const out of [...contested, ...loserOnly]) {
             const thief = makeTx({ inputs: [out] });
