@@ -84,7 +84,7 @@ async function takeSnapshot(ctx: StoreContext): Promise<{ id: Buffer; count: num
         bin: 'unminedSince',
         min: 0,
         max: 0xffffffff,
-        bins: [BIN.createdAt, BIN.totalExtraRecs],
+        bins: [BIN.txID, BIN.createdAt, BIN.totalExtraRecs],
         limit: QUERY_PAGE,
         cursor,
       });
@@ -92,8 +92,10 @@ async function takeSnapshot(ctx: StoreContext): Promise<{ id: Buffer; count: num
       throw storageError('querying unmined transactions failed', err);
     }
     for (const r of result.records) {
-      if (r.bins[BIN.totalExtraRecs] === undefined || r.key.length !== 32) continue;
-      entries.push({ createdAt: toInt(r.bins[BIN.createdAt]), txid: r.key });
+      // masters only; the txid from the txID bin (a query may answer a record by its digest alone)
+      const txid = Buffer.isBuffer(r.bins[BIN.txID]) ? (r.bins[BIN.txID] as Buffer) : r.key;
+      if (r.bins[BIN.totalExtraRecs] === undefined || txid.length !== 32) continue;
+      entries.push({ createdAt: toInt(r.bins[BIN.createdAt]), txid });
     }
     cursor = result.cursor;
   } while (cursor);
