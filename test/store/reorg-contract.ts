@@ -290,10 +290,12 @@ export function describeReorgContract(name: string, makeDeps: MakeDeps): void {
               { parent: p1, vout: 0 },
               { parent: p2, vout: 0 },
             ],
-            outputs: [1000, 1000],
+            // more outputs than B: an external tx (its inputs in the blob) with a pagination record
+            outputs: [1000, 1000, 1000, 1000, 1000],
           }),
         );
-        const child = await spent(makeTx({ inputs: [{ parent: loser, vout: 1 }], outputs: [100] }));
+        expect((await store.get(loser.txid, ['external'])).external).toBe(true);
+        const child = await spent(makeTx({ inputs: [{ parent: loser, vout: 4 }], outputs: [100] }));
         const grandchild = await spent(makeTx({ inputs: [{ parent: child, vout: 0 }], outputs: [10] }));
         const winner = await spent(
           makeTx({
@@ -301,6 +303,7 @@ export function describeReorgContract(name: string, makeDeps: MakeDeps): void {
               { parent: p1, vout: 0 },
               { parent: p3, vout: 1 },
             ],
+            outputs: [10, 10, 10, 10, 10],
           }),
           true,
         );
@@ -310,7 +313,7 @@ export function describeReorgContract(name: string, makeDeps: MakeDeps): void {
         expect(await holder(p1.txid, 0)).toBe(winner.txid);
         expect(await holder(p3.txid, 1)).toBe(winner.txid);
         expect(await store.getSpend({ txid: p2.txid, vout: 0 })).toEqual({ status: 'OK' });
-        expect(await holder(loser.txid, 1)).toBe(child.txid);
+        expect(await holder(loser.txid, 4)).toBe(child.txid);
         for (const t of [loser, child, grandchild])
           expect((await store.get(t.txid, ['conflicting'])).conflicting).toBe(true);
         expect(await store.get(winner.txid, ['conflicting'])).toEqual({ txid: winner.txid, conflicting: false });
@@ -318,6 +321,51 @@ export function describeReorgContract(name: string, makeDeps: MakeDeps): void {
 
         // the same call again: the same answer, nothing changes
         expect(await store.processConflicting([winner.txid])).toEqual(result);
+      });
+
+      test('several winners in one call, each against its own loser', async () => {
+        const p = await root(3);
+        const losers = [
+          await spent(makeTx({ inputs: [{ parent: p, vout: 0 }], outputs: [1000] })),
+          await spent(makeTx({ inputs: [{ parent: p, vout: 1 }], outputs: [1000] })),
+        ];
+        const winners = [
+          await spent(makeTx({ inputs: [{ parent: p, vout: 0 }], outputs: [900] }), true),
+          await spent(
+            makeTx({
+              inputs: [
+                { parent: p, vout: 1 },
+                { parent: p, vout: 2 },
+              ],
+              outputs: [900],
+            }),
+            true,
+          ),
+        ];
+        const result = await store.processConflicting(winners.map((w) => w.txid));
+        expect([...result.losingTxids].sort()).toEqual(losers.map((l) => l.txid).sort());
+        expect(await holder(p.txid, 0)).toBe(winners[0].txid);
+        expect(await holder(p.txid, 1)).toBe(winners[1].txid);
+        expect(await holder(p.txid, 2)).toBe(winners[1].txid);
+      });
+
+      test('engine round trips grow with the depth of the tree, not with its size', async () => {
+        const calls = async (children: number): Promise<number> => {
+          const p = await root(1);
+          const loser = await spent(
+            makeTx({ inputs: [{ parent: p, vout: 0 }], outputs: Array.from({ length: children }, () => 100) }),
+          );
+          for (let k = 0; k < children; k++)
+            await spent(makeTx({ inputs: [{ parent: loser, vout: k }], outputs: [10] }));
+          const winner = await spent(makeTx({ inputs: [{ parent: p, vout: 0 }], outputs: [900] }), true);
+          plan.arm(1_000_000);
+          await store.processConflicting([winner.txid]);
+          const n = plan.log.length;
+          plan.disarm();
+          return n;
+        };
+        // both losers are external with pagination records (more outputs than B): 5 children or 16, same calls
+        expect(await calls(16)).toBe(await calls(5));
       });
 
       test('a parent locked before the operation stays locked', async () => {
