@@ -14,7 +14,7 @@ import { handler as get } from '../../functions/get';
 import { handler as setMined } from '../../functions/set-mined';
 import { handler as spend } from '../../functions/spend';
 import { handler as unspend } from '../../functions/unspend';
-import { resetRuntime } from '../../lib/runtime';
+import { getRuntime, resetRuntime } from '../../lib/runtime';
 import { makeTx, rootTx, spendItem, type Fixture } from '../fixtures/txs';
 import { apiEvent, captureStdout, lambdaContext, type ApiEventOptions } from './events';
 
@@ -134,4 +134,32 @@ test('errors through the handlers: 400, 404; a route sent to another function is
   const wrong = await call(admin, { method: 'GET', resource: '/v1/unmined/txs' });
   expect(wrong.statusCode).toBe(404);
   expect(wrong.json.error.code).toBe('ROUTE_NOT_FOUND');
+});
+
+test('an engine that fails: 503 STORAGE_ERROR on every reorg route', async () => {
+  const txid = rootTx().txid;
+  await (await getRuntime()).engine.close();
+  try {
+    const replies = [
+      await call(get, { method: 'GET', resource: '/v1/txs/{txid}/counter-conflicting', pathParameters: { txid } }),
+      await call(get, { method: 'GET', resource: '/v1/txs/{txid}/conflicting-children', pathParameters: { txid } }),
+      await call(setMined, {
+        method: 'POST',
+        resource: '/v1/longest-chain',
+        body: { txids: [txid], onLongestChain: true },
+      }),
+      await call(admin, { method: 'POST', resource: '/v1/conflicting/resolve', body: { txids: [txid] } }),
+      await call(get, { method: 'GET', resource: '/v1/unmined/txs' }),
+      await call(unspend, {
+        method: 'POST',
+        resource: '/v1/unspends',
+        body: { spends: [spendItem(rootTx(1), 0, txid)], flagAsLocked: true },
+      }),
+    ];
+    for (const reply of replies) {
+      expect({ status: reply.statusCode, code: reply.json.error.code }).toEqual({ status: 503, code: 'STORAGE_ERROR' });
+    }
+  } finally {
+    await resetRuntime();
+  }
 });
