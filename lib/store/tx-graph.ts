@@ -33,6 +33,27 @@ export interface GraphTx {
   locked: boolean;
 }
 
+/** Blob reads in flight at once per call (external txs): a page of 1000 does not open 1000 S3 requests at once. */
+export const BLOB_READ_CONCURRENCY = 32;
+
+/** fn over every item, at most `limit` at a time; results in order. */
+export async function mapLimited<T, R>(
+  items: T[],
+  limit: number,
+  fn: (item: T, i: number) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
 export function refOf(bytes: Buffer): TxRef {
   return { hex: txidToHex(bytes), bytes };
 }
@@ -80,28 +101,26 @@ export async function loadTxs(ctx: StoreContext, refs: TxRef[]): Promise<(GraphT
     [BIN.external, BIN.inputs, BIN.isCoinbase, BIN.conflicting, BIN.locked, BIN.totalExtraRecs],
     'the transactions',
   );
-  return Promise.all(
-    refs.map(async (ref, i): Promise<GraphTx | null> => {
-      const bins = masters[i]?.bins;
-      if (!bins || bins[BIN.totalExtraRecs] === undefined) return null;
-      const base = { ref, conflicting: Boolean(bins[BIN.conflicting]), locked: Boolean(bins[BIN.locked]) };
-      if (bins[BIN.isCoinbase]) return { ...base, inputs: [] };
-      if (!bins[BIN.external]) {
-        const stored = (bins[BIN.inputs] as Buffer[] | undefined) ?? [];
-        if (stored.length === 0) return { ...base, inputs: [] };
-        const tx = assembleTx({ version: 1, locktime: 0, inputs: stored, outputs: [], extended: true });
-        return { ...base, inputs: inputsOfParsed(parseTx(tx).inputs) };
-      }
-      let blob;
-      try {
-        blob = await ctx.blobs.get(ref.hex, 'tx');
-      } catch (err) {
-        throw storageError('reading the transaction blob failed', err, { txid: ref.hex });
-      }
-      // an external tx without a .tx blob has no inputs (its blob is .outputs)
-      return { ...base, inputs: blob ? inputsOfParsed(parseTx(blob).inputs) : [] };
-    }),
-  );
+  return mapLimited(refs, BLOB_READ_CONCURRENCY, async (ref, i): Promise<GraphTx | null> => {
+    const bins = masters[i]?.bins;
+    if (!bins || bins[BIN.totalExtraRecs] === undefined) return null;
+    const base = { ref, conflicting: Boolean(bins[BIN.conflicting]), locked: Boolean(bins[BIN.locked]) };
+    if (bins[BIN.isCoinbase]) return { ...base, inputs: [] };
+    if (!bins[BIN.external]) {
+      const stored = (bins[BIN.inputs] as Buffer[] | undefined) ?? [];
+      if (stored.length === 0) return { ...base, inputs: [] };
+      const tx = assembleTx({ version: 1, locktime: 0, inputs: stored, outputs: [], extended: true });
+      return { ...base, inputs: inputsOfParsed(parseTx(tx).inputs) };
+    }
+    let blob;
+    try {
+      blob = await ctx.blobs.get(ref.hex, 'tx');
+    } catch (err) {
+      throw storageError('reading the transaction blob failed', err, { txid: ref.hex });
+    }
+    // an external tx without a .tx blob has no inputs (its blob is .outputs)
+    return { ...base, inputs: blob ? inputsOfParsed(parseTx(blob).inputs) : [] };
+  });
 }
 
 export type SlotState =

@@ -18,7 +18,7 @@ import { parseTx } from '../domain/tx';
 import { txidToHex } from '../domain/txid';
 import { optionalIntArg } from './args';
 import type { StoreContext } from './context';
-import { batchRead } from './tx-graph';
+import { BLOB_READ_CONCURRENCY, batchRead, mapLimited } from './tx-graph';
 import type { UnminedIterationPage, UnminedIterationQuery, UnminedTx } from './types';
 import { storageError } from './udf-call';
 
@@ -162,23 +162,21 @@ async function page(ctx: StoreContext, id: Buffer, count: number, offset: number
     ],
     'the unmined transactions',
   );
-  const txs = await Promise.all(
-    entries.map(async (e, i): Promise<UnminedTx | null> => {
-      const bins = masters[i]?.bins;
-      // mined or deleted since the snapshot
-      if (!bins || bins[BIN.unminedSince] === undefined || bins[BIN.totalExtraRecs] === undefined) return null;
-      const txid = txidToHex(e.txid);
-      return {
-        txid,
-        fee: toInt(bins[BIN.fee]),
-        sizeInBytes: toInt(bins[BIN.sizeInBytes]),
-        parentTxids: await parentsOf(ctx, txid, bins),
-        createdAt: toInt(bins[BIN.createdAt]),
-        locked: Boolean(bins[BIN.locked]),
-        conflicting: Boolean(bins[BIN.conflicting]),
-      };
-    }),
-  );
+  const txs = await mapLimited(entries, BLOB_READ_CONCURRENCY, async (e, i): Promise<UnminedTx | null> => {
+    const bins = masters[i]?.bins;
+    // mined or deleted since the snapshot
+    if (!bins || bins[BIN.unminedSince] === undefined || bins[BIN.totalExtraRecs] === undefined) return null;
+    const txid = txidToHex(e.txid);
+    return {
+      txid,
+      fee: toInt(bins[BIN.fee]),
+      sizeInBytes: toInt(bins[BIN.sizeInBytes]),
+      parentTxids: await parentsOf(ctx, txid, bins),
+      createdAt: toInt(bins[BIN.createdAt]),
+      locked: Boolean(bins[BIN.locked]),
+      conflicting: Boolean(bins[BIN.conflicting]),
+    };
+  });
   const result: UnminedIterationPage = { txs: txs.filter((t): t is UnminedTx => t !== null) };
   if (end < count) result.cursor = `${id.toString('hex')}-${end}`;
   return result;
