@@ -28,7 +28,8 @@ export function lockKey(txid: Buffer): Buffer {
 }
 
 /**
- * Records that belong to no tx (the cleanup pass lock, unmined-query cursors): their keys are neither 32 nor 36
+ * Records that belong to no tx (the cleanup pass lock, unmined-query cursors, double-spend resolution intents,
+ * unmined-iteration snapshots): their keys are neither 32 nor 36
  * bytes long, so they never collide with a master, pagination or lock record, and parseRecordKey answers null.
  */
 export const CLEANUP_PASS_LOCK_KEY = Buffer.from('cleanup-pass-lock', 'ascii');
