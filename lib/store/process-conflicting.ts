@@ -180,47 +180,26 @@ export async function processConflicting(ctx: StoreContext, txidsValue: unknown)
   // 2. losers and their descendants conflicting
   const descendants = await descendantsOf(ctx, losers, winnerSet);
   const marked = [...loserTxs.map((l) => l.ref), ...descendants];
-  if (marked.length > 0)
-    await setConflicting(
-      ctx,
-      marked.map((m) => m.hex),
-      true,
-    );
+  const markedTxids = marked.map((m) => m.hex);
+  if (markedTxids.length > 0) await setConflicting(ctx, markedTxids, true);
 
   // 3. lock the parents
-  if (lockedParents.length > 0)
-    await setLocked(
-      ctx,
-      lockedParents.map((p) => p.hex),
-      true,
-    );
+  const parentTxids = lockedParents.map((p) => p.hex);
+  if (parentTxids.length > 0) await setLocked(ctx, parentTxids, true);
 
   // 4. move the contested outputs to the winners, free the losers' other inputs
   await moveSpends(ctx, winnerInputs, winnerSlots, loserInputs, winnerSet);
 
   // 5. the winners are no longer conflicting
-  await setConflicting(
-    ctx,
-    winnerRefs.map((w) => w.hex),
-    false,
-  );
+  await setConflicting(ctx, [...winnerSet], false);
 
   // 6. release the parents
-  if (lockedParents.length > 0)
-    await setLocked(
-      ctx,
-      lockedParents.map((p) => p.hex),
-      false,
-    );
+  if (parentTxids.length > 0) await setLocked(ctx, parentTxids, false);
 
-  // 7. done
-  await writeIntent(
-    ctx,
-    key,
-    { losers, lockedParents, done: true },
-    { losers, lockedParents, done: false, generation: 0 },
-  );
-  return { losingTxids: losers.map((l) => l.hex), markedConflicting: marked.map((m) => m.hex) };
+  // 7. done (an update: the intent record was written in step 1)
+  const written: Intent = { losers, lockedParents, done: false, generation: 0 };
+  await writeIntent(ctx, key, { losers, lockedParents, done: true }, written);
+  return { losingTxids: losers.map((l) => l.hex), markedConflicting: markedTxids };
 }
 
 /** The answer of a finished run, read again: its losers and their (current) descendants. */
