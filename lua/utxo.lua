@@ -1081,6 +1081,96 @@ local function rerunDahImpl(rec, currentBlockHeight, retention)
     return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), false)
 end
 
+-- Marks a tx on or off the longest chain without touching its block lists (a reorg moves txs on and off the longest
+-- chain while their blocks stay known). Off: unminedSince = currentBlockHeight unless already set. On: unminedSince
+-- removed, but only when the tx is in at least one block (a tx in no block stays unmined). Then the DAH rule.
+local function setLongestChainImpl(rec, onLongestChain, currentBlockHeight, retention)
+    local longest = toBool(onLongestChain)
+    if longest == nil then
+        return invalid("onLongestChain must be a boolean")
+    end
+    local bad = checkHeights(currentBlockHeight, retention)
+    if bad then
+        return bad
+    end
+    if not isLive(rec) then
+        return notFound()
+    end
+    if isPagination(rec) then
+        return invalid("setLongestChain applies to a master record only")
+    end
+    if flag(rec[B_DELETING]) then
+        return errorResponse("DELETING", "TX is being deleted")
+    end
+    local height = toInt(currentBlockHeight)
+    local dirty = false
+    if longest then
+        local blocks = listSize(rec[B_BLOCK_IDS]) or 0
+        if blocks > 0 and rec[B_UNMINED_SINCE] ~= nil then
+            rec[B_UNMINED_SINCE] = nil
+            dirty = true
+        end
+    elseif rec[B_UNMINED_SINCE] == nil then
+        rec[B_UNMINED_SINCE] = height
+        dirty = true
+    end
+    return finish(rec, okResponse(), height, toInt(retention), dirty)
+end
+
+-- Moves one output to a new spender in one atomic step (double-spend resolution): the slot held by
+-- expectedSpendingData (the losing spender) or by spendingData itself (a retry) ends up held by spendingData; an
+-- unspent slot is spent by spendingData. The output is never unspent in between, so no third tx can take it. Another
+-- spender -> SPENT (with its spendingData), a frozen output -> FROZEN; neither writes.
+local function replaceSpendImpl(rec, offset, utxoHash, spendingData, expected, currentBlockHeight, retention)
+    local bad = checkOffset(offset)
+        or checkHash(utxoHash, "utxoHash")
+        or checkSpendingData(spendingData, "spendingData")
+        or checkSpendingData(expected, "expectedSpendingData")
+        or checkHeights(currentBlockHeight, retention)
+    if bad then
+        return bad
+    end
+    if isFrozenMarker(spendingData, 1) then
+        return invalid("spendingData is the frozen marker")
+    end
+    offset = toInt(offset)
+    if not isLive(rec) then
+        return notFound()
+    end
+    if flag(rec[B_CREATING]) then
+        return errorResponse("CREATING", "TX is being created and cannot be spent yet")
+    end
+    if flag(rec[B_DELETING]) then
+        return errorResponse("DELETING", "TX is being deleted")
+    end
+    local utxos, n, missing = utxosOf(rec)
+    if missing then
+        return missing
+    end
+    local slot, code, message = checkedSlot(utxos, n, offset, utxoHash)
+    if slot == nil then
+        return errorResponse(code, message)
+    end
+    if bytesSize(slot) == SPENT_SIZE then
+        if bytesEqual(slot, HASH_SIZE + 1, spendingData, 1, SPENDING_DATA_SIZE) then
+            return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), false)
+        end
+        if isFrozenMarker(slot, HASH_SIZE + 1) then
+            return errorResponse("FROZEN", "UTXO is frozen")
+        end
+        if not bytesEqual(slot, HASH_SIZE + 1, expected, 1, SPENDING_DATA_SIZE) then
+            local r = errorResponse("SPENT", "Already spent by " .. spenderText(slot))
+            r["spendingData"] = spendingDataOf(slot)
+            return r
+        end
+    else
+        rec[B_SPENT_UTXOS] = intBin(rec, B_SPENT_UTXOS) + 1
+    end
+    utxos[offset + 1] = newSlot(slot, spendingData)
+    rec[B_UTXOS] = utxos
+    return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), true)
+end
+
 -- Runs an implementation; an unexpected Lua error becomes an ERROR map instead of failing the call.
 local function guarded(impl, ...)
     local ok, result = pcall(impl, ...)
@@ -1184,4 +1274,14 @@ end
 
 function rerunDah(rec, currentBlockHeight, blockHeightRetention)
     return guarded(rerunDahImpl, rec, currentBlockHeight, blockHeightRetention)
+end
+
+function setLongestChain(rec, onLongestChain, currentBlockHeight, blockHeightRetention)
+    return guarded(setLongestChainImpl, rec, onLongestChain, currentBlockHeight, blockHeightRetention)
+end
+
+function replaceSpend(rec, offset, utxoHash, spendingData, expectedSpendingData, currentBlockHeight,
+                      blockHeightRetention)
+    return guarded(replaceSpendImpl, rec, offset, utxoHash, spendingData, expectedSpendingData, currentBlockHeight,
+        blockHeightRetention)
 end

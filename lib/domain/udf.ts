@@ -30,6 +30,11 @@
  *   addConflictingChild(childTxid32)                        -- appends to conflictingCs once
  *   setDeletedChild(childTxidDisplayHex)                    -- deletedChildren[child] = true
  *   rerunDah(currentBlockHeight, retention)                 -- re-evaluates the DAH rule only (reconciler)
+ *   setLongestChain(onLongestChain, currentBlockHeight, retention)  -- master only: sets or clears unminedSince
+ *       (cleared only when the tx is in a block; an already set unminedSince is kept), then the DAH rule
+ *   replaceSpend(offset, utxoHash32, spendingData36, expectedSpendingData36, currentBlockHeight, retention)
+ *       -- atomically moves an output from the expected spender (or from unspent) to spendingData; a retry is OK;
+ *       another spender -> SPENT (with spendingData), frozen -> FROZEN
  */
 import type { UdfErrorCode } from './errors';
 
@@ -51,6 +56,8 @@ export const UDF_FUNCTIONS = [
   'addConflictingChild',
   'setDeletedChild',
   'rerunDah',
+  'setLongestChain',
+  'replaceSpend',
 ] as const;
 export type UdfFunction = (typeof UDF_FUNCTIONS)[number];
 

@@ -193,10 +193,17 @@ export const ROUTES: readonly Route[] = [
     method: 'POST',
     path: '/v1/unspends',
     summary: 'Undo spends: clears each output that holds exactly the given spender',
+    description:
+      'With flagAsLocked the parents are locked first (not spendable) and stay locked until POST /v1/locked unlocks them.',
     body: s.unspendBody,
     responses: { 200: OK, 400: E400, 404: E404, 409: E409, 413: E413, 503: E503 },
     async handle({ body }, ctx) {
-      await (await ctx.runtime()).store.unspend(body.spends, { blockHeight: body.blockHeight });
+      await (
+        await ctx.runtime()
+      ).store.unspend(body.spends, {
+        blockHeight: body.blockHeight,
+        flagAsLocked: body.flagAsLocked,
+      });
       return ok();
     },
   }),
@@ -338,6 +345,95 @@ export const ROUTES: readonly Route[] = [
     async handle({ query }, ctx) {
       const store = (await ctx.runtime()).store;
       return { statusCode: 200, body: await store.queryUnmined(query) };
+    },
+  }),
+  route({
+    operationId: 'getCounterConflicting',
+    fn: 'get',
+    method: 'GET',
+    path: '/v1/txs/{txid}/counter-conflicting',
+    summary: 'The other transactions that spend one of the outputs this transaction spends',
+    params: s.txidPath,
+    responses: {
+      200: { description: 'their txids', schema: s.counterConflictingResponse },
+      400: E400,
+      404: E404,
+      503: E503,
+    },
+    async handle({ params }, ctx) {
+      const counterConflicting = await (await ctx.runtime()).store.getCounterConflicting(params.txid);
+      return { statusCode: 200, body: { txid: params.txid.toLowerCase(), counterConflicting } };
+    },
+  }),
+  route({
+    operationId: 'getConflictingChildren',
+    fn: 'get',
+    method: 'GET',
+    path: '/v1/txs/{txid}/conflicting-children',
+    summary: 'The conflicting children registered on this transaction (its conflictingCs)',
+    params: s.txidPath,
+    responses: {
+      200: { description: 'their txids', schema: s.conflictingChildrenResponse },
+      400: E400,
+      404: E404,
+      503: E503,
+    },
+    async handle({ params }, ctx) {
+      const conflictingChildren = await (await ctx.runtime()).store.getConflictingChildren(params.txid);
+      return { statusCode: 200, body: { txid: params.txid.toLowerCase(), conflictingChildren } };
+    },
+  }),
+  route({
+    operationId: 'setLongestChain',
+    fn: 'set-mined',
+    method: 'POST',
+    path: '/v1/longest-chain',
+    summary: 'Mark transactions on or off the longest chain (unminedSince only; block lists kept)',
+    description:
+      'Off: unminedSince = the chain tip (an earlier one is kept). On: unminedSince removed for a tx in at least one block. The delete-at-height rule runs again. A missing tx is 404 after the others were changed.',
+    body: s.longestChainBody,
+    responses: { 200: OK, 400: E400, 404: E404, 409: E409, 413: E413, 503: E503 },
+    async handle({ body }, ctx) {
+      await (await ctx.runtime()).store.setOnLongestChain(body.txids, body.onLongestChain);
+      return ok();
+    },
+  }),
+  route({
+    operationId: 'processConflicting',
+    fn: 'admin',
+    method: 'POST',
+    path: '/v1/conflicting/resolve',
+    summary: 'Double-spend resolution: each conflicting tx of a new longest chain becomes the spender of its inputs',
+    description:
+      "The txs it displaces (losingTxids) and all their descendants are marked conflicting; contested outputs move to the winner atomically; the losers' other inputs are freed. Resumable: after a failure, send the same request again.",
+    body: s.processConflictingBody,
+    responses: {
+      200: { description: 'the displaced txs', schema: s.processConflictingResponse },
+      400: { description: 'INVALID_ARGUMENT (also: a tx is not marked conflicting)', schema: s.errorEnvelope },
+      404: E404,
+      409: {
+        description: 'FROZEN, SPENT (a new spender appeared: send the request again), ...',
+        schema: s.errorEnvelope,
+      },
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      return { statusCode: 200, body: await (await ctx.runtime()).store.processConflicting(body.txids) };
+    },
+  }),
+  route({
+    operationId: 'iterateUnmined',
+    fn: 'get',
+    method: 'GET',
+    path: '/v1/unmined/txs',
+    summary: 'Every unmined transaction with what block assembly needs to reload it, in createdAt order, paged',
+    description:
+      'The first page (no cursor) snapshots the unmined txs; a cursor names the snapshot and an offset, so a retried request reads the same txids. A page lists the snapshot txs still stored and unmined, with their current fee, size, parents and flags.',
+    query: s.unminedTxsQuery,
+    responses: { 200: { description: 'a page', schema: s.unminedTxsResponse }, 400: E400, 503: E503 },
+    async handle({ query }, ctx) {
+      return { statusCode: 200, body: await (await ctx.runtime()).store.iterateUnmined(query) };
     },
   }),
   route({

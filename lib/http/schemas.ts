@@ -108,7 +108,7 @@ export const spendBody = z
   .register(apiSchemas, { id: 'SpendRequest' });
 
 export const unspendBody = z
-  .strictObject({ spends: spendList, blockHeight: uintSchema.optional() })
+  .strictObject({ spends: spendList, blockHeight: uintSchema.optional(), flagAsLocked: bool.optional() })
   .register(apiSchemas, { id: 'UnspendRequest' });
 
 export const minedBody = z
@@ -153,6 +153,14 @@ export const reassignBody = z
 export const preserveBody = z
   .strictObject({ txids: txidList, untilHeight: uintSchema })
   .register(apiSchemas, { id: 'PreserveRequest' });
+
+export const longestChainBody = z
+  .strictObject({ txids: txidList, onLongestChain: bool })
+  .register(apiSchemas, { id: 'SetLongestChainRequest' });
+
+export const processConflictingBody = z
+  .strictObject({ txids: txidList })
+  .register(apiSchemas, { id: 'ProcessConflictingRequest' });
 
 export const chainTipBody = z.strictObject({ height: uintSchema }).register(apiSchemas, { id: 'ChainTip' });
 
@@ -208,6 +216,15 @@ export const unminedQuery = z.strictObject({
     .min(1)
     .max(1024)
     .meta({ description: 'cursor of the previous page (same cutoff; valid for an hour)' })
+    .optional(),
+});
+
+export const unminedTxsQuery = z.strictObject({
+  limit: uintString(10000, 1).optional(),
+  cursor: z
+    .string()
+    .regex(/^[0-9a-f]{32}-\d{1,10}$/, { error: 'expected the cursor of the previous page' })
+    .meta({ description: 'cursor of the previous page (valid for an hour)' })
     .optional(),
 });
 
@@ -287,6 +304,34 @@ export const spendStatusSchema = z
 export const unminedResponse = z
   .object({ txids: z.array(z.string()), cursor: z.string().optional() })
   .register(apiSchemas, { id: 'UnminedPage' });
+
+export const counterConflictingResponse = z
+  .object({ txid: z.string(), counterConflicting: z.array(z.string()) })
+  .register(apiSchemas, { id: 'CounterConflicting' });
+
+export const conflictingChildrenResponse = z
+  .object({ txid: z.string(), conflictingChildren: z.array(z.string()) })
+  .register(apiSchemas, { id: 'ConflictingChildren' });
+
+export const processConflictingResponse = z
+  .object({ losingTxids: z.array(z.string()), markedConflicting: z.array(z.string()) })
+  .register(apiSchemas, { id: 'ProcessConflictingResponse' });
+
+export const unminedTxSchema = z
+  .object({
+    txid: z.string(),
+    fee: z.int(),
+    sizeInBytes: z.int(),
+    parentTxids: z.array(z.string()),
+    createdAt: z.int(),
+    locked: z.boolean(),
+    conflicting: z.boolean(),
+  })
+  .register(apiSchemas, { id: 'UnminedTx' });
+
+export const unminedTxsResponse = z
+  .object({ txs: z.array(unminedTxSchema), cursor: z.string().optional() })
+  .register(apiSchemas, { id: 'UnminedTxsPage' });
 
 export const chainTipResponse = z.object({ height: z.int() }).register(apiSchemas, { id: 'ChainTipResponse' });
 

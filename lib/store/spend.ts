@@ -8,7 +8,7 @@ import { SpendFailedError, type ItemOutcome } from '../domain/errors';
 import { masterKey } from '../domain/keys';
 import { optionalBoolArg, optionalIntArg } from './args';
 import { heightOf, type StoreContext } from './context';
-import { missingRecordError, readMasters } from './admin';
+import { missingRecordError, readMasters, setLocked } from './admin';
 import { SignalBuffer } from './signals';
 import type { SignalName } from '../signals/port';
 import { outcome, resolveSpendItems, spenderOf, spendsOf, type ResolvedSpend } from './spend-items';
@@ -293,14 +293,21 @@ async function rollback(
   });
 }
 
-/** Clears each slot that holds exactly the given spender (a different spender or an unspent slot is a no-op). */
+/**
+ * Clears each slot that holds exactly the given spender (a different spender or an unspent slot is a no-op). With
+ * flagAsLocked the parents are locked first (every record), so the freed outputs are never spendable until unlocked.
+ */
 export async function unspend(
   ctx: StoreContext,
   spends: SpendItem[],
-  options: { blockHeight?: number } = {},
+  options: { blockHeight?: number; flagAsLocked?: boolean } = {},
 ): Promise<void> {
   const items = resolveSpendItems(spends, ctx.settings.utxoBatchSize);
-  const height = await heightOf(ctx, optionalIntArg(options.blockHeight, 'blockHeight'));
+  const blockHeight = optionalIntArg(options.blockHeight, 'blockHeight');
+  if (optionalBoolArg(options.flagAsLocked, 'flagAsLocked')) {
+    await setLocked(ctx, [...new Set(items.map((i) => i.txid))], true);
+  }
+  const height = await heightOf(ctx, blockHeight);
   const R = ctx.settings.blockHeightRetention;
   const signals = new SignalBuffer();
   let results;

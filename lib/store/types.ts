@@ -148,7 +148,8 @@ export interface HealthReport {
 export interface UtxoStore {
   create(tx: string | Buffer, options?: CreateOptions): Promise<CreateResult>;
   spend(request: SpendRequest, options?: SpendOptions): Promise<SpendResult>;
-  unspend(spends: SpendItem[], options?: { blockHeight?: number }): Promise<void>;
+  /** flagAsLocked: the parents are locked first and stay locked (not spendable) until setLocked(false) */
+  unspend(spends: SpendItem[], options?: UnspendOptions): Promise<void>;
   setMined(request: SetMinedRequest): Promise<SetMinedResult>;
   setLocked(txids: string[], locked: boolean): Promise<void>;
   setConflicting(txids: string[], conflicting: boolean): Promise<void>;
@@ -163,4 +164,48 @@ export interface UtxoStore {
   getChainTip(): Promise<number>;
   setChainTip(height: number): Promise<number>;
   health(): Promise<HealthReport>;
+  /** the other txs spending one of the outputs this tx spends */
+  getCounterConflicting(txid: string): Promise<string[]>;
+  /** the children registered in the tx's conflictingCs */
+  getConflictingChildren(txid: string): Promise<string[]>;
+  /** sets (false) or clears (true) unminedSince of each tx; block lists untouched */
+  setOnLongestChain(txids: string[], onLongestChain: boolean): Promise<void>;
+  /** double-spend resolution: each tx becomes the spender of its inputs; answers the displaced txs */
+  processConflicting(txids: string[]): Promise<ProcessConflictingResult>;
+  /** every unmined tx with what block assembly needs, in createdAt order, paged by retry-safe cursors */
+  iterateUnmined(query?: UnminedIterationQuery): Promise<UnminedIterationPage>;
+}
+
+export interface UnspendOptions {
+  blockHeight?: number;
+  flagAsLocked?: boolean;
+}
+
+export interface ProcessConflictingResult {
+  /** the txs the winners displaced */
+  losingTxids: string[];
+  /** every tx marked conflicting: the losers and all their descendants */
+  markedConflicting: string[];
+}
+
+export interface UnminedIterationQuery {
+  limit?: number;
+  cursor?: string;
+}
+
+/** One unmined tx as block assembly reloads it. */
+export interface UnminedTx {
+  txid: string;
+  fee: number;
+  sizeInBytes: number;
+  parentTxids: string[];
+  createdAt: number;
+  locked: boolean;
+  conflicting: boolean;
+}
+
+export interface UnminedIterationPage {
+  txs: UnminedTx[];
+  /** present when more txs follow */
+  cursor?: string;
 }

@@ -9,15 +9,19 @@ import { InvalidArgumentError } from '../domain/errors';
 import { intArg } from './args';
 import * as admin from './admin';
 import type { StoreContext } from './context';
+import { conflictingChildren, counterConflicting } from './conflicts';
 import { create } from './create';
 import { deleteTx } from './delete';
+import { setOnLongestChain } from './longest-chain';
 import { ensureBatchSize, readChainTip, writeChainTip } from './meta';
 import { setMined } from './mined';
+import { processConflicting } from './process-conflicting';
 import { get, getSpend, queryUnmined } from './read';
 import { spend, unspend } from './spend';
 import type { HealthReport, StoreSettings, UtxoStore } from './types';
 import { storageError } from './udf-call';
 import { loadUdfSource, udfModuleName } from './udf-module';
+import { iterateUnmined } from './unmined-iterator';
 
 export interface UtxoStoreDeps {
   engine: RecordEngine;
@@ -87,6 +91,11 @@ export async function createUtxoStore(deps: UtxoStoreDeps): Promise<UtxoStore & 
     getSpend: (ref) => getSpend(ctx, ref),
     delete: (txid) => deleteTx(ctx, txid),
     queryUnmined: (query) => queryUnmined(ctx, query),
+    getCounterConflicting: (txid) => counterConflicting(ctx, txid),
+    getConflictingChildren: (txid) => conflictingChildren(ctx, txid),
+    setOnLongestChain: (txids, onLongestChain) => setOnLongestChain(ctx, txids, onLongestChain),
+    processConflicting: (txids) => processConflicting(ctx, txids),
+    iterateUnmined: (query) => iterateUnmined(ctx, query),
     getChainTip: () => readChainTip(engine),
     setChainTip: async (height) => writeChainTip(engine, intArg(height, 'height')),
     health: async (): Promise<HealthReport> => {

@@ -19,6 +19,7 @@ import { AerospikeEngine, connectAerospike, getSharedAerospikeClient } from '../
 import { FileBlobStore } from '../../lib/blob';
 import { InlineQueue } from '../../lib/signals';
 import { describeEngineContract } from '../engine/engine-contract';
+import { describeReorgContract } from '../store/reorg-contract';
 import { describeStoreContract } from '../store/store-contract';
 
 describe('connecting', () => {
@@ -74,6 +75,19 @@ if (!hosts) {
   describeStoreContract(`Aerospike ${hosts}/${namespace}`, async () => {
     const engine = new AerospikeEngine({ client: await client(), namespace, set: nextSet('c') });
     const dir = mkdtempSync(path.join(tmpdir(), 'store-contract-'));
+    return {
+      engine,
+      blobs: new FileBlobStore({ dir }),
+      signals: new InlineQueue(),
+      close: async () => {
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  });
+
+  describeReorgContract(`Aerospike ${hosts}/${namespace}`, async () => {
+    const engine = new AerospikeEngine({ client: await client(), namespace, set: nextSet('r') });
+    const dir = mkdtempSync(path.join(tmpdir(), 'reorg-contract-'));
     return {
       engine,
       blobs: new FileBlobStore({ dir }),

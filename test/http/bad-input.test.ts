@@ -25,6 +25,7 @@ const OPTIONAL = new Set([
   '/v1/spends ignoreConflicting',
   '/v1/spends ignoreLocked',
   '/v1/unspends blockHeight',
+  '/v1/unspends flagAsLocked',
   '/v1/mined onLongestChain',
   '/v1/mined unsetMined',
   '/v1/reassign blockHeight',
@@ -87,6 +88,8 @@ function bodies(): { method: string; path: string; body: Record<string, unknown>
     { method: 'POST', path: '/v1/reassign', body: { ...outpoint(), newUtxoHash: 'cd'.repeat(32), blockHeight: 5 } },
     { method: 'POST', path: '/v1/preserve', body: { txids: [parent.txid], untilHeight: 900 } },
     { method: 'PUT', path: '/v1/chain/tip', body: { height: 7 } },
+    { method: 'POST', path: '/v1/longest-chain', body: { txids: [parent.txid], onLongestChain: true } },
+    { method: 'POST', path: '/v1/conflicting/resolve', body: { txids: [parent.txid] } },
   ];
 }
 
@@ -137,6 +140,10 @@ const FIELDS: [string, (string | number)[], 'txid' | 'hash' | 'int' | 'bool'][] 
   ['/v1/preserve', ['txids', 0], 'txid'],
   ['/v1/preserve', ['untilHeight'], 'int'],
   ['/v1/chain/tip', ['height'], 'int'],
+  ['/v1/unspends', ['flagAsLocked'], 'bool'],
+  ['/v1/longest-chain', ['txids', 0], 'txid'],
+  ['/v1/longest-chain', ['onLongestChain'], 'bool'],
+  ['/v1/conflicting/resolve', ['txids', 0], 'txid'],
 ];
 
 function fieldName(p: (string | number)[]): string {

@@ -182,6 +182,27 @@ const CASES: Record<string, { valid: BinValue[]; wrong: [number, BinValue][] }> 
       [1, 'R'],
     ],
   },
+  setLongestChain: {
+    valid: [true, H, R],
+    wrong: [
+      [0, 'yes'],
+      [0, null],
+      [1, -1],
+      [2, 'R'],
+    ],
+  },
+  replaceSpend: {
+    valid: [0, U0, SD, sd(hash32('loser'), 0), H, R],
+    wrong: [
+      [0, -1],
+      [1, SHORT],
+      [2, U0],
+      [2, Buffer.alloc(36, 0xff)],
+      [3, null],
+      [4, 'H'],
+      [5, -1],
+    ],
+  },
 };
 
 describe('argument checks', () => {

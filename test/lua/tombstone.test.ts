@@ -42,6 +42,8 @@ const ARGS: Record<UdfFunction, BinValue[]> = {
   addConflictingChild: [txid()],
   setDeletedChild: ['ab'.repeat(32)],
   rerunDah: [H, R],
+  setLongestChain: [true, H, R],
+  replaceSpend: [0, hash32('u0'), sd(txid()), sd(txid()), H, R],
 };
 
 describe('a tombstone is a missing record for every function', () => {
