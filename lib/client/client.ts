@@ -286,10 +286,15 @@ export class UtxoStoreClient {
   /**
    * Marks any number of txids mined in a block: split into POST /v1/mined requests under the payload limit
    * (default 10,000 txids a request, about 0.7 MB, well inside the 29 s gateway timeout) run `concurrency` at a
-   * time. setMined is idempotent: a job that failed (JobError) may be run again whole.
+   * time. Returns the block ids of each txid (a Map: a million keys in a plain object are slow to build).
+   * setMined is idempotent: a job that failed (JobError) may be run again whole.
    */
-  async setMinedMany(txids: readonly string[], block: MinedBlock, options: JobOptions = {}): Promise<SetMinedResult> {
-    const blockIds: SetMinedResult['blockIds'] = {};
+  async setMinedMany(
+    txids: readonly string[],
+    block: MinedBlock,
+    options: JobOptions = {},
+  ): Promise<Map<string, number[]>> {
+    const blockIds = new Map<string, number[]>();
     const chunks = chunkItems(txids, {
       maxItems: options.maxItemsPerRequest ?? 10_000,
       maxBytes: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
@@ -297,9 +302,9 @@ export class UtxoStoreClient {
     });
     await runChunks(chunks, options, async (chunk) => {
       const result = await this.setMined(chunk, block);
-      Object.assign(blockIds, result.blockIds);
+      for (const txid in result.blockIds) blockIds.set(txid, result.blockIds[txid]);
     });
-    return { blockIds };
+    return blockIds;
   }
 
   /**

@@ -34,7 +34,7 @@ export function chunkItems<T>(
   items: readonly T[],
   options: { maxItems: number; maxBytes: number; envelopeBytes: number; itemBytes?: (item: T) => number },
 ): T[][] {
-  const sizeOf = options.itemBytes ?? ((item: T) => Buffer.byteLength(JSON.stringify(item), 'utf8'));
+  const sizeOf = options.itemBytes ?? jsonBytes;
   const chunks: T[][] = [];
   let chunk: T[] = [];
   let bytes = options.envelopeBytes;
@@ -50,6 +50,14 @@ export function chunkItems<T>(
   }
   if (chunk.length > 0) chunks.push(chunk);
   return chunks;
+}
+
+const PLAIN = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** Bytes of a value's JSON; a plain ASCII string (a txid) without serializing it. */
+export function jsonBytes(value: unknown): number {
+  if (typeof value === 'string' && PLAIN.test(value)) return value.length + 2;
+  return Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
 
 /**

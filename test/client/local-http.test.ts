@@ -193,7 +193,7 @@ describe('client over the local server', () => {
     expect(progress[0]).toBe(10);
     expect(progress[1]).toBeGreaterThan(progress[0]);
     expect(progress[2]).toBe(25);
-    expect(Object.keys(result.blockIds).sort()).toEqual(txs.map((t) => t.txid).sort());
-    expect(result.blockIds[txs[0].txid]).toEqual([42]);
+    expect([...result.keys()].sort()).toEqual(txs.map((t) => t.txid).sort());
+    expect(result.get(txs[0].txid)).toEqual([42]);
   });
 });
