@@ -20,7 +20,7 @@
 import { InvokeCommand, LambdaClient, type InvokeCommandOutput } from '@aws-sdk/client-lambda';
 import type { FunctionName } from '../http/routes';
 import { TransportError } from './errors';
-import { fetchFailure, type Transport, type TransportRequest, type TransportResponse } from './transport';
+import { fetchFailure, parseJson, type Transport, type TransportRequest, type TransportResponse } from './transport';
 
 /** The event of a direct invocation (what this transport sends). */
 export interface DirectInvocationEvent {
@@ -119,7 +119,8 @@ export class LambdaTransport implements Transport {
       return { status: 502, body: { message: `${functionName} answered without a statusCode` } };
     }
     let body = result.body;
-    if (typeof body === 'string') body = body === '' ? undefined : (JSON.parse(body) as unknown);
+    // an answer with the body as a string (API Gateway's shape) is read the same way
+    if (typeof body === 'string') body = parseJson(body);
     return { status: result.statusCode, body };
   }
 }

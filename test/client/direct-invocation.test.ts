@@ -149,6 +149,15 @@ describe('client by direct invocation', () => {
     await expect(c.getTx(rootTx(1).txid)).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  test('an answer whose body is a JSON string (the API Gateway shape) is read the same way', async () => {
+    lambda.scripted.push(() => ({
+      StatusCode: 200,
+      Payload: Buffer.from(JSON.stringify({ statusCode: 200, body: '{"height":5}' })) as never,
+      $metadata: {},
+    }));
+    expect(await client().getChainTip()).toBe(5);
+  });
+
   test('a route sent to the wrong function is ROUTE_NOT_FOUND, naming the right one', async () => {
     const c = lambdaClient({ functionNames: { ...NAMES, get: NAMES.admin }, client: lambda, retry: { attempts: 1 } });
     const err = await c.getTx(rootTx(1).txid).catch((e: unknown) => e);
