@@ -195,6 +195,26 @@ describe('retries', () => {
     expect((err as TransportError).sent).toBe(false);
   });
 
+  test('a degraded health report (503 with the report) is a report, not an error, and not retried', async () => {
+    const degraded = { status: 'degraded', engine: 'embedded: down', blobStore: 'file: ok', queue: 'inline: ok' };
+    const t = new Scripted(() => ({ status: 503, body: degraded }));
+    expect(await client(t).health()).toEqual(degraded);
+    expect(t.sent).toHaveLength(1);
+  });
+
+  test('a batch answer with the wrong number of results is UNEXPECTED_RESPONSE, not retried', async () => {
+    const t = new Scripted(() => ({ status: 200, body: { results: [{ status: 'OK' }] } }));
+    const err = await client(t)
+      .getUtxoMany([
+        { txid: 'a', vout: 0 },
+        { txid: 'b', vout: 0 },
+      ])
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ServiceError);
+    expect(err).toMatchObject({ code: 'UNEXPECTED_RESPONSE' });
+    expect(t.sent).toHaveLength(1);
+  });
+
   test('backoff is full jitter within an exponential ceiling', () => {
     expect(backoffMs(1, { baseMs: 50, random: () => 1 })).toBe(50);
     expect(backoffMs(3, { baseMs: 50, random: () => 1 })).toBe(200);
