@@ -15,6 +15,8 @@ module.exports = {
     ],
   },
   transformIgnorePatterns: ['/node_modules/(?!(@middy)/)'],
+  // the package's subpath export, as a consumer imports it (package.json "exports")
+  moduleNameMapper: { '^bsv-utxo-store/client$': '<rootDir>/lib/client/index.ts' },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   testTimeout: 30000,
 };

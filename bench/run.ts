@@ -8,6 +8,7 @@ import './sections/store';
 import './sections/cleanup';
 import './sections/http';
 import './sections/reorg';
+import './sections/client';
 
 async function main(): Promise<void> {
   const cpu = cpus();

@@ -58,7 +58,7 @@ export function buildOpenApi(options: { serverUrl?: string } = {}): JsonSchema {
   for (const [id, schema] of Object.entries(components.schemas)) schemas[id] = clean(schema);
 
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const route of ROUTES) {
+  for (const route of ROUTES as readonly Route[]) {
     const responses: Record<string, JsonSchema> = {};
     for (const [status, doc] of Object.entries(route.responses)) {
       responses[status] = doc.schema

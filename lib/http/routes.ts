@@ -32,12 +32,21 @@ export interface ResponseDoc {
   schema?: z.ZodType;
 }
 
-interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
-  operationId: string;
-  fn: FunctionName;
-  method: HttpMethod;
+interface RouteSpec<
+  P extends z.ZodType,
+  Q extends z.ZodType,
+  B extends z.ZodType,
+  Id extends string = string,
+  M extends HttpMethod = HttpMethod,
+  Path extends string = string,
+  F extends FunctionName = FunctionName,
+  R extends Record<number, ResponseDoc> = Record<number, ResponseDoc>,
+> {
+  operationId: Id;
+  fn: F;
+  method: M;
   /** API Gateway resource path, e.g. /v1/txs/{txid} */
-  path: string;
+  path: Path;
   summary: string;
   description?: string;
   params?: P;
@@ -45,7 +54,7 @@ interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodTyp
   body?: B;
   /** an empty body is accepted as {} */
   bodyOptional?: boolean;
-  responses: Record<number, ResponseDoc>;
+  responses: R;
   handle(
     input: { params: z.output<P>; query: z.output<Q>; body: z.output<B> },
     ctx: RouteContext,
@@ -67,12 +76,41 @@ export interface Route {
   handle(input: { params: unknown; query: unknown; body: unknown }, ctx: RouteContext): Promise<RouteResult>;
 }
 
+/**
+ * A route with its static types kept (operation id, method, path, function, schemas, responses): the typed client
+ * (lib/client) derives its operations from them, so a change of the table is a compile error there.
+ */
+export interface TypedRoute<
+  Id extends string,
+  M extends HttpMethod,
+  Path extends string,
+  F extends FunctionName,
+  P extends z.ZodType,
+  Q extends z.ZodType,
+  B extends z.ZodType,
+  R extends Record<number, ResponseDoc>,
+> extends Route {
+  operationId: Id;
+  method: M;
+  path: Path;
+  fn: F;
+  params?: P;
+  query?: Q;
+  body?: B;
+  responses: R;
+}
+
 function route<
+  const Id extends string,
+  M extends HttpMethod,
+  const Path extends string,
+  F extends FunctionName,
+  R extends Record<number, ResponseDoc>,
   P extends z.ZodType = z.ZodUndefined,
   Q extends z.ZodType = z.ZodUndefined,
   B extends z.ZodType = z.ZodUndefined,
->(spec: RouteSpec<P, Q, B>): Route {
-  return spec as unknown as Route;
+>(spec: RouteSpec<P, Q, B, Id, M, Path, F, R>): TypedRoute<Id, M, Path, F, P, Q, B, R> {
+  return spec as unknown as TypedRoute<Id, M, Path, F, P, Q, B, R>;
 }
 
 const E400 = { description: 'INVALID_ARGUMENT: the field named in error.details.field', schema: s.errorEnvelope };
@@ -105,7 +143,7 @@ export function cleanupDeadline(lambda: Context | undefined, budgetMs: number, m
   return Date.now() + Math.max(0, budget);
 }
 
-export const ROUTES: readonly Route[] = [
+export const ROUTES = [
   route({
     operationId: 'createTx',
     fn: 'create',
@@ -492,7 +530,7 @@ export const ROUTES: readonly Route[] = [
       return { statusCode: 200, body: report };
     },
   }),
-];
+] as const satisfies readonly Route[];
 
 /** The routes a function serves. */
 export function routesOf(fn: FunctionName): Route[] {
