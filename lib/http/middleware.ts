@@ -12,7 +12,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { getRuntime } from '../runtime';
+import { getRuntime, warmRuntime } from '../runtime';
 import { HttpError, invalidArgument, mapError } from './errors';
 import { cleanupMetrics, emitSingle, logger, metrics, MetricUnit } from './observability';
 import { matchRoute, paramNames, ROUTES, routesOf, type FunctionName, type Route } from './routes';
@@ -253,6 +253,8 @@ function serialize(statusCode: number, body: unknown, context: Context): APIGate
 /** The middy handler serving a function's routes (functions/<fn>.ts). */
 export function httpHandler(fn: FunctionName): ApiHandler {
   const routes = routesOf(fn);
+  // connect during the init phase (functions/<fn>.ts builds its handler at module load)
+  warmRuntime();
   const base = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
     const validated = state.get(event)?.validated;
     if (!validated) throw new Error('request was not validated');

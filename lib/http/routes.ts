@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import type { Runtime } from '../runtime';
 import { emitMetrics } from '../cleanup/report';
 import type { CleanupMetrics } from '../cleanup';
+import type { ApiRole } from './roles';
 import * as s from './schemas';
 
 export type FunctionName = 'create' | 'get' | 'spend' | 'unspend' | 'set-mined' | 'get-utxo' | 'admin';
@@ -35,6 +36,8 @@ export interface ResponseDoc {
 interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
   operationId: string;
   fn: FunctionName;
+  /** the least caller role allowed (lib/http/roles.ts): the CDK app's IAM roles and the OpenAPI document follow it */
+  role: ApiRole;
   method: HttpMethod;
   /** API Gateway resource path, e.g. /v1/txs/{txid} */
   path: string;
@@ -55,6 +58,7 @@ interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodTyp
 export interface Route {
   operationId: string;
   fn: FunctionName;
+  role: ApiRole;
   method: HttpMethod;
   path: string;
   summary: string;
@@ -104,6 +108,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'createTx',
     fn: 'create',
+    role: 'validator',
     method: 'POST',
     path: '/v1/txs',
     summary: 'Store a transaction and its outputs',
@@ -126,6 +131,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'getTx',
     fn: 'get',
+    role: 'validator',
     method: 'GET',
     path: '/v1/txs/{txid}',
     summary: 'Read a transaction record',
@@ -142,6 +148,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'deleteTx',
     fn: 'admin',
+    role: 'admin',
     method: 'DELETE',
     path: '/v1/txs/{txid}',
     summary: 'Delete a transaction (master, pagination records and blobs)',
@@ -155,6 +162,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'spend',
     fn: 'spend',
+    role: 'validator',
     method: 'POST',
     path: '/v1/spends',
     summary: 'Spend outputs: all inputs of a spending tx, or explicit spends (all or nothing)',
@@ -185,6 +193,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'unspend',
     fn: 'unspend',
+    role: 'validator',
     method: 'POST',
     path: '/v1/unspends',
     summary: 'Undo spends: clears each output that holds exactly the given spender',
@@ -198,6 +207,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'setMined',
     fn: 'set-mined',
+    role: 'blockValidation',
     method: 'POST',
     path: '/v1/mined',
     summary: 'Add (or with unsetMined remove) a block to each transaction',
@@ -218,6 +228,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'setLocked',
     fn: 'admin',
+    role: 'blockValidation',
     method: 'POST',
     path: '/v1/locked',
     summary: 'Lock or unlock transactions (a locked tx cannot be spent)',
@@ -231,6 +242,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'setConflicting',
     fn: 'admin',
+    role: 'blockValidation',
     method: 'POST',
     path: '/v1/conflicting',
     summary: 'Mark or unmark transactions as conflicting',
@@ -244,6 +256,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'freeze',
     fn: 'admin',
+    role: 'admin',
     method: 'POST',
     path: '/v1/freeze',
     summary: 'Freeze outputs',
@@ -265,6 +278,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'unfreeze',
     fn: 'admin',
+    role: 'admin',
     method: 'POST',
     path: '/v1/unfreeze',
     summary: 'Unfreeze outputs',
@@ -285,6 +299,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'reassign',
     fn: 'admin',
+    role: 'admin',
     method: 'POST',
     path: '/v1/reassign',
     summary: 'Reassign a frozen output to a new UTXO hash (spendable 1000 blocks later)',
@@ -298,6 +313,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'preserve',
     fn: 'admin',
+    role: 'blockValidation',
     method: 'POST',
     path: '/v1/preserve',
     summary: 'Keep transactions (no delete-at-height) until a height',
@@ -311,6 +327,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'getUtxo',
     fn: 'get-utxo',
+    role: 'validator',
     method: 'GET',
     path: '/v1/utxos/{txid}/{vout}',
     summary: 'Spendability of one output at the chain tip + 1',
@@ -325,6 +342,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'queryUnmined',
     fn: 'admin',
+    role: 'blockValidation',
     method: 'GET',
     path: '/v1/unmined',
     summary: 'Transactions not mined on the longest chain since at most `cutoff`, paged',
@@ -338,6 +356,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'getChainTip',
     fn: 'admin',
+    role: 'validator',
     method: 'GET',
     path: '/v1/chain/tip',
     summary: 'The chain tip height H the store evaluates at',
@@ -349,9 +368,12 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'setChainTip',
     fn: 'admin',
+    role: 'blockValidation',
     method: 'PUT',
     path: '/v1/chain/tip',
-    summary: 'Set the chain tip height',
+    summary: 'Move the chain tip forward by at most MAX_TIP_ADVANCE blocks (or keep it)',
+    description:
+      'A height below the tip or more than MAX_TIP_ADVANCE (default 10) above it is 400 INVALID_ARGUMENT naming height, with details.current and details.maxAdvance; an admin moves it anywhere with PUT /v1/chain/tip/force.',
     body: s.chainTipBody,
     responses: { 200: { description: 'the tip', schema: s.chainTipResponse }, 400: E400, 413: E413, 503: E503 },
     async handle({ body }, ctx) {
@@ -359,8 +381,25 @@ export const ROUTES: readonly Route[] = [
     },
   }),
   route({
+    operationId: 'forceChainTip',
+    fn: 'admin',
+    role: 'admin',
+    method: 'PUT',
+    path: '/v1/chain/tip/force',
+    summary: 'Set the chain tip height to any height, back or far forward (admin)',
+    description:
+      'A separate path so that IAM can allow it to the admin role only (API Gateway authorizes by method and path).',
+    body: s.chainTipBody,
+    responses: { 200: { description: 'the tip', schema: s.chainTipResponse }, 400: E400, 413: E413, 503: E503 },
+    async handle({ body }, ctx) {
+      const height = await (await ctx.runtime()).store.setChainTip(body.height, { force: true });
+      return { statusCode: 200, body: { height } };
+    },
+  }),
+  route({
     operationId: 'health',
     fn: 'admin',
+    role: 'validator',
     method: 'GET',
     path: '/v1/health',
     summary: 'Liveness of the engine, blob store and queue',
@@ -376,6 +415,7 @@ export const ROUTES: readonly Route[] = [
   route({
     operationId: 'cleanup',
     fn: 'admin',
+    role: 'admin',
     method: 'POST',
     path: '/v1/cleanup',
     summary: 'Run one cleanup pass now (deletes fully spent, buried transactions)',

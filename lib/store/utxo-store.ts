@@ -11,7 +11,7 @@ import * as admin from './admin';
 import type { StoreContext } from './context';
 import { create } from './create';
 import { deleteTx } from './delete';
-import { ensureBatchSize, readChainTip, writeChainTip } from './meta';
+import { ensureBatchSize, moveChainTip, readChainTip } from './meta';
 import { setMined } from './mined';
 import { get, getSpend, queryUnmined } from './read';
 import { spend, unspend } from './spend';
@@ -37,6 +37,7 @@ function checkSettings(s: StoreSettings): StoreSettings {
   intArg(s.coinbaseMaturity, 'COINBASE_MATURITY', 0, 0x7fffffff);
   if (typeof s.externalizeAll !== 'boolean')
     throw new InvalidArgumentError('EXTERNALIZE_ALL', 'expected true or false');
+  if (s.maxTipAdvance !== undefined) intArg(s.maxTipAdvance, 'MAX_TIP_ADVANCE', 1, 0x7fffffff);
   return { ...s };
 }
 
@@ -88,7 +89,8 @@ export async function createUtxoStore(deps: UtxoStoreDeps): Promise<UtxoStore & 
     delete: (txid) => deleteTx(ctx, txid),
     queryUnmined: (query) => queryUnmined(ctx, query),
     getChainTip: () => readChainTip(engine),
-    setChainTip: async (height) => writeChainTip(engine, intArg(height, 'height')),
+    setChainTip: async (height, options) =>
+      moveChainTip(engine, intArg(height, 'height'), { force: options?.force, maxAdvance: settings.maxTipAdvance }),
     health: async (): Promise<HealthReport> => {
       const [e, b, q] = await Promise.all([
         probe(() => engine.ping()),

@@ -144,7 +144,13 @@ describe('API handlers', () => {
     expect(health).toMatchObject({ statusCode: 200 });
     expect(health.json.status).toBe('ok');
 
-    expect((await call(admin, { method: 'PUT', resource: '/v1/chain/tip', body: { height: 50 } })).json).toEqual({
+    expect((await call(admin, { method: 'PUT', resource: '/v1/chain/tip', body: { height: 15 } })).json).toEqual({
+      height: 15,
+    });
+    expect(
+      (await call(admin, { method: 'PUT', resource: '/v1/chain/tip', body: { height: 50 } })).json.error.code,
+    ).toBe('INVALID_ARGUMENT');
+    expect((await call(admin, { method: 'PUT', resource: '/v1/chain/tip/force', body: { height: 50 } })).json).toEqual({
       height: 50,
     });
     expect((await call(admin, { method: 'GET', resource: '/v1/chain/tip' })).json).toEqual({ height: 50 });
