@@ -134,7 +134,7 @@ export class ClusterStack extends Stack {
    * AZs of the deployment region (Fn::GetAZs), resolved by CloudFormation. With an explicit region, CDK's own list
    * (or config availabilityZones) applies.
    */
-  get availabilityZones(): string[] {
+  override get availabilityZones(): string[] {
     if (!Token.isUnresolved(this.region)) return super.availabilityZones;
     return Array.from({ length: this.config?.maxAzs ?? 3 }, (_, i) => Fn.select(i, Fn.getAzs()));
   }

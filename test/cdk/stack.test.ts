@@ -7,7 +7,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { z } from 'zod';
 import { ROUTES } from '../../cdk/api';
 import { ROUTES as HTTP_ROUTES } from '../../lib/http/routes';
-import { FUNCTION_NAMES, maxRecordSizeBytes } from '../../cdk/config';
+import { FUNCTION_NAMES } from '../../cdk/config';
 import { ACKNOWLEDGEMENTS } from '../../cdk/nag';
 import { actionsOf, appFunctions, logicalId, resourcesOf, statementsOf, synth, type Synth } from './helpers';
 
