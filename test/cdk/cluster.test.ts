@@ -5,6 +5,7 @@
  * the API roles per route and the connection budget.
  */
 import { Match } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { AEROSPIKE_METRICS } from '../../cdk/aerospike-scripts';
 import { arnPath, ROUTES } from '../../cdk/api';
 import { connectionBudget, defaultConfig, FUNCTION_NAMES, maxRecordSizeBytes } from '../../cdk/config';
@@ -302,5 +303,15 @@ describe('connection budget', () => {
     // raising proto-fd-max makes room
     expect(() => synth({ reservedConcurrency: 'spend:400', protoFdMax: '40000' })).not.toThrow();
     for (const name of FUNCTION_NAMES) expect(defaultConfig().functions[name].reservedConcurrency).toBeGreaterThan(0);
+  });
+});
+
+describe('a disposable stage (terminationProtection=false)', () => {
+  test('no termination protection on the stack or the nodes; cdk-nag passes with the acknowledged EC29', () => {
+    const d = synth({ terminationProtection: 'false' });
+    expect(d.cluster.terminationProtection).toBe(false);
+    for (const n of nodesOf(d)) expect(n.Properties!.DisableApiTermination).toBe(false);
+    const report = new AwsSolutionsChecks(d.app).validateScope(d.cluster);
+    expect(report.violations.map((v) => `${v.severity} ${v.ruleName}`)).toEqual([]);
   });
 });
