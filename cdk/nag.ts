@@ -51,7 +51,7 @@ export function applyNagSuppressions(app: {
     service.fns,
     `AwsSolutions-IAM4[${managed('service-role/AWSLambdaVPCAccessExecutionRole')}]`,
     'AWS-managed AWSLambdaVPCAccessExecutionRole: ec2:CreateNetworkInterface, DescribeNetworkInterfaces, ' +
-      'DeleteNetworkInterface, AssignPrivateIpAddresses, UnassignPrivateIpAddresses (and the same log write actions ' +
+      'DescribeSubnets, DeleteNetworkInterface, AssignPrivateIpAddresses, UnassignPrivateIpAddresses (and the same log write actions ' +
       'as the basic role) on Resource "*". Lambda needs them to manage the ENIs of a VPC function (the functions ' +
       'reach Aerospike in the VPC); the ENIs do not exist before the function, so the actions cannot be scoped.',
   );
@@ -123,9 +123,11 @@ export function applyNagSuppressions(app: {
   ack(
     nodeRole,
     `AwsSolutions-IAM4[${managed('AmazonSSMManagedInstanceCore')}]`,
-    'AWS-managed AmazonSSMManagedInstanceCore: ssm:UpdateInstanceInformation, ssmmessages:*, ec2messages:* and ' +
-      'ssm:GetDocument/ListAssociations/... on Resource "*". Session Manager (no SSH, no key pair, no port 22), ' +
-      'Run Command (the runbook) and the State Manager backup association need it.',
+    'AWS-managed AmazonSSMManagedInstanceCore: ssm:UpdateInstanceInformation, ssm:GetDocument, ' +
+      'ssm:ListAssociations and other agent actions, ssm:GetParameter(s) (so any parameter of the account and ' +
+      'region, not only the NodeSettings ones), ssmmessages:* and ec2messages:* actions, all on Resource "*". ' +
+      'Accepted: Session Manager (no SSH, no key pair, no port 22), Run Command (the runbook) and the State Manager ' +
+      'backup association need it; keep secrets out of plain SSM parameters in this account.',
   );
   ack(
     nodeRole,
