@@ -144,6 +144,14 @@ export function applyNagSuppressions(app: {
     'Put/Get/AbortMultipartUpload/ListMultipartUploadParts on the backup prefix "aerospike/" of the backup bucket: ' +
       'asbackup writes one directory per run (its name is the UTC time) and asrestore reads one back.',
   );
+  if (config.aerospike.amiIds !== undefined)
+    for (const node of cluster.cluster.instances)
+      ack(
+        node,
+        'CloudFormation-Validate::W9010',
+        'The node AMI is pinned on purpose (aerospikeAmi): a new AMI replaces the node and erases its instance ' +
+          'store, so it must never follow a parameter that can change between deployments.',
+      );
   if (!config.aerospike.terminationProtection)
     for (const node of cluster.cluster.instances)
       ack(
