@@ -282,7 +282,7 @@ describe('functions', () => {
 });
 
 describe('API', () => {
-  test('the routes, their functions and required fields are those of the handlers (lib/http/routes.ts)', () => {
+  test('the routes, their functions, roles and required fields are those of the handlers (lib/http/routes.ts)', () => {
     const camel = (fn: string) => fn.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
     const required = (schema: z.ZodType | undefined): string[] =>
       schema
@@ -299,6 +299,7 @@ describe('API', () => {
     const fromHandlers = HTTP_ROUTES.map((r) => ({
       route: `${r.method} ${r.path}`,
       fn: camel(r.fn),
+      role: r.role,
       required: required(r.body).sort(),
       query: required(r.query).sort(),
       optionalQuery: props(r.query)
@@ -308,6 +309,7 @@ describe('API', () => {
     const fromCdk = ROUTES.map((r) => ({
       route: `${r.method} ${r.path}`,
       fn: r.fn,
+      role: r.role,
       required: [...(r.required ?? [])].sort(),
       query: [...(r.query ?? [])].sort(),
       optionalQuery: [...(r.optionalQuery ?? [])].sort(),
