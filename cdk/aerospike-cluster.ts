@@ -1,31 +1,53 @@
 /**
  * The Aerospike Community Edition 7.x cluster: one EC2 instance per node on an NVMe instance-store family, the `utxo`
- * namespace on the instance-store devices, mesh heartbeat between the nodes.
+ * namespace on the instance-store devices (by stable /dev/disk/by-id path), mesh heartbeat between the nodes.
  *
- * Peer discovery: a Route 53 private hosted zone. Node i is published as `aerospike-<i>.<zone>` (an A record on its
- * private IP) and every node's aerospike.conf lists all node names as `mesh-seed-address-port`. We chose DNS over
- * EC2-tag discovery because the names are known at synthesis time: the configuration is static (no AWS API calls
- * or IAM permissions at boot, no script to keep in sync), the same names are the functions' seed hosts in
- * UTXO_STORE, and a replaced node keeps its name (the record follows the new private IP in the same deployment).
- * Aerospike re-resolves and retries seeds, so a node that boots before its peers' records exist joins later.
+ * Data safety: a node's data lives on its instance store, which a stop, a hibernation or a replacement erases. So
+ * nothing a deployment routinely changes touches an instance: the AMI is pinned (config amiIds or the AerospikeAmiId
+ * stack parameter), the user data only fetches and runs the bootstrap, and the conf, package URLs/checksums and node
+ * scripts live in SSM parameters (cdk/aerospike-scripts.ts). A changed conf is applied node by node with
+ * aerospike-apply-config (README, runbook). The cluster stack's policy refuses any update of the instances.
+ *
+ * Placement: node i goes to AZ i mod AZs (round robin), so with nodeCount <= AZs every node is in its own AZ; with
+ * more nodes, validateConfig requires enough replicas that the loss of one AZ keeps a copy of every partition.
+ *
+ * Peer discovery: a Route 53 private hosted zone; node i is `aerospike-<i>.<zone>` and every node's conf lists all
+ * names as mesh seeds. The same names are the functions' seed hosts; a replaced node keeps its name.
  *
  * UDF registration: the store registers the Lua module on its first connection (createUtxoStore -> ensureModule,
- * under a content-versioned name, so a changed module is registered by the first function that runs the new code).
- * No custom resource is needed: a custom resource would need its own VPC function with the native client only to
- * do what the first request does anyway. Check after the first deployment with `asinfo -v udf-list`.
+ * content-versioned), which functions do during init (lib/runtime.ts warmRuntime).
  */
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Duration, Stack, Tags } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as route53 from 'aws-cdk-lib/aws-route53';
+import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
-import { maxRecordSizeBytes, type AerospikeConfig, type StoreConfig } from './config';
+import {
+  AEROSPIKE_FABRIC_PORT,
+  AEROSPIKE_HEARTBEAT_PORT,
+  AEROSPIKE_SERVICE_PORT,
+  parameterNames,
+  renderAerospikeConf,
+  renderAgentConfig,
+  renderApplyConfigScript,
+  renderBootstrap,
+  renderDeviceScript,
+  renderUserData,
+} from './aerospike-scripts';
+import {
+  effectiveReplication,
+  maxRecordSizeBytes,
+  minClusterSize,
+  type AerospikeConfig,
+  type StoreConfig,
+} from './config';
 
-export const AEROSPIKE_SERVICE_PORT = 3000;
-export const AEROSPIKE_FABRIC_PORT = 3001;
-export const AEROSPIKE_HEARTBEAT_PORT = 3002;
-/** replaced at boot by one `device /dev/nvmeXn1` line per instance-store device */
-const DEVICES_PLACEHOLDER = '        @DEVICES@';
+export { AEROSPIKE_FABRIC_PORT, AEROSPIKE_HEARTBEAT_PORT, AEROSPIKE_SERVICE_PORT };
+
+/** The tag the backup association and the runbook's SSM commands target the nodes by. */
+export const CLUSTER_TAG = 'bsv-utxo-store:aerospike-cluster';
 
 export interface AerospikeClusterProps {
   vpc: ec2.IVpc;
@@ -35,96 +57,23 @@ export interface AerospikeClusterProps {
   aerospike: AerospikeConfig;
   store: Pick<StoreConfig, 'utxoBatchSize' | 'maxTxSizeInStore'>;
   clusterName: string;
+  /** SSM parameter prefix, `/bsv-utxo-store/<stage>/aerospike` */
+  parameterPrefix: string;
+  /** the AMI: a region -> AMI map (pinned in the config) or an AMI id token (the stack parameter) */
+  ami: Record<string, string> | string;
+  packageSha256: string;
+  exporterPackageSha256: string;
+  /** CloudWatch namespace of the exporter's metrics */
+  metricsNamespace: string;
+  logRetentionDays: number;
 }
 
-/** aerospike.conf for a cluster whose nodes are `seeds` (DNS names). */
-export function renderAerospikeConf(opts: {
-  clusterName: string;
-  seeds: string[];
-  aerospike: AerospikeConfig;
-  maxRecordSize: number;
-}): string {
-  const a = opts.aerospike;
-  const replication = Math.min(a.replicationFactor, a.nodeCount);
-  return [
-    '# Written by the bsv-utxo-store CDK app (cdk/aerospike-cluster.ts).',
-    'service {',
-    '    proto-fd-max 15000',
-    `    cluster-name ${opts.clusterName}`,
-    '}',
-    'logging {',
-    '    console {',
-    '        context any info',
-    '    }',
-    '}',
-    'network {',
-    '    service {',
-    '        address any',
-    `        port ${AEROSPIKE_SERVICE_PORT}`,
-    '    }',
-    '    heartbeat {',
-    '        mode mesh',
-    `        port ${AEROSPIKE_HEARTBEAT_PORT}`,
-    ...opts.seeds.map((s) => `        mesh-seed-address-port ${s} ${AEROSPIKE_HEARTBEAT_PORT}`),
-    '        # cloud networks: interval 150 ms, timeout 20 intervals (Aerospike recommendation)',
-    '        interval 150',
-    '        timeout 20',
-    '    }',
-    '    fabric {',
-    `        port ${AEROSPIKE_FABRIC_PORT}`,
-    '    }',
-    '}',
-    `namespace ${a.namespace} {`,
-    `    replication-factor ${replication}`,
-    '    # records never expire by TTL: deletion is the cleanup service (docs/cleanup.md)',
-    '    default-ttl 0',
-    '    # the supervisor must run: the create lock records carry a TTL (docs/records.md)',
-    `    nsup-period ${a.nsupPeriodSeconds}`,
-    '    # B x 68-byte slots + the tx bytes when not external + small bins, whole MiB (cdk/config.ts)',
-    `    max-record-size ${opts.maxRecordSize}`,
-    '    # the primary and secondary indexes stay in RAM (Community Edition: no flash/pmem index)',
-    '    storage-engine device {',
-    DEVICES_PLACEHOLDER,
-    '        # no eviction: a UTXO store must not drop records',
-    '        evict-used-pct 0',
-    '        stop-writes-used-pct 80',
-    '    }',
-    '}',
-    '',
-  ].join('\n');
-}
-
-/** The boot script: install Aerospike CE, find the NVMe instance-store devices, write the config, start. */
-export function renderUserData(opts: { packageUrl: string; conf: string }): string[] {
-  const fetch = opts.packageUrl.startsWith('s3://')
-    ? `aws s3 cp '${opts.packageUrl}' /tmp/aerospike.tgz`
-    : `curl -fsSL --retry 10 --retry-delay 6 -o /tmp/aerospike.tgz '${opts.packageUrl}'`;
-  return [
-    'set -euxo pipefail',
-    'exec > >(tee -a /var/log/aerospike-bootstrap.log) 2>&1',
-    // tar/gzip/python3 are on the AMI; dnf reaches the Amazon Linux repositories (in S3) even without NAT
-    'dnf install -y tar gzip python3 || true',
-    fetch,
-    'mkdir -p /tmp/aerospike && tar -xzf /tmp/aerospike.tgz --strip-components=1 -C /tmp/aerospike',
-    '(cd /tmp/aerospike && ./asinstall)',
-    // Instance-store NVMe devices report the model "Amazon EC2 NVMe Instance Storage"; the EBS root volume is
-    // "Amazon Elastic Block Store". Names (nvme1n1, ...) vary by type, so the model is the reliable key.
-    'DEVICES=$(lsblk -d -n -o NAME,MODEL | awk \'/Instance Storage/ {print "/dev/" $1}\')',
-    'if [ -z "$DEVICES" ]; then echo "no NVMe instance-store device found" >&2; exit 1; fi',
-    // A new device must have its first 8 MiB (the Aerospike header) zeroed before first use (user data runs on the
-    // first boot only; instance storage is blank after a stop/start anyway).
-    'for d in $DEVICES; do blkdiscard "$d" || dd if=/dev/zero of="$d" bs=1M count=8 oflag=direct; done',
-    "cat > /etc/aerospike/aerospike.conf.template <<'AEROSPIKE_CONF'",
-    opts.conf.trimEnd(),
-    'AEROSPIKE_CONF',
-    // one `device` line per instance-store device in place of the @DEVICES@ line
-    'while IFS= read -r line; do if [ "$line" = "' +
-      DEVICES_PLACEHOLDER +
-      '" ]; then for d in $DEVICES; do echo "        device $d"; done; else printf \'%s\\n\' "$line"; fi; done' +
-      ' < /etc/aerospike/aerospike.conf.template > /etc/aerospike/aerospike.conf',
-    'systemctl enable aerospike',
-    'systemctl start aerospike',
-  ];
+/** A machine image whose id is a token (a stack parameter). */
+class ParameterImage implements ec2.IMachineImage {
+  constructor(private readonly imageId: string) {}
+  getImage(): ec2.MachineImageConfig {
+    return { imageId: this.imageId, osType: ec2.OperatingSystemType.LINUX, userData: ec2.UserData.forLinux() };
+  }
 }
 
 export class AerospikeCluster extends Construct {
@@ -136,6 +85,8 @@ export class AerospikeCluster extends Construct {
   readonly hostNames: string[];
   readonly maxRecordSize: number;
   readonly conf: string;
+  readonly logGroup: logs.LogGroup;
+  readonly parameters: Record<keyof ReturnType<typeof parameterNames>, ssm.StringParameter>;
 
   constructor(scope: Construct, id: string, props: AerospikeClusterProps) {
     super(scope, id);
@@ -144,7 +95,7 @@ export class AerospikeCluster extends Construct {
     this.securityGroup = new ec2.SecurityGroup(this, 'Sg', {
       vpc: props.vpc,
       description: 'Aerospike nodes: 3000 from the functions, 3001-3002 between nodes',
-      // package download and OS updates through the NAT gateway; SSM through the endpoints
+      // package download and OS updates through the NAT gateway; SSM, logs and metrics through the endpoints
       allowAllOutbound: true,
     });
     this.securityGroup.addIngressRule(
@@ -156,6 +107,12 @@ export class AerospikeCluster extends Construct {
       this.securityGroup,
       ec2.Port.tcpRange(AEROSPIKE_FABRIC_PORT, AEROSPIKE_HEARTBEAT_PORT),
       'Aerospike fabric and mesh heartbeat between nodes',
+    );
+    // asbackup/asrestore and asadm on one node reach the others' service port
+    this.securityGroup.addIngressRule(
+      this.securityGroup,
+      ec2.Port.tcp(AEROSPIKE_SERVICE_PORT),
+      'Aerospike service between nodes (backup, restore, asadm)',
     );
     props.clientSecurityGroup.connections.allowTo(
       this.securityGroup,
@@ -169,17 +126,63 @@ export class AerospikeCluster extends Construct {
     this.conf = renderAerospikeConf({
       clusterName: props.clusterName,
       seeds: this.hostNames,
-      aerospike: a,
+      namespace: a.namespace,
+      replicationFactor: effectiveReplication(a),
+      minClusterSize: minClusterSize(a.nodeCount),
+      protoFdMax: a.protoFdMax,
+      nsupPeriodSeconds: a.nsupPeriodSeconds,
       maxRecordSize: this.maxRecordSize,
     });
 
+    const logGroupName = `/bsv-utxo-store/${props.clusterName}/aerospike`;
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      logGroupName,
+      retention: props.logRetentionDays as logs.RetentionDays,
+    });
+
+    const names = parameterNames(props.parameterPrefix);
+    const values: Record<keyof typeof names, string> = {
+      conf: this.conf,
+      package: `${a.packageUrl} ${props.packageSha256}`,
+      exporterPackage: `${a.exporterPackageUrl} ${props.exporterPackageSha256}`,
+      bootstrap: renderBootstrap({ prefix: props.parameterPrefix, logGroupName }),
+      devicesScript: renderDeviceScript(),
+      applyConfigScript: renderApplyConfigScript(props.parameterPrefix, a.nodeCount),
+      agentConfig: JSON.stringify(renderAgentConfig({ metricsNamespace: props.metricsNamespace, logGroupName })),
+    };
+    this.parameters = {} as typeof this.parameters;
+    for (const key of Object.keys(names) as (keyof typeof names)[]) {
+      const value = values[key];
+      // standard parameters hold 4 KB; the bootstrap is larger (advanced tier: 8 KB)
+      const tier = value.length > 4096 ? ssm.ParameterTier.ADVANCED : ssm.ParameterTier.STANDARD;
+      if (value.length > 8192)
+        throw new Error(`SSM parameter ${names[key]} would be ${value.length} characters (max 8192)`);
+      this.parameters[key] = new ssm.StringParameter(this, `Param${key.charAt(0).toUpperCase()}${key.slice(1)}`, {
+        parameterName: names[key],
+        stringValue: value,
+        tier,
+        description: `bsv-utxo-store Aerospike node setting (${key}); applied per node, see README runbook`,
+      });
+    }
+
     this.role = new iam.Role(this, 'NodeRole', {
       assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
-      description: 'Aerospike nodes: Session Manager only',
-      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
+      description: 'Aerospike nodes: Session Manager, their SSM settings, CloudWatch agent, backups',
+      managedPolicies: [
+        iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore'),
+        iam.ManagedPolicy.fromAwsManagedPolicyName('CloudWatchAgentServerPolicy'),
+      ],
     });
-    if (a.packageUrl.startsWith('s3://')) {
-      const [bucket, ...key] = a.packageUrl.slice('s3://'.length).split('/');
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'NodeSettings',
+        actions: ['ssm:GetParameter'],
+        resources: Object.values(this.parameters).map((p) => p.parameterArn),
+      }),
+    );
+    for (const url of [a.packageUrl, a.exporterPackageUrl]) {
+      if (!url.startsWith('s3://')) continue;
+      const [bucket, ...key] = url.slice('s3://'.length).split('/');
       this.role.addToPolicy(
         new iam.PolicyStatement({
           actions: ['s3:GetObject'],
@@ -188,17 +191,18 @@ export class AerospikeCluster extends Construct {
       );
     }
 
+    const machineImage =
+      typeof props.ami === 'string' ? new ParameterImage(props.ami) : ec2.MachineImage.genericLinux(props.ami);
     const subnets = props.vpc.selectSubnets(props.subnets).subnets;
-    const userDataScript = renderUserData({ packageUrl: a.packageUrl, conf: this.conf });
     for (let i = 0; i < a.nodeCount; i++) {
       const userData = ec2.UserData.forLinux();
-      userData.addCommands(`hostnamectl set-hostname ${this.hostNames[i]}`, ...userDataScript);
+      userData.addCommands(...renderUserData(props.parameterPrefix, i + 1, this.hostNames[i]));
       const node = new ec2.Instance(this, `Node${i + 1}`, {
         vpc: props.vpc,
-        // spread the nodes over the AZs
+        // round robin over the AZs (one subnet per AZ): node i in AZ i mod AZs
         vpcSubnets: { subnets: [subnets[i % subnets.length]] },
         instanceType: new ec2.InstanceType(a.instanceType),
-        machineImage: ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.X86_64 }),
+        machineImage,
         securityGroup: this.securityGroup,
         role: this.role,
         userData,
@@ -222,6 +226,7 @@ export class AerospikeCluster extends Construct {
         ],
         propagateTagsToVolumeOnCreation: true,
       });
+      Tags.of(node).add(CLUSTER_TAG, props.clusterName);
       this.instances.push(node);
       new route53.ARecord(this, `Node${i + 1}Record`, {
         zone: this.zone,

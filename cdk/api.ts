@@ -1,13 +1,22 @@
 /**
- * The REST API of docs/api.md: IAM (SigV4) authorization on every method, request validation (body and
- * parameters), JSON access logs, stage throttling, one Lambda proxy integration per route.
+ * The REST API of docs/api.md: IAM (SigV4) authorization on every method, request validation (body and parameters), JSON access
+ * logs, stage throttling, one Lambda proxy integration per route.
+ *
+ * Roles: one IAM role per caller role of lib/http/roles.ts (validator, blockValidation, admin), each allowed
+ * execute-api:Invoke on exactly the routes of its rank and below, by method and resource path (the route table
+ * names every route's role, so a new route cannot be added without one). API Gateway authorizes IAM requests by the
+ * ARN `arn:aws:execute-api:<region>:<account>:<api>/<stage>/<METHOD>/<path>` (API Gateway developer guide, "Control
+ * access for invoking an API"). With apiRestrictToRoles (default) the API's resource policy also denies every caller
+ * whose aws:PrincipalArn is not one of the three roles, so a broad execute-api:* grant elsewhere in the account does
+ * not open the API.
  */
-import { Aws, RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { API_ROLES, roleAllows, type ApiRole } from '../lib/http/roles';
 import type { FunctionName, UtxoStoreConfig } from './config';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -17,6 +26,8 @@ export interface Route {
   /** resource path, `{param}` for path parameters */
   path: string;
   fn: FunctionName;
+  /** the least caller role allowed (lib/http/routes.ts names the same) */
+  role: ApiRole;
   /** required top-level JSON body properties (POST/PUT) */
   required?: string[];
   /** required query string parameters */
@@ -25,31 +36,57 @@ export interface Route {
   optionalQuery?: string[];
 }
 
-/** docs/api.md, route by route. */
+/** The routes, each with its function and least caller role (the same as lib/http/routes.ts, tested). */
 export const ROUTES: Route[] = [
-  { method: 'POST', path: '/v1/txs', fn: 'create', required: ['tx'] },
-  { method: 'GET', path: '/v1/txs/{txid}', fn: 'get', optionalQuery: ['fields'] },
-  { method: 'DELETE', path: '/v1/txs/{txid}', fn: 'admin' },
-  { method: 'POST', path: '/v1/spends', fn: 'spend' },
-  { method: 'POST', path: '/v1/unspends', fn: 'unspend', required: ['spends'] },
-  { method: 'POST', path: '/v1/mined', fn: 'setMined', required: ['txids', 'blockId', 'blockHeight', 'subtreeIdx'] },
-  { method: 'POST', path: '/v1/locked', fn: 'admin', required: ['txids', 'locked'] },
-  { method: 'POST', path: '/v1/conflicting', fn: 'admin', required: ['txids', 'conflicting'] },
-  { method: 'POST', path: '/v1/freeze', fn: 'admin', required: ['utxos'] },
-  { method: 'POST', path: '/v1/unfreeze', fn: 'admin', required: ['utxos'] },
-  { method: 'POST', path: '/v1/reassign', fn: 'admin', required: ['txid', 'vout', 'utxoHash', 'newUtxoHash'] },
-  { method: 'POST', path: '/v1/preserve', fn: 'admin', required: ['txids', 'untilHeight'] },
-  { method: 'GET', path: '/v1/utxos/{txid}/{vout}', fn: 'getUtxo', optionalQuery: ['utxoHash'] },
-  { method: 'GET', path: '/v1/unmined', fn: 'admin', query: ['cutoff'], optionalQuery: ['limit', 'cursor'] },
-  { method: 'GET', path: '/v1/txs/{txid}/counter-conflicting', fn: 'get' },
-  { method: 'GET', path: '/v1/txs/{txid}/conflicting-children', fn: 'get' },
-  { method: 'POST', path: '/v1/longest-chain', fn: 'setMined', required: ['txids', 'onLongestChain'] },
-  { method: 'POST', path: '/v1/conflicting/resolve', fn: 'admin', required: ['txids'] },
-  { method: 'GET', path: '/v1/unmined/txs', fn: 'get', optionalQuery: ['cursor', 'limit'] },
-  { method: 'GET', path: '/v1/chain/tip', fn: 'admin' },
-  { method: 'PUT', path: '/v1/chain/tip', fn: 'admin', required: ['height'] },
-  { method: 'POST', path: '/v1/cleanup', fn: 'admin' },
-  { method: 'GET', path: '/v1/health', fn: 'admin' },
+  { method: 'POST', path: '/v1/txs', fn: 'create', role: 'validator', required: ['tx'] },
+  { method: 'GET', path: '/v1/txs/{txid}', fn: 'get', role: 'validator', optionalQuery: ['fields'] },
+  { method: 'DELETE', path: '/v1/txs/{txid}', fn: 'admin', role: 'admin' },
+  { method: 'POST', path: '/v1/spends', fn: 'spend', role: 'validator' },
+  { method: 'POST', path: '/v1/unspends', fn: 'unspend', role: 'validator', required: ['spends'] },
+  {
+    method: 'POST',
+    path: '/v1/mined',
+    fn: 'setMined',
+    role: 'blockValidation',
+    required: ['txids', 'blockId', 'blockHeight', 'subtreeIdx'],
+  },
+  { method: 'POST', path: '/v1/locked', fn: 'admin', role: 'blockValidation', required: ['txids', 'locked'] },
+  { method: 'POST', path: '/v1/conflicting', fn: 'admin', role: 'blockValidation', required: ['txids', 'conflicting'] },
+  { method: 'POST', path: '/v1/freeze', fn: 'admin', role: 'admin', required: ['utxos'] },
+  { method: 'POST', path: '/v1/unfreeze', fn: 'admin', role: 'admin', required: ['utxos'] },
+  {
+    method: 'POST',
+    path: '/v1/reassign',
+    fn: 'admin',
+    role: 'admin',
+    required: ['txid', 'vout', 'utxoHash', 'newUtxoHash'],
+  },
+  { method: 'POST', path: '/v1/preserve', fn: 'admin', role: 'blockValidation', required: ['txids', 'untilHeight'] },
+  { method: 'GET', path: '/v1/utxos/{txid}/{vout}', fn: 'getUtxo', role: 'validator', optionalQuery: ['utxoHash'] },
+  {
+    method: 'GET',
+    path: '/v1/unmined',
+    fn: 'admin',
+    role: 'blockValidation',
+    query: ['cutoff'],
+    optionalQuery: ['limit', 'cursor'],
+  },
+  { method: 'GET', path: '/v1/txs/{txid}/counter-conflicting', fn: 'get', role: 'validator' },
+  { method: 'GET', path: '/v1/txs/{txid}/conflicting-children', fn: 'get', role: 'validator' },
+  {
+    method: 'POST',
+    path: '/v1/longest-chain',
+    fn: 'setMined',
+    role: 'blockValidation',
+    required: ['txids', 'onLongestChain'],
+  },
+  { method: 'POST', path: '/v1/conflicting/resolve', fn: 'admin', role: 'blockValidation', required: ['txids'] },
+  { method: 'GET', path: '/v1/unmined/txs', fn: 'get', role: 'blockValidation', optionalQuery: ['cursor', 'limit'] },
+  { method: 'GET', path: '/v1/chain/tip', fn: 'admin', role: 'validator' },
+  { method: 'PUT', path: '/v1/chain/tip', fn: 'admin', role: 'blockValidation', required: ['height'] },
+  { method: 'PUT', path: '/v1/chain/tip/force', fn: 'admin', role: 'admin', required: ['height'] },
+  { method: 'POST', path: '/v1/cleanup', fn: 'admin', role: 'admin' },
+  { method: 'GET', path: '/v1/health', fn: 'admin', role: 'validator' },
 ];
 
 export interface ApiProps {
@@ -61,8 +98,15 @@ const ERROR_TEMPLATE = (code: string, message: string): Record<string, string> =
   'application/json': `{"error":{"code":"${code}","message":${message}}}`,
 });
 
+/** `/v1/txs/{txid}` -> `/v1/txs/*`: the resource part of the execute-api ARN */
+export function arnPath(path: string): string {
+  return path.replace(/\{[^}]+\}/g, '*');
+}
+
 export class Api extends Construct {
   readonly api: apigw.RestApi;
+  /** the callers' roles (assume one to call the API) */
+  readonly roles = {} as Record<ApiRole, iam.Role>;
   readonly accessLogs: logs.LogGroup;
   readonly stageName: string;
 
@@ -76,7 +120,33 @@ export class Api extends Construct {
       removalPolicy: config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
 
+    for (const role of API_ROLES) {
+      this.roles[role] = new iam.Role(this, `${role.charAt(0).toUpperCase()}${role.slice(1)}Role`, {
+        // this account's principals that are allowed sts:AssumeRole on it (the account delegates; README, Security)
+        assumedBy: new iam.AccountRootPrincipal(),
+        description: `bsv-utxo-store ${config.stage} API caller: ${role}`,
+        maxSessionDuration: Duration.hours(12),
+      });
+    }
+    const restrict = config.apiRestrictToRoles
+      ? new iam.PolicyDocument({
+          // a Deny only: callers still need their own IAM allow (the roles' policies below); nothing is granted here
+          statements: [
+            new iam.PolicyStatement({
+              effect: iam.Effect.DENY,
+              principals: [new iam.AnyPrincipal()],
+              actions: ['execute-api:Invoke'],
+              resources: ['execute-api:/*'],
+              conditions: {
+                ArnNotEquals: { 'aws:PrincipalArn': API_ROLES.map((r) => this.roles[r].roleArn) },
+              },
+            }),
+          ],
+        })
+      : undefined;
+
     this.api = new apigw.RestApi(this, 'Api', {
+      policy: restrict,
       restApiName: `bsv-utxo-store-${config.stage}`,
       description: 'bsv-utxo-store HTTP API v1 (docs/api.md); SigV4 (IAM) authorization',
       endpointTypes: [apigw.EndpointType.REGIONAL],
@@ -202,6 +272,20 @@ export class Api extends Construct {
       principal: new iam.ServicePrincipal('apigateway.amazonaws.com'),
       sourceArn: this.api.arnForExecuteApi('*', '/*', this.api.deploymentStage.stageName),
     });
+
+    // Each role: exactly the routes of its rank and below. The catch-all methods are in none of them (a signed
+    // request of a role to an unknown path is 403 from API Gateway); the functions never run a route reached
+    // through a catch-all resource either (lib/http/middleware.ts resolveRoute).
+    for (const role of API_ROLES) {
+      const allowed = ROUTES.filter((r) => roleAllows(role, r.role));
+      this.roles[role].addToPolicy(
+        new iam.PolicyStatement({
+          sid: 'InvokeRoutes',
+          actions: ['execute-api:Invoke'],
+          resources: allowed.map((r) => this.api.arnForExecuteApi(r.method, arnPath(r.path), this.stageName)),
+        }),
+      );
+    }
   }
 
   /** `/v1/txs` + POST -> the API Gateway metric dimension `Resource` value is the path as declared */

@@ -1,21 +1,57 @@
 /**
  * The CDK app: `npx cdk synth|deploy -c stage=prod -c key=value ...` (README.md, section Deploy, lists every key).
  * Synthesises offline: env-agnostic unless account/region are given, no context lookups, esbuild bundling locally.
+ *
+ * Three stacks, each depending only on the ones before it:
+ *   BsvUtxoStore-<stage>-Cluster      network, Aerospike nodes, backups, cluster alarms (termination protection)
+ *   BsvUtxoStore-<stage>-ClusterPolicy sets the cluster stack's stack policy (cdk/stack-policy.ts)
+ *   BsvUtxoStore-<stage>              storage, functions, API, triggers, dashboard
  */
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { aerospikeMetricsNamespace, ClusterStack } from './cluster-stack';
 import { loadConfig, type UtxoStoreConfig } from './config';
+import { applyNagSuppressions } from './nag';
+import { StackPolicyStack } from './stack-policy';
 import { stackName, UtxoStoreStack } from './stack';
 
-export function buildApp(app: App, config: UtxoStoreConfig = loadConfig(app.node)): UtxoStoreStack {
+export interface UtxoStoreApp {
+  cluster: ClusterStack;
+  policy: StackPolicyStack;
+  service: UtxoStoreStack;
+}
+
+export function buildApp(app: App, config: UtxoStoreConfig = loadConfig(app.node)): UtxoStoreApp {
   const env = config.account || config.region ? { account: config.account, region: config.region } : undefined;
-  return new UtxoStoreStack(app, stackName(config), {
+  const name = stackName(config);
+  const cluster = new ClusterStack(app, `${name}-Cluster`, {
     config,
     env,
-    description: `bsv-utxo-store (${config.stage}): Aerospike UTXO store for BSV, serverless API`,
+    description: `bsv-utxo-store (${config.stage}): network and Aerospike cluster (the UTXO set), backups`,
   });
+  const policy = new StackPolicyStack(app, `${name}-ClusterPolicy`, {
+    env,
+    target: cluster,
+    logRetentionDays: config.logRetentionDays,
+    description: `bsv-utxo-store (${config.stage}): the stack policy of ${cluster.stackName}`,
+  });
+  const service = new UtxoStoreStack(app, name, {
+    config,
+    env,
+    description: `bsv-utxo-store (${config.stage}): serverless API, functions and storage`,
+    vpc: cluster.network.vpc,
+    functionSubnets: cluster.network.functionSubnets,
+    functionsSecurityGroup: cluster.network.functionsSecurityGroup,
+    utxoStoreUrl: cluster.connectionString(),
+    clusterName: cluster.clusterName,
+    aerospikeMetricsNamespace: aerospikeMetricsNamespace(config),
+    alarmTopic: cluster.topic,
+  });
+  service.addStackDependency(cluster);
+  applyNagSuppressions({ config, cluster, policy, service });
+  return { cluster, policy, service };
 }
 
 /**

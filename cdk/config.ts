@@ -7,6 +7,31 @@
  */
 import { maxRecordSizeBytes as recordSizeFor } from '../lib/domain/record-size';
 
+/**
+ * Aerospike Community Edition limits (aerospike.com/docs/database/reference/limitations, "Cluster size" and
+ * "Amount of data"): at most 8 nodes, and 5 TB of data per cluster (640 GB of unique data per node). Rack awareness
+ * is Enterprise-only (aerospike.com/docs/kubernetes/manage/configure/rack-awareness: "Enterprise Edition 4.0 and
+ * later"), so replicas are spread over AZs by node placement alone (validateConfig's AZ rule).
+ */
+export const CE_MAX_NODES = 8;
+export const CE_MAX_DATA_BYTES_PER_NODE = 640 * 1000 ** 3;
+
+/**
+ * Raw instance-store capacity (bytes, all NVMe devices of one instance) of the types we can check at synth; other
+ * types of NVME_FAMILIES are accepted without the per-node data check (their capacity is not in this table).
+ * Source: the EC2 instance-store volume tables (docs.aws.amazon.com/ec2/latest/instancetypes, "Instance store
+ * specifications").
+ */
+export const INSTANCE_STORE_BYTES: Record<string, number> = {
+  'i4i.large': 468e9,
+  'i4i.xlarge': 937e9,
+  'i4i.2xlarge': 1875e9,
+  'i4i.4xlarge': 3750e9,
+  'i3.large': 475e9,
+  'i3.xlarge': 950e9,
+  'i3.2xlarge': 1900e9,
+};
+
 export const FUNCTION_NAMES = [
   'create',
   'get',
@@ -48,6 +73,33 @@ export interface AerospikeConfig {
   terminationProtection: boolean;
   /** the Route 53 private hosted zone the nodes are published in (node i is `aerospike-<i>.<zone>`) */
   hostedZoneName: string;
+  /**
+   * The pinned AMI of the nodes, per region (`-c aerospikeAmi=us-east-1:ami-...,eu-west-1:ami-...`, or
+   * `aerospikeAmi=ami-...` with an explicit region). Changed on purpose only: a new AMI replaces a node, which erases
+   * its instance-store data (the cluster stack's policy refuses it; README, runbook "Upgrade the OS image").
+   * Unset: the template takes the AMI from the stack parameter AerospikeAmiId, which CloudFormation keeps across
+   * updates (`cdk deploy --parameters ...AerospikeAmiId=ami-...` on the first deployment).
+   */
+  amiIds?: Record<string, string>;
+  /**
+   * SHA-256 (hex) of the package at packageUrl; the boot script refuses a package that does not match. Unset: the
+   * stack parameter AerospikePackageSha256 (required at the first deployment, kept across updates).
+   */
+  packageSha256?: string;
+  /** the Aerospike Prometheus exporter RPM (x86_64) the node installs next to the server, and its SHA-256 */
+  exporterPackageUrl: string;
+  /** unset: the stack parameter ExporterPackageSha256 */
+  exporterPackageSha256?: string;
+  /** `proto-fd-max`: client connections one node accepts (the connection budget must fit under it) */
+  protoFdMax: number;
+  /** AEROSPIKE_MAX_CONNS_PER_NODE of every function: connections one execution environment may open to one node */
+  clientMaxConnsPerNode: number;
+  /** alarm: a namespace's device use above this percent (stop-writes-used-pct is 80) */
+  deviceUsedAlarmPercent: number;
+  /** hours between asbackup runs of the namespace to the backup bucket */
+  backupIntervalHours: number;
+  /** days a backup is kept (noncurrent versions: the same) */
+  backupRetentionDays: number;
 }
 
 export interface StoreConfig {
@@ -81,6 +133,12 @@ export interface UtxoStoreConfig {
   functions: Record<FunctionName, FunctionTuning>;
   /** SQS batch size of the signal consumer */
   signalBatchSize: number;
+  /** the SQS event source's maximumConcurrency (2..1000, at most the consumer's reserved concurrency) */
+  signalMaxConcurrency: number;
+  /** blocks PUT /v1/chain/tip may move the tip forward per call (MAX_TIP_ADVANCE); more needs the admin route */
+  maxTipAdvance: number;
+  /** Deny every caller but the three API roles in the API's resource policy (aws:PrincipalArn) */
+  apiRestrictToRoles: boolean;
   /** receives before a signal moves to the DLQ */
   signalMaxReceiveCount: number;
   /** minutes between scheduled cleanup passes */
@@ -107,14 +165,18 @@ export interface UtxoStoreConfig {
   powertoolsMetricsNamespace: string;
 }
 
-const API_TUNING: FunctionTuning = { memoryMb: 1024, timeoutSeconds: 29 };
+const API_TUNING = (reservedConcurrency: number): FunctionTuning => ({
+  memoryMb: 1024,
+  timeoutSeconds: 29,
+  reservedConcurrency,
+});
 
 export function defaultConfig(stage = 'dev'): UtxoStoreConfig {
   const prod = stage === 'prod';
   return {
     stage,
     vpcCidr: '10.40.0.0/16',
-    maxAzs: 2,
+    maxAzs: 3,
     natGateways: 1,
     aerospike: {
       nodeCount: 3,
@@ -127,8 +189,16 @@ export function defaultConfig(stage = 'dev'): UtxoStoreConfig {
       replicationFactor: 2,
       nsupPeriodSeconds: 120,
       rootVolumeGb: 30,
-      terminationProtection: prod,
+      terminationProtection: true,
       hostedZoneName: `aerospike.${stage}.utxo.internal`,
+      exporterPackageUrl:
+        'https://download.aerospike.com/artifacts/aerospike-prometheus-exporter/1.9.0/' +
+        'aerospike-prometheus-exporter-1.9.0.x86_64.rpm',
+      protoFdMax: 15000,
+      clientMaxConnsPerNode: 32,
+      deviceUsedAlarmPercent: 70,
+      backupIntervalHours: 24,
+      backupRetentionDays: prod ? 35 : 7,
     },
     store: {
       utxoBatchSize: 20000,
@@ -139,18 +209,23 @@ export function defaultConfig(stage = 'dev'): UtxoStoreConfig {
       cleanupBatchSize: 1000,
       blobPrefix: 'blobs',
     },
+    // Reserved concurrency caps each function's execution environments, each holding up to clientMaxConnsPerNode
+    // connections to every node: connectionBudget() checks the sum against proto-fd-max at synth.
     functions: {
-      create: { ...API_TUNING },
-      get: { ...API_TUNING },
-      spend: { ...API_TUNING },
-      unspend: { ...API_TUNING },
-      setMined: { ...API_TUNING },
-      getUtxo: { ...API_TUNING },
-      admin: { ...API_TUNING },
-      signals: { memoryMb: 1024, timeoutSeconds: 60 },
-      cleanup: { memoryMb: 1024, timeoutSeconds: 55 },
+      create: API_TUNING(60),
+      get: API_TUNING(40),
+      spend: API_TUNING(100),
+      unspend: API_TUNING(20),
+      setMined: API_TUNING(40),
+      getUtxo: API_TUNING(40),
+      admin: API_TUNING(10),
+      signals: { memoryMb: 1024, timeoutSeconds: 60, reservedConcurrency: 10 },
+      cleanup: { memoryMb: 1024, timeoutSeconds: 55, reservedConcurrency: 2 },
     },
     signalBatchSize: 10,
+    signalMaxConcurrency: 10,
+    maxTipAdvance: 10,
+    apiRestrictToRoles: true,
     signalMaxReceiveCount: 5,
     cleanupScheduleMinutes: 1,
     cleanupRetryAttempts: 2,
@@ -185,6 +260,18 @@ export const CONTEXT_KEYS = {
   rootVolumeGb: 'aerospike.rootVolumeGb',
   terminationProtection: 'aerospike.terminationProtection',
   hostedZoneName: 'aerospike.hostedZoneName',
+  aerospikeAmi: 'aerospike.amiIds',
+  aerospikePackageSha256: 'aerospike.packageSha256',
+  exporterPackageUrl: 'aerospike.exporterPackageUrl',
+  exporterPackageSha256: 'aerospike.exporterPackageSha256',
+  protoFdMax: 'aerospike.protoFdMax',
+  clientMaxConnsPerNode: 'aerospike.clientMaxConnsPerNode',
+  deviceUsedAlarmPercent: 'aerospike.deviceUsedAlarmPercent',
+  backupIntervalHours: 'aerospike.backupIntervalHours',
+  backupRetentionDays: 'aerospike.backupRetentionDays',
+  signalMaxConcurrency: 'signalMaxConcurrency',
+  maxTipAdvance: 'maxTipAdvance',
+  apiRestrictToRoles: 'apiRestrictToRoles',
   utxoBatchSize: 'store.utxoBatchSize',
   blockHeightRetention: 'store.blockHeightRetention',
   cleanupSafetyWindow: 'store.cleanupSafetyWindow',
@@ -251,6 +338,9 @@ const OPTIONAL_KEYS = new Set([
   'cleanupSafetyWindow',
   'reservedConcurrency',
   'provisionedConcurrency',
+  'amiIds',
+  'packageSha256',
+  'exporterPackageSha256',
 ]);
 
 function setPath(target: Json, path: string, value: unknown): void {
@@ -267,6 +357,7 @@ function getPath(target: Json, path: string): unknown {
 /** Converts a CLI string to the type of the default (number, boolean, string list). */
 function coerce(key: string, raw: unknown, like: unknown, path: string): unknown {
   if (typeof raw !== 'string') return raw;
+  if (path === 'aerospike.amiIds') return amiMap(key, raw);
   if (path === 'availabilityZones')
     return raw
       .split(',')
@@ -285,6 +376,20 @@ function coerce(key: string, raw: unknown, like: unknown, path: string): unknown
 }
 
 const INT_PATHS = new Set(['store.cleanupSafetyWindow']);
+
+/** `ami-...` (for the explicit region, resolved in validateConfig) or `region:ami-...,region:ami-...` */
+function amiMap(key: string, raw: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [region, ami] = part.includes(':') ? part.split(':').map((x) => x.trim()) : ['*', part];
+    if (!region || !ami) throw new ConfigurationError(key, `expected region:ami-id, got "${part}"`);
+    out[region] = ami;
+  }
+  return out;
+}
 
 /** `cleanup:1,spend:50` or an object {cleanup: 1} -> {cleanup: 1, spend: 50} */
 function perFunction(key: string, raw: unknown): Partial<Record<FunctionName, number>> {
@@ -353,7 +458,7 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
   if (!/^\d+\.\d+\.\d+\.\d+\/(1[6-9]|2[0-2])$/.test(c.vpcCidr))
     throw new ConfigurationError('vpcCidr', 'expected an IPv4 CIDR from /16 to /22');
   const a = c.aerospike;
-  int('nodeCount', a.nodeCount, 1, 64);
+  int('nodeCount', a.nodeCount, 1, CE_MAX_NODES);
   const family = a.instanceType.split('.')[0];
   if (!NVME_FAMILIES.includes(family) || !/^[a-z0-9]+\.[a-z0-9]+$/.test(a.instanceType))
     throw new ConfigurationError(
@@ -368,6 +473,56 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
       'with natGateways=0 the nodes have no internet egress: stage the package in S3 and give its s3:// URL',
     );
   int('replicationFactor', a.replicationFactor, 1, 4);
+  const azCount = c.availabilityZones?.length ?? c.maxAzs;
+  const replication = effectiveReplication(a);
+  // Without rack awareness (Enterprise-only) Aerospike may put every copy of a partition on nodes of one AZ whenever
+  // an AZ holds as many nodes as there are copies; placing nodes round-robin over the AZs, an AZ holds at most
+  // ceil(nodeCount / AZs) nodes, so one more copy than that survives the loss of any one AZ.
+  const perAz = Math.ceil(a.nodeCount / Math.min(azCount, a.nodeCount));
+  if (a.nodeCount >= 2 && replication < perAz + 1)
+    throw new ConfigurationError(
+      'replicationFactor',
+      `${a.nodeCount} nodes over ${azCount} AZs put up to ${perAz} nodes in one AZ; replication-factor ${replication} ` +
+        `could keep every copy of a partition in that AZ (Community Edition has no rack awareness): use at least ` +
+        `${perAz + 1}, or more AZs`,
+    );
+  const storeBytes = INSTANCE_STORE_BYTES[a.instanceType];
+  if (storeBytes !== undefined && storeBytes > CE_MAX_DATA_BYTES_PER_NODE)
+    throw new ConfigurationError(
+      'instanceType',
+      `${a.instanceType} has ${storeBytes / 1e9} GB of instance store; Community Edition serves at most 640 GB of ` +
+        'data per node (5 TB per cluster): choose a smaller type or more nodes',
+    );
+  if (a.amiIds !== undefined) {
+    if (a.amiIds['*'] !== undefined) {
+      if (!c.region)
+        throw new ConfigurationError('aerospikeAmi', 'a bare ami-id needs an explicit region (or give region:ami-id)');
+      a.amiIds = { [c.region]: a.amiIds['*'] };
+    }
+    for (const [region, ami] of Object.entries(a.amiIds))
+      if (!/^[a-z]{2}(-[a-z]+)+-\d$/.test(region) || !/^ami-[0-9a-f]{8,17}$/.test(ami))
+        throw new ConfigurationError('aerospikeAmi', `expected region:ami-id, got "${region}:${ami}"`);
+    if (c.region && a.amiIds[c.region] === undefined)
+      throw new ConfigurationError('aerospikeAmi', `no AMI pinned for the stack's region ${c.region}`);
+  }
+  for (const [key, sha] of [
+    ['aerospikePackageSha256', a.packageSha256],
+    ['exporterPackageSha256', a.exporterPackageSha256],
+  ] as const)
+    if (sha !== undefined && !/^[0-9a-f]{64}$/.test(sha))
+      throw new ConfigurationError(key, 'expected the 64 hex digits of a SHA-256');
+  if (!/^(https|s3):\/\/\S+\.rpm$/.test(a.exporterPackageUrl))
+    throw new ConfigurationError('exporterPackageUrl', 'expected an https:// or s3:// URL of an .rpm');
+  if (c.natGateways === 0 && !a.exporterPackageUrl.startsWith('s3://'))
+    throw new ConfigurationError(
+      'exporterPackageUrl',
+      'with natGateways=0 the nodes have no internet egress: stage the package in S3 and give its s3:// URL',
+    );
+  int('protoFdMax', a.protoFdMax, 1000, 2 ** 31 - 1);
+  int('clientMaxConnsPerNode', a.clientMaxConnsPerNode, 1, 10000);
+  int('deviceUsedAlarmPercent', a.deviceUsedAlarmPercent, 1, 99);
+  int('backupIntervalHours', a.backupIntervalHours, 1, 168);
+  int('backupRetentionDays', a.backupRetentionDays, 1, 3650);
   int('nsupPeriod', a.nsupPeriodSeconds, 1, 86400);
   int('rootVolumeGb', a.rootVolumeGb, 8, 1024);
   if (!/^[a-z0-9-]+$/.test(a.namespace)) throw new ConfigurationError('aerospikeNamespace', 'expected [a-z0-9-]+');
@@ -392,6 +547,19 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
       int(`provisionedConcurrency.${name}`, f.provisionedConcurrency, 1, 10000);
   }
   int('signalBatchSize', c.signalBatchSize, 1, 10);
+  // SQS event sources: maximumConcurrency from 2 to 1000 (Lambda developer guide, "Configuring maximum concurrency
+  // for Amazon SQS event sources")
+  int('signalMaxConcurrency', c.signalMaxConcurrency, 2, 1000);
+  const signalsReserved = c.functions.signals.reservedConcurrency;
+  if (signalsReserved !== undefined && c.signalMaxConcurrency > signalsReserved)
+    throw new ConfigurationError(
+      'signalMaxConcurrency',
+      `${c.signalMaxConcurrency} is above the consumer's reserved concurrency ${signalsReserved} (the excess would only be throttled)`,
+    );
+  int('maxTipAdvance', c.maxTipAdvance, 1, 0x7fffffff);
+  if (typeof c.apiRestrictToRoles !== 'boolean')
+    throw new ConfigurationError('apiRestrictToRoles', 'expected a boolean');
+  connectionBudget(c);
   int('signalMaxReceiveCount', c.signalMaxReceiveCount, 1, 1000);
   int('cleanupScheduleMinutes', c.cleanupScheduleMinutes, 1, 1440);
   int('cleanupRetryAttempts', c.cleanupRetryAttempts, 0, 185);
@@ -406,6 +574,71 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
   if (c.alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+$/.test(c.alarmEmail))
     throw new ConfigurationError('alarmEmail', 'expected an email address');
   return c;
+}
+
+export function effectiveReplication(a: Pick<AerospikeConfig, 'replicationFactor' | 'nodeCount'>): number {
+  return Math.min(a.replicationFactor, a.nodeCount);
+}
+
+/** `min-cluster-size`: a majority of the nodes, so a minority cut off by a partition cannot form its own cluster. */
+export function minClusterSize(nodeCount: number): number {
+  return Math.floor(nodeCount / 2) + 1;
+}
+
+/** Connections kept free on every node for the operators' tools: asbackup/asrestore, asadm, the exporter. */
+export const TOOLS_CONNECTIONS = 256;
+/** The budget may use at most this share of proto-fd-max; the connections alarm fires at CONNECTIONS_ALARM_SHARE. */
+export const BUDGET_SHARE = 0.8;
+export const CONNECTIONS_ALARM_SHARE = 0.9;
+
+export interface ConnectionBudget {
+  /** per function: reserved concurrency (its execution environments at most) x (conns per node + 1 tend connection) */
+  perFunction: Record<FunctionName, number>;
+  /** connections one node may see: the sum + TOOLS_CONNECTIONS */
+  total: number;
+  limit: number;
+}
+
+/**
+ * The connection budget of one node: every execution environment of every function opens up to
+ * AEROSPIKE_MAX_CONNS_PER_NODE command connections plus one tend connection to every node (the client's pool is per
+ * node), and reserved concurrency is the most environments a function has (provisioned ones included). The sum plus
+ * TOOLS_CONNECTIONS must stay under BUDGET_SHARE x proto-fd-max; a node refuses connections beyond proto-fd-max
+ * (aerospike.com/docs/database/reference/config#service__proto-fd-max). Refused at synth otherwise, and every
+ * function must have a reserved concurrency (unbounded environments have no budget).
+ */
+export function connectionBudget(c: UtxoStoreConfig): ConnectionBudget {
+  const perEnv = c.aerospike.clientMaxConnsPerNode + 1;
+  const perFunction = {} as Record<FunctionName, number>;
+  let total = TOOLS_CONNECTIONS;
+  for (const name of FUNCTION_NAMES) {
+    const reserved = c.functions[name].reservedConcurrency;
+    if (reserved === undefined || reserved === 0)
+      throw new ConfigurationError(
+        `reservedConcurrency.${name}`,
+        'every function needs a reserved concurrency (>= 1): it bounds its Aerospike connections',
+      );
+    const provisioned = c.functions[name].provisionedConcurrency;
+    if (provisioned !== undefined && provisioned > reserved)
+      throw new ConfigurationError(
+        `provisionedConcurrency.${name}`,
+        `${provisioned} is above the reserved concurrency ${reserved}`,
+      );
+    perFunction[name] = reserved * perEnv;
+    total += perFunction[name];
+  }
+  const limit = Math.floor(c.aerospike.protoFdMax * BUDGET_SHARE);
+  if (total > limit) {
+    const detail = FUNCTION_NAMES.map((n) => `${n} ${c.functions[n].reservedConcurrency}`).join(', ');
+    throw new ConfigurationError(
+      'reservedConcurrency',
+      `the functions may open ${total} connections to one node (reserved concurrency ${detail}; x ` +
+        `${perEnv} per environment; + ${TOOLS_CONNECTIONS} for tools), over ${BUDGET_SHARE * 100}% of ` +
+        `proto-fd-max ${c.aerospike.protoFdMax} (${limit}): lower reservedConcurrency or clientMaxConnsPerNode, or ` +
+        'raise protoFdMax',
+    );
+  }
+  return { perFunction, total, limit };
 }
 
 /** Anything with tryGetContext (an App or a construct node). */

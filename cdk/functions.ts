@@ -222,6 +222,9 @@ export class Functions extends Construct {
       EXTERNALIZE_ALL: String(s.externalizeAll),
       COINBASE_MATURITY: String(s.coinbaseMaturity),
       CLEANUP_BATCH_SIZE: String(s.cleanupBatchSize),
+      MAX_TIP_ADVANCE: String(config.maxTipAdvance),
+      // the per-environment pool that cdk/config.ts connectionBudget counts against proto-fd-max
+      AEROSPIKE_MAX_CONNS_PER_NODE: String(config.aerospike.clientMaxConnsPerNode),
       UTXO_UDF_PATH: '/var/task/utxo.lua',
       POWERTOOLS_SERVICE_NAME: config.powertoolsServiceName,
       POWERTOOLS_METRICS_NAMESPACE: config.powertoolsMetricsNamespace,

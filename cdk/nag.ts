@@ -1,11 +1,17 @@
 /**
- * cdk-nag (AwsSolutions, cdk-nag v3: CDK's Validations.of(scope).acknowledge) acknowledgments. Every entry says why
- * the finding does not apply or is accepted, and is attached to the narrowest construct it concerns; IAM findings
- * name the exact managed policy or resource pattern.
+ * cdk-nag (AwsSolutions, cdk-nag v3: CDK's Validations.of(scope).acknowledge) acknowledgments. Every entry says
+ * what the template actually grants and why it is accepted, attached to the narrowest construct it concerns; IAM
+ * findings name the exact managed policy or resource pattern. Called by the app (cdk/app.ts) after the stacks are
+ * built; it reads the stacks, and no stack imports it.
  */
-import { Stack, Validations } from 'aws-cdk-lib';
+import { Stack, Validations, type CfnElement } from 'aws-cdk-lib';
+import { API_ROLES, roleAllows } from '../lib/http/roles';
+import { arnPath, ROUTES } from './api';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
+import type { ClusterStack } from './cluster-stack';
+import type { UtxoStoreConfig } from './config';
+import type { StackPolicyStack } from './stack-policy';
 import type { UtxoStoreStack } from './stack';
 
 export interface Acknowledgement {
@@ -26,81 +32,147 @@ function ack(scope: IConstruct, id: string, reason: string): void {
 
 const managed = (name: string): string => `Policy::arn:<AWS::Partition>:iam::aws:policy/${name}`;
 
-export function applyNagSuppressions(stack: UtxoStoreStack): void {
-  const { config } = stack;
+const BASIC_EXECUTION =
+  'AWS-managed AWSLambdaBasicExecutionRole: logs:CreateLogGroup, logs:CreateLogStream and logs:PutLogEvents on ' +
+  'Resource "*" (every log group of the account and region, not only the function\'s own). Accepted: write-only ' +
+  'log actions, no read of any log; scoping it would mean a hand-written copy of the policy per function.';
 
-  // ---- functions
+export function applyNagSuppressions(app: {
+  config: UtxoStoreConfig;
+  cluster: ClusterStack;
+  policy: StackPolicyStack;
+  service: UtxoStoreStack;
+}): void {
+  const { config, cluster, policy, service } = app;
+
+  // ---- functions (service stack)
+  ack(service.fns, `AwsSolutions-IAM4[${managed('service-role/AWSLambdaBasicExecutionRole')}]`, BASIC_EXECUTION);
   ack(
-    stack.fns,
-    `AwsSolutions-IAM4[${managed('service-role/AWSLambdaBasicExecutionRole')}]`,
-    'AWS-maintained minimal policy for a Lambda function to write its own CloudWatch Logs streams; nothing broader.',
-  );
-  ack(
-    stack.fns,
+    service.fns,
     `AwsSolutions-IAM4[${managed('service-role/AWSLambdaVPCAccessExecutionRole')}]`,
-    'AWS-maintained policy Lambda needs to create/delete the ENIs of a VPC function (the functions reach Aerospike ' +
-      'in the VPC); its ec2:*NetworkInterface* actions cannot be scoped to resources that do not exist yet.',
+    'AWS-managed AWSLambdaVPCAccessExecutionRole: ec2:CreateNetworkInterface, DescribeNetworkInterfaces, ' +
+      'DescribeSubnets, DeleteNetworkInterface, AssignPrivateIpAddresses, UnassignPrivateIpAddresses (and the same log write actions ' +
+      'as the basic role) on Resource "*". Lambda needs them to manage the ENIs of a VPC function (the functions ' +
+      'reach Aerospike in the VPC); the ENIs do not exist before the function, so the actions cannot be scoped.',
   );
-  const blobs = stack.storage.blobBucket.node.defaultChild as s3.CfnBucket;
+  const blobs = service.storage.blobBucket.node.defaultChild as s3.CfnBucket;
   ack(
-    stack.fns,
-    `AwsSolutions-IAM5[Resource::<${Stack.of(stack).getLogicalId(blobs)}.Arn>/${config.store.blobPrefix}/*]`,
-    `Object actions are limited to the blob key prefix "${config.store.blobPrefix}/"; the keys are per-transaction ` +
-      '(<txid>.tx / <txid>.outputs) so the grant must cover the prefix, and each function gets only the actions it uses.',
+    service.fns,
+    `AwsSolutions-IAM5[Resource::<${Stack.of(service).getLogicalId(blobs)}.Arn>/${config.store.blobPrefix}/*]`,
+    `Object actions on every key under the blob prefix "${config.store.blobPrefix}/" of the blob bucket; the keys ` +
+      'are per transaction (<txid>.tx / <txid>.outputs) so the grant must cover the prefix; each function gets only ' +
+      'the object actions it uses (cdk/functions.ts FUNCTION_TABLE).',
   );
   ack(
-    stack.fns,
+    service.fns,
     'AwsSolutions-L1',
     'Node.js 22 is pinned on purpose: the bundled aerospike native client ships a prebuilt binding for Node ABI 127 ' +
       '(node-v127-linux-x64) only; a runtime upgrade needs the matching binding first.',
   );
   if (config.xrayTracing)
     ack(
-      stack.fns,
+      service.fns,
       'AwsSolutions-IAM5[Resource::*]',
-      'X-Ray PutTraceSegments/PutTelemetryRecords do not support resource-level permissions (AWS documents "*").',
+      'xray:PutTraceSegments and xray:PutTelemetryRecords on Resource "*": X-Ray does not support resource-level ' +
+        'permissions for them.',
     );
 
-  // ---- Aerospike nodes
+  // ---- API (service stack)
   ack(
-    stack.cluster.role,
-    `AwsSolutions-IAM4[${managed('AmazonSSMManagedInstanceCore')}]`,
-    'AWS-maintained policy for Session Manager access (the replacement for SSH: no key pair, no port 22).',
+    service.api.api,
+    `AwsSolutions-IAM4[${managed('service-role/AmazonAPIGatewayPushToCloudWatchLogs')}]`,
+    'AWS-managed AmazonAPIGatewayPushToCloudWatchLogs on the account-level role API Gateway uses for execution ' +
+      'logs: logs:CreateLogGroup/CreateLogStream/DescribeLogGroups/DescribeLogStreams/PutLogEvents/GetLogEvents/' +
+      'FilterLogEvents on Resource "*"; API Gateway requires this one role for every API of the account and region.',
   );
-  if (!config.aerospike.terminationProtection)
-    for (const node of stack.cluster.instances)
+  ack(
+    service.api.api,
+    'AwsSolutions-COG4',
+    'Every method uses IAM (SigV4) authorization, restricted per route to the validator, blockValidation and admin ' +
+      'roles (cdk/api.ts): callers are node services with AWS credentials, not users of a Cognito user pool.',
+  );
+  ack(
+    service.api.api,
+    'AwsSolutions-APIG3',
+    'No WAF web ACL: every method requires SigV4-signed requests of one of the three API roles (unsigned or other ' +
+      'callers are rejected before integration) and the stage is throttled; attach a WAFv2 web ACL to the stage if ' +
+      'the account policy requires one.',
+  );
+
+  // the roles' path-parameter routes: `{txid}` is `*` in the execute-api ARN (one segment of a route's own resource)
+  const apiId = Stack.of(service).getLogicalId(service.api.api.node.defaultChild as CfnElement);
+  for (const role of API_ROLES)
+    for (const route of ROUTES.filter((r) => r.path.includes('{') && roleAllows(role, r.role)))
       ack(
-        node,
-        'AwsSolutions-EC29',
-        `Stage "${config.stage}" is disposable, so API termination protection is off (it is on by default for prod, ` +
-          'or with -c terminationProtection=true); nodes are not in an ASG because each keeps a stable DNS name and ' +
-          'its NVMe data, which an ASG replacement would discard.',
+        service.api.roles[role],
+        `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/${service.api.stageName}/${route.method}${arnPath(route.path)}]`,
+        `execute-api:Invoke on ${route.method} ${route.path} of this API and stage: the * stands for the path ` +
+          'parameter, and API Gateway sends only requests of this resource (one path segment per parameter) under it.',
       );
 
-  // ---- API
+  // ---- queues (service stack)
   ack(
-    stack.api.api,
-    `AwsSolutions-IAM4[${managed('service-role/AmazonAPIGatewayPushToCloudWatchLogs')}]`,
-    'AWS-maintained policy of the account-level role API Gateway uses to write execution logs.',
-  );
-  ack(
-    stack.api.api,
-    'AwsSolutions-COG4',
-    'The API uses IAM (SigV4) authorization on every method (docs/api.md): callers are validators and block ' +
-      'assembly services with AWS credentials, not end users of a Cognito user pool.',
-  );
-  ack(
-    stack.api.api,
-    'AwsSolutions-APIG3',
-    'No WAF web ACL: every method requires SigV4-signed requests (unsigned traffic is rejected before integration) and ' +
-      'the stage is throttled; attach a WAFv2 web ACL to the stage if the account policy requires one.',
-  );
-
-  // ---- queues
-  ack(
-    stack.triggers.cleanupDlq,
+    service.triggers.cleanupDlq,
     'AwsSolutions-SQS3',
     'This queue is itself the dead-letter queue of the cleanup schedule target and of the asynchronous cleanup ' +
       'invocations (configured on the EventBridge target and the function, which cdk-nag does not see as a redrive).',
+  );
+
+  // ---- Aerospike nodes (cluster stack)
+  const nodeRole = cluster.cluster.role;
+  ack(
+    nodeRole,
+    `AwsSolutions-IAM4[${managed('AmazonSSMManagedInstanceCore')}]`,
+    'AWS-managed AmazonSSMManagedInstanceCore: ssm:UpdateInstanceInformation, ssm:GetDocument, ' +
+      'ssm:ListAssociations and other agent actions, ssm:GetParameter(s) (so any parameter of the account and ' +
+      'region, not only the NodeSettings ones), ssmmessages:* and ec2messages:* actions, all on Resource "*". ' +
+      'Accepted: Session Manager (no SSH, no key pair, no port 22), Run Command (the runbook) and the State Manager ' +
+      'backup association need it; keep secrets out of plain SSM parameters in this account.',
+  );
+  ack(
+    nodeRole,
+    `AwsSolutions-IAM4[${managed('CloudWatchAgentServerPolicy')}]`,
+    'AWS-managed CloudWatchAgentServerPolicy: cloudwatch:PutMetricData, logs:CreateLogGroup/CreateLogStream/' +
+      'PutLogEvents/DescribeLogStreams/DescribeLogGroups/PutRetentionPolicy, ec2:DescribeVolumes/DescribeTags on ' +
+      'Resource "*" and ssm:GetParameter on AmazonCloudWatch-*: what the CloudWatch agent needs to ship the ' +
+      'exporter metrics and the Aerospike log; metrics and logs cannot be scoped further by the agent.',
+  );
+  const backup = cluster.backup.bucket.node.defaultChild as s3.CfnBucket;
+  ack(
+    nodeRole,
+    `AwsSolutions-IAM5[Resource::<${Stack.of(cluster).getLogicalId(backup)}.Arn>/aerospike/*]`,
+    'Put/Get/AbortMultipartUpload/ListMultipartUploadParts on the backup prefix "aerospike/" of the backup bucket: ' +
+      'asbackup writes one directory per run (its name is the UTC time) and asrestore reads one back.',
+  );
+  if (config.aerospike.amiIds !== undefined)
+    for (const node of cluster.cluster.instances)
+      ack(
+        node,
+        'CloudFormation-Validate::W9010',
+        'The node AMI is pinned on purpose (aerospikeAmi): a new AMI replaces the node and erases its instance ' +
+          'store, so it must never follow a parameter that can change between deployments.',
+      );
+  if (!config.aerospike.terminationProtection)
+    for (const node of cluster.cluster.instances)
+      ack(
+        node,
+        'AwsSolutions-EC29',
+        `terminationProtection=false for stage "${config.stage}" (a disposable stage): API termination protection ` +
+          'is off on the nodes and on the cluster stack. The nodes are not in an ASG on purpose: each keeps a stable ' +
+          'DNS name and its instance-store data, which an ASG replacement would discard.',
+      );
+
+  // ---- the stack-policy setter (AwsCustomResource's singleton function)
+  ack(policy, `AwsSolutions-IAM4[${managed('service-role/AWSLambdaBasicExecutionRole')}]`, BASIC_EXECUTION);
+  ack(
+    policy,
+    'AwsSolutions-L1',
+    "The AwsCustomResource provider function's runtime is chosen by aws-cdk-lib (its bundled handler), not by this app.",
+  );
+  ack(
+    policy,
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:<AWS::AccountId>:stack/${cluster.stackName}/*]`,
+    `cloudformation:SetStackPolicy on the cluster stack ${cluster.stackName} only; the trailing /* is the stack id ` +
+      'CloudFormation appends, unknown before the stack exists.',
   );
 }

@@ -1,20 +1,19 @@
 /**
  * CloudWatch dashboard and alarms: API requests/errors by route, spend latency, signal queue depth/age, DLQ depths,
  * cleanup deleted/kept per pass (EMF metrics of lib/cleanup/report.ts, emitted by Powertools Metrics with its default
- * `service` dimension), Aerospike node health; alarms notify an optional SNS topic (email from the config).
+ * `service` dimension), the Aerospike cluster's own metrics (exporter -> CloudWatch agent, cdk/cluster-alarms.ts has
+ * their alarms); alarms notify the optional SNS topic of the cluster stack (email from the config).
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
-import type * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as sns from 'aws-cdk-lib/aws-sns';
-import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { AEROSPIKE_METRICS } from './aerospike-scripts';
 import { ROUTES } from './api';
+import { aerospikeMetric } from './cluster-alarms';
 import type { FunctionName, UtxoStoreConfig } from './config';
 
 export interface ObservabilityProps {
@@ -25,7 +24,9 @@ export interface ObservabilityProps {
   signalQueue: sqs.IQueue;
   signalDlq: sqs.IQueue;
   cleanupDlq: sqs.IQueue;
-  nodes: ec2.Instance[];
+  clusterName: string;
+  aerospikeMetricsNamespace: string;
+  topic?: sns.ITopic;
 }
 
 const MINUTE = Duration.minutes(1);
@@ -33,7 +34,7 @@ const MINUTE = Duration.minutes(1);
 export class Observability extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
   readonly alarms: cloudwatch.Alarm[] = [];
-  readonly topic?: sns.Topic;
+  readonly topic?: sns.ITopic;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
@@ -63,26 +64,7 @@ export class Observability extends Construct {
       });
 
     // ---- alarms
-    if (config.alarmEmail) {
-      // CloudWatch can publish to an encrypted topic only with a customer managed key that lets it use the key
-      const key = new kms.Key(this, 'AlarmTopicKey', {
-        description: 'bsv-utxo-store alarm topic encryption',
-        enableKeyRotation: true,
-      });
-      key.addToResourcePolicy(
-        new iam.PolicyStatement({
-          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-          principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-          resources: ['*'],
-        }),
-      );
-      this.topic = new sns.Topic(this, 'AlarmTopic', {
-        displayName: `bsv-utxo-store ${config.stage} alarms`,
-        masterKey: key,
-        enforceSSL: true,
-      });
-      this.topic.addSubscription(new subscriptions.EmailSubscription(config.alarmEmail));
-    }
+    this.topic = props.topic;
     const alarm = (
       name: string,
       metric: cloudwatch.Metric | cloudwatch.MathExpression,
@@ -142,21 +124,6 @@ export class Observability extends Construct {
       `The oldest signal is older than ${config.signalAgeAlarmSeconds} s: the consumer is behind or failing`,
     );
     alarm('CleanupFailures', cleanupErrors, 0, 'A scheduled cleanup pass failed', 3);
-    props.nodes.forEach((node, i) =>
-      alarm(
-        `Node${i + 1}StatusCheck`,
-        new cloudwatch.Metric({
-          namespace: 'AWS/EC2',
-          metricName: 'StatusCheckFailed',
-          dimensionsMap: { InstanceId: node.instanceId },
-          statistic: 'Maximum',
-          period: MINUTE,
-        }),
-        0,
-        `Aerospike node ${i + 1} fails its EC2 status checks`,
-        2,
-      ),
-    );
 
     // ---- dashboard
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
@@ -225,24 +192,32 @@ export class Observability extends Construct {
         ),
       ),
     );
-    const nodeMetric = (metricName: string, node: ec2.Instance, i: number, statistic: string): cloudwatch.Metric =>
-      new cloudwatch.Metric({
-        namespace: 'AWS/EC2',
-        metricName,
-        statistic,
-        period: MINUTE,
-        dimensionsMap: { InstanceId: node.instanceId },
-        label: `node ${i + 1}`,
-      });
+    const as = { metricsNamespace: props.aerospikeMetricsNamespace, clusterName: props.clusterName };
+    const asNs = { ...as, namespace: config.aerospike.namespace };
     this.dashboard.addWidgets(
       w(
-        'Aerospike nodes: status check failed',
-        props.nodes.map((n, i) => nodeMetric('StatusCheckFailed', n, i, 'Maximum')),
+        'Aerospike: cluster size (min over nodes) and client connections (max)',
+        [aerospikeMetric(as, AEROSPIKE_METRICS.clusterSize, 'Minimum').with({ label: 'cluster size' })],
+        [aerospikeMetric(as, AEROSPIKE_METRICS.clientConnections, 'Maximum').with({ label: 'client connections' })],
       ),
       w(
-        'Aerospike nodes: CPU %',
-        props.nodes.map((n, i) => nodeMetric('CPUUtilization', n, i, 'Average')),
+        `Aerospike ${config.aerospike.namespace}: device and index use %, stop-writes`,
+        [
+          aerospikeMetric(asNs, AEROSPIKE_METRICS.deviceUsedPct, 'Maximum').with({ label: 'device used %' }),
+          aerospikeMetric(asNs, AEROSPIKE_METRICS.memoryUsedPct, 'Maximum').with({ label: 'index used %' }),
+        ],
+        [aerospikeMetric(asNs, AEROSPIKE_METRICS.stopWrites, 'Maximum').with({ label: 'stop-writes' })],
       ),
+    );
+    this.dashboard.addWidgets(
+      w(`Aerospike ${config.aerospike.namespace}: migrations remaining`, [
+        aerospikeMetric(asNs, AEROSPIKE_METRICS.migrateRx, 'Sum').with({ label: 'rx partitions' }),
+        aerospikeMetric(asNs, AEROSPIKE_METRICS.migrateTx, 'Sum').with({ label: 'tx partitions' }),
+      ]),
+      w(`Aerospike ${config.aerospike.namespace}: client errors`, [
+        aerospikeMetric(asNs, AEROSPIKE_METRICS.clientWriteErrors, 'Sum').with({ label: 'write errors' }),
+        aerospikeMetric(asNs, AEROSPIKE_METRICS.clientUdfErrors, 'Sum').with({ label: 'UDF errors' }),
+      ]),
     );
   }
 }

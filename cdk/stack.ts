@@ -1,23 +1,29 @@
 /**
- * The whole deployment as one stack of readable constructs: network, Aerospike cluster, storage, functions, API,
- * triggers and observability. One stack keeps every reference inside a template (no cross-stack exports to pin
- * resources), and a deployment is one `cdk deploy`.
+ * The service stack: storage (blob bucket, signal queue), functions, API (with its three caller roles), triggers and
+ * the dashboard and service alarms. It runs in the VPC of the cluster stack (cdk/cluster-stack.ts) and reaches the
+ * Aerospike nodes by their DNS names; it can be deployed as often as the code changes without touching the cluster.
  */
-import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { AerospikeCluster } from './aerospike-cluster';
 import { Api } from './api';
 import type { UtxoStoreConfig } from './config';
 import { Functions } from './functions';
-import { Network } from './network';
-import { applyNagSuppressions } from './nag';
 import { Observability } from './observability';
 import { Storage } from './storage';
 import { Triggers } from './triggers';
-import { Duration } from 'aws-cdk-lib';
 
 export interface UtxoStoreStackProps extends StackProps {
   config: UtxoStoreConfig;
+  vpc: ec2.IVpc;
+  functionSubnets: ec2.SubnetSelection;
+  functionsSecurityGroup: ec2.ISecurityGroup;
+  /** `aerospike://...` */
+  utxoStoreUrl: string;
+  clusterName: string;
+  aerospikeMetricsNamespace: string;
+  alarmTopic?: sns.ITopic;
 }
 
 export function stackName(config: UtxoStoreConfig): string {
@@ -26,8 +32,6 @@ export function stackName(config: UtxoStoreConfig): string {
 
 export class UtxoStoreStack extends Stack {
   readonly config: UtxoStoreConfig;
-  readonly network: Network;
-  readonly cluster: AerospikeCluster;
   readonly storage: Storage;
   readonly fns: Functions;
   readonly api: Api;
@@ -41,26 +45,17 @@ export class UtxoStoreStack extends Stack {
     Tags.of(this).add('project', 'bsv-utxo-store');
     Tags.of(this).add('stage', config.stage);
 
-    this.network = new Network(this, 'Network', { config });
-    this.cluster = new AerospikeCluster(this, 'Aerospike', {
-      vpc: this.network.vpc,
-      subnets: this.network.clusterSubnets,
-      clientSecurityGroup: this.network.functionsSecurityGroup,
-      aerospike: config.aerospike,
-      store: config.store,
-      clusterName: `bsv-utxo-store-${config.stage}`,
-    });
     this.storage = new Storage(this, 'Storage', {
       config,
       signalConsumerTimeout: Duration.seconds(config.functions.signals.timeoutSeconds),
     });
     this.fns = new Functions(this, 'Functions', {
       config,
-      vpc: this.network.vpc,
-      subnets: this.network.functionSubnets,
-      securityGroup: this.network.functionsSecurityGroup,
+      vpc: props.vpc,
+      subnets: props.functionSubnets,
+      securityGroup: props.functionsSecurityGroup,
       storage: this.storage,
-      utxoStoreUrl: this.cluster.connectionString(config.aerospike.namespace, config.aerospike.set),
+      utxoStoreUrl: props.utxoStoreUrl,
     });
     this.api = new Api(this, 'Api', { config, targets: this.fns.targets });
     this.triggers = new Triggers(this, 'Triggers', {
@@ -77,22 +72,19 @@ export class UtxoStoreStack extends Stack {
       signalQueue: this.storage.signalQueue,
       signalDlq: this.storage.signalDlq,
       cleanupDlq: this.triggers.cleanupDlq,
-      nodes: this.cluster.instances,
+      clusterName: props.clusterName,
+      aerospikeMetricsNamespace: props.aerospikeMetricsNamespace,
+      topic: props.alarmTopic,
     });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.api.url, description: 'base URL of the v1 API (SigV4)' });
+    for (const [role, r] of Object.entries(this.api.roles))
+      new CfnOutput(this, `${role.charAt(0).toUpperCase()}${role.slice(1)}RoleArn`, {
+        value: r.roleArn,
+        description: `the API's ${role} role: assume it to call its routes (README, Security)`,
+      });
     new CfnOutput(this, 'BlobBucket', { value: this.storage.blobBucket.bucketName });
     new CfnOutput(this, 'SignalQueueUrl', { value: this.storage.signalQueue.queueUrl });
-    new CfnOutput(this, 'AerospikeHosts', { value: this.cluster.hostNames.join(',') });
-    this.cluster.instances.forEach(
-      (node, i) =>
-        new CfnOutput(this, `AerospikeNode${i + 1}InstanceId`, {
-          value: node.instanceId,
-          description: `aws ssm start-session --target <this id> (node ${i + 1})`,
-        }),
-    );
     new CfnOutput(this, 'DashboardName', { value: `bsv-utxo-store-${config.stage}` });
-
-    applyNagSuppressions(this);
   }
 }

@@ -8,6 +8,9 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { UtxoStoreConfig } from './config';
 
+/** Days a deleted or overwritten blob stays recoverable as a noncurrent version. */
+export const BLOB_NONCURRENT_DAYS = 30;
+
 export interface StorageProps {
   config: UtxoStoreConfig;
   /** the signal consumer's timeout: the queue's visibility timeout is six times it (AWS guidance for Lambda) */
@@ -46,11 +49,19 @@ export class Storage extends Construct {
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      // blobs are create-only and deleted by cleanup after the DAH: versions would only keep deleted txs around
-      versioned: false,
+      // The only copy of externally stored txs: versioned, so an overwrite or a mistaken delete keeps the previous
+      // version; cleanup's deletes leave a noncurrent version that expires after blobNoncurrentDays.
+      versioned: true,
       serverAccessLogsBucket: this.accessLogBucket,
       serverAccessLogsPrefix: 'blobs-bucket/',
-      lifecycleRules: [{ id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      lifecycleRules: [
+        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        {
+          id: 'expire-noncurrent-versions',
+          noncurrentVersionExpiration: Duration.days(BLOB_NONCURRENT_DAYS),
+          expiredObjectDeleteMarker: true,
+        },
+      ],
       removalPolicy,
     });
 

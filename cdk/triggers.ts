@@ -33,6 +33,8 @@ export class Triggers extends Construct {
         batchSize: config.signalBatchSize,
         reportBatchItemFailures: true,
         maxBatchingWindow: Duration.seconds(1),
+        // at most this many concurrent consumers (within its reserved concurrency: the connection budget)
+        maxConcurrency: config.signalMaxConcurrency,
       }),
     );
 

@@ -11,7 +11,10 @@ import type { CleanupReport } from '../lib/cleanup';
 import { emitMetrics } from '../lib/cleanup/report';
 import { cleanupMetrics, logger, metrics } from '../lib/http/observability';
 import { cleanupDeadline } from '../lib/http/routes';
-import { getRuntime } from '../lib/runtime';
+import { getRuntime, warmRuntime } from '../lib/runtime';
+
+// connect during the init phase (lib/runtime.ts warmRuntime)
+warmRuntime();
 
 /** Time kept back from the remaining time: the pass stops this long before the Lambda's timeout. */
 export const MARGIN_MS = 5000;

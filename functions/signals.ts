@@ -13,8 +13,11 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger, metrics, MetricUnit } from '../lib/http/observability';
-import { getRuntime, type Runtime } from '../lib/runtime';
+import { getRuntime, warmRuntime, type Runtime } from '../lib/runtime';
 import { parseSignalMessage } from '../lib/signals';
+
+// connect during the init phase (lib/runtime.ts warmRuntime)
+warmRuntime();
 
 function recordHandler(runtime: Runtime) {
   return async (record: SQSRecord): Promise<void> => {

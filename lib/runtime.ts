@@ -161,6 +161,17 @@ export function getRuntime(): Promise<Runtime> {
   return pending;
 }
 
+/**
+ * Starts building the runtime while the Lambda execution environment initialises (module load), so the Aerospike
+ * client has connected and the UDF module is registered before the first invocation, and provisioned concurrency
+ * arrives connected. Only inside Lambda (AWS_LAMBDA_FUNCTION_NAME); a failure is not fatal here: getRuntime()
+ * forgets a failed attempt and the first invocation retries (and reports the error).
+ */
+export function warmRuntime(env: NodeJS.ProcessEnv = process.env): void {
+  if (env.AWS_LAMBDA_FUNCTION_NAME === undefined) return;
+  getRuntime().catch(() => undefined);
+}
+
 /** The runtime if it was built successfully, else undefined (does not start a build). */
 export async function currentRuntime(): Promise<Runtime | undefined> {
   if (!pending) return undefined;

@@ -280,8 +280,14 @@ export class UtxoStoreClient {
     return (await this.call('getChainTip', {})).height;
   }
 
+  /** Moves the tip forward by at most the server's MAX_TIP_ADVANCE blocks (400 naming height beyond). */
   async setChainTip(height: number): Promise<number> {
     return (await this.call('setChainTip', { body: { height } })).height;
+  }
+
+  /** Admin: sets the tip to any height, back (a reorg) or far forward. */
+  async forceChainTip(height: number): Promise<number> {
+    return (await this.call('forceChainTip', { body: { height } })).height;
   }
 
   /** The health report; a degraded service (503 with the report) is a report too, not an error. */

@@ -92,6 +92,7 @@ export const OPERATIONS: { readonly [Id in OperationId]: EndpointOf<Id> } = {
   queryUnmined: { method: 'GET', path: '/v1/unmined', fn: 'admin', idempotent: true },
   getChainTip: { method: 'GET', path: '/v1/chain/tip', fn: 'admin', idempotent: true },
   setChainTip: { method: 'PUT', path: '/v1/chain/tip', fn: 'admin', idempotent: true },
+  forceChainTip: { method: 'PUT', path: '/v1/chain/tip/force', fn: 'admin', idempotent: true },
   health: { method: 'GET', path: '/v1/health', fn: 'admin', idempotent: true },
   cleanup: { method: 'POST', path: '/v1/cleanup', fn: 'admin', idempotent: false },
   getCounterConflicting: {

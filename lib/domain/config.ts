@@ -65,6 +65,8 @@ export const DEFAULTS = {
   TOMBSTONE_TTL_SECONDS: 30 * 24 * 3600,
   AEROSPIKE_MAX_CONNS_PER_NODE: 32,
   AEROSPIKE_MAX_COMMANDS_IN_QUEUE: 4096,
+  /** blocks PUT /v1/chain/tip moves the tip forward per call at most (lib/store/meta.ts moveChainTip) */
+  MAX_TIP_ADVANCE: 10,
 } as const;
 
 function raw(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -175,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxTxSizeInStore: intVar(env, 'MAX_TX_SIZE_IN_STORE', DEFAULTS.MAX_TX_SIZE_IN_STORE, 0, Number.MAX_SAFE_INTEGER),
     externalizeAll: boolVar(env, 'EXTERNALIZE_ALL', DEFAULTS.EXTERNALIZE_ALL),
     coinbaseMaturity: intVar(env, 'COINBASE_MATURITY', DEFAULTS.COINBASE_MATURITY, 0, 0x7fffffff),
+    maxTipAdvance: intVar(env, 'MAX_TIP_ADVANCE', DEFAULTS.MAX_TIP_ADVANCE, 1, 0x7fffffff),
   };
   return {
     utxoStore: parseUtxoStore(raw(env, 'UTXO_STORE') ?? DEFAULTS.UTXO_STORE),

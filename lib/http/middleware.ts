@@ -12,7 +12,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { getRuntime } from '../runtime';
+import { getRuntime, warmRuntime } from '../runtime';
 import { HttpError, invalidArgument, mapError } from './errors';
 import { cleanupMetrics, emitSingle, logger, metrics, MetricUnit } from './observability';
 import { matchRoute, paramNames, ROUTES, routesOf, type FunctionName, type Route } from './routes';
@@ -107,8 +107,15 @@ export function resolveRoute(
     }
     return { route: byResource, params };
   }
+  // An event from API Gateway names the resource that was authorized. Only the route's own resource runs it: a
+  // request that reached this function through a catch-all resource (ANY on /{proxy+} or on the route tree, e.g.
+  // a path variant such as a trailing slash) was authorized for that resource's ARN, not the route's, and running
+  // the route would bypass the per-route IAM roles (cdk/api.ts). Path matching serves events without a resource.
+  const viaOtherResource = typeof event.resource === 'string' && event.resource !== '';
   const match = matchRoute(routes, method, event.path ?? '');
-  if (match.kind === 'found') return { route: match.route, params: match.params };
+  if (match.kind === 'found' && !viaOtherResource) return { route: match.route, params: match.params };
+  if (match.kind === 'found')
+    throw new HttpError(404, 'ROUTE_NOT_FOUND', `no route for ${method} ${event.path} (resource ${event.resource})`);
   // A known path with another method reaches the admin function through the API's per-resource ANY (cdk/api.ts):
   // the methods it allows are those of every function, not only this one's.
   const known = matchRoute(ROUTES, method, event.path ?? '');
@@ -284,6 +291,8 @@ function serialize(statusCode: number, body: unknown, context: Context): APIGate
 /** The middy handler serving a function's routes (functions/<fn>.ts). */
 export function httpHandler(fn: FunctionName): ApiHandler {
   const routes = routesOf(fn);
+  // connect during the init phase (functions/<fn>.ts builds its handler at module load)
+  warmRuntime();
   const base = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
     const validated = state.get(event)?.validated;
     if (!validated) throw new Error('request was not validated');

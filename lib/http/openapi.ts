@@ -1,14 +1,40 @@
 /**
  * The OpenAPI 3.1 document of the API, generated from the route table and its zod schemas (z.toJSONSchema; JSON
  * Schema 2020-12 is OpenAPI 3.1's schema dialect). Named schemas become components.
+ *
+ * Security: API Gateway authorizes every method with IAM (SigV4-signed requests); the document declares that scheme
+ * the way API Gateway's own OpenAPI extensions do (an apiKey in the Authorization header with
+ * x-amazon-apigateway-authtype awsSigv4) and names, per operation, the least caller role allowed
+ * (x-required-role, lib/http/roles.ts). test/http/openapi-lint.test.ts lints the document with Redocly (0 errors).
  */
 import { z } from 'zod';
+import { API_ROLES } from './roles';
 import { paramNames, ROUTES, type Route } from './routes';
 import { apiSchemas } from './schemas';
 
 type JsonSchema = Record<string, unknown>;
 
 const REF = (id: string) => `#/components/schemas/${id}`;
+
+/** The name of the security scheme every operation requires. */
+export const SIGV4_SCHEME = 'sigv4';
+
+const SECURITY_SCHEMES = {
+  [SIGV4_SCHEME]: {
+    type: 'apiKey',
+    name: 'Authorization',
+    in: 'header',
+    description:
+      'AWS Signature Version 4 (IAM authorization on every method). Sign with credentials of one of the roles the ' +
+      `deployment creates (${API_ROLES.join(', ')}); x-required-role on each operation names the least role allowed.`,
+    'x-amazon-apigateway-authtype': 'awsSigv4',
+  },
+};
+
+/** API Gateway's own answer to an unsigned request or a role without the route (before any function runs). */
+const E403 = {
+  description: 'unsigned request, or the caller is not allowed this route (its role is below x-required-role)',
+};
 
 function clean(schema: JsonSchema): JsonSchema {
   const { $schema: _s, $id: _i, ...rest } = schema;
@@ -71,8 +97,10 @@ export function buildOpenApi(options: { serverUrl?: string } = {}): JsonSchema {
       ...(route.description ? { description: route.description } : {}),
       tags: [route.fn],
       'x-lambda-function': route.fn,
+      'x-required-role': route.role,
+      security: [{ [SIGV4_SCHEME]: [] }],
       parameters: parameters(route),
-      responses,
+      responses: { ...responses, 403: E403 },
     };
     if (route.body) {
       operation.requestBody = {
@@ -91,9 +119,23 @@ export function buildOpenApi(options: { serverUrl?: string } = {}): JsonSchema {
       version: 'v1',
       description:
         'UTXO store for Bitcoin SV (docs/api.md). Txids and hashes in display hex; errors as {"error": {"code", "message", "details"?}}.',
+      license: { name: 'MIT', identifier: 'MIT' },
     },
-    ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
+    servers: options.serverUrl
+      ? [{ url: options.serverUrl }]
+      : [
+          {
+            url: 'https://{restApiId}.execute-api.{region}.amazonaws.com/{stage}',
+            description: 'the deployed API (the stack output ApiUrl)',
+            variables: {
+              restApiId: { default: 'restApiId' },
+              region: { default: 'us-east-1' },
+              stage: { default: 'dev' },
+            },
+          },
+        ],
+    security: [{ [SIGV4_SCHEME]: [] }],
     paths,
-    components: { schemas },
+    components: { schemas, securitySchemes: SECURITY_SCHEMES },
   };
 }

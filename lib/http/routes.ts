@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import type { Runtime } from '../runtime';
 import { emitMetrics } from '../cleanup/report';
 import type { CleanupMetrics } from '../cleanup';
+import type { ApiRole } from './roles';
 import * as s from './schemas';
 
 export type FunctionName = 'create' | 'get' | 'spend' | 'unspend' | 'set-mined' | 'get-utxo' | 'admin';
@@ -44,6 +45,8 @@ interface RouteSpec<
 > {
   operationId: Id;
   fn: F;
+  /** the least caller role allowed (lib/http/roles.ts): the CDK app's IAM roles and the OpenAPI document follow it */
+  role: ApiRole;
   method: M;
   /** API Gateway resource path, e.g. /v1/txs/{txid} */
   path: Path;
@@ -64,6 +67,7 @@ interface RouteSpec<
 export interface Route {
   operationId: string;
   fn: FunctionName;
+  role: ApiRole;
   method: HttpMethod;
   path: string;
   summary: string;
@@ -147,6 +151,7 @@ export const ROUTES = [
   route({
     operationId: 'createTx',
     fn: 'create',
+    role: 'validator',
     method: 'POST',
     path: '/v1/txs',
     summary: 'Store a transaction and its outputs',
@@ -169,6 +174,7 @@ export const ROUTES = [
   route({
     operationId: 'getTx',
     fn: 'get',
+    role: 'validator',
     method: 'GET',
     path: '/v1/txs/{txid}',
     summary: 'Read a transaction record',
@@ -185,6 +191,7 @@ export const ROUTES = [
   route({
     operationId: 'deleteTx',
     fn: 'admin',
+    role: 'admin',
     method: 'DELETE',
     path: '/v1/txs/{txid}',
     summary: 'Delete a transaction (master, pagination records and blobs)',
@@ -198,6 +205,7 @@ export const ROUTES = [
   route({
     operationId: 'spend',
     fn: 'spend',
+    role: 'validator',
     method: 'POST',
     path: '/v1/spends',
     summary: 'Spend outputs: all inputs of a spending tx, or explicit spends (all or nothing)',
@@ -228,6 +236,7 @@ export const ROUTES = [
   route({
     operationId: 'unspend',
     fn: 'unspend',
+    role: 'validator',
     method: 'POST',
     path: '/v1/unspends',
     summary: 'Undo spends: clears each output that holds exactly the given spender',
@@ -248,6 +257,7 @@ export const ROUTES = [
   route({
     operationId: 'setMined',
     fn: 'set-mined',
+    role: 'blockValidation',
     method: 'POST',
     path: '/v1/mined',
     summary: 'Add (or with unsetMined remove) a block to each transaction',
@@ -268,6 +278,7 @@ export const ROUTES = [
   route({
     operationId: 'setLocked',
     fn: 'admin',
+    role: 'blockValidation',
     method: 'POST',
     path: '/v1/locked',
     summary: 'Lock or unlock transactions (a locked tx cannot be spent)',
@@ -281,6 +292,7 @@ export const ROUTES = [
   route({
     operationId: 'setConflicting',
     fn: 'admin',
+    role: 'blockValidation',
     method: 'POST',
     path: '/v1/conflicting',
     summary: 'Mark or unmark transactions as conflicting',
@@ -294,6 +306,7 @@ export const ROUTES = [
   route({
     operationId: 'freeze',
     fn: 'admin',
+    role: 'admin',
     method: 'POST',
     path: '/v1/freeze',
     summary: 'Freeze outputs',
@@ -315,6 +328,7 @@ export const ROUTES = [
   route({
     operationId: 'unfreeze',
     fn: 'admin',
+    role: 'admin',
     method: 'POST',
     path: '/v1/unfreeze',
     summary: 'Unfreeze outputs',
@@ -335,6 +349,7 @@ export const ROUTES = [
   route({
     operationId: 'reassign',
     fn: 'admin',
+    role: 'admin',
     method: 'POST',
     path: '/v1/reassign',
     summary: 'Reassign a frozen output to a new UTXO hash (spendable 1000 blocks later)',
@@ -348,6 +363,7 @@ export const ROUTES = [
   route({
     operationId: 'preserve',
     fn: 'admin',
+    role: 'blockValidation',
     method: 'POST',
     path: '/v1/preserve',
     summary: 'Keep transactions (no delete-at-height) until a height',
@@ -361,6 +377,7 @@ export const ROUTES = [
   route({
     operationId: 'getUtxo',
     fn: 'get-utxo',
+    role: 'validator',
     method: 'GET',
     path: '/v1/utxos/{txid}/{vout}',
     summary: 'Spendability of one output at the chain tip + 1',
@@ -375,6 +392,7 @@ export const ROUTES = [
   route({
     operationId: 'queryUnmined',
     fn: 'admin',
+    role: 'blockValidation',
     method: 'GET',
     path: '/v1/unmined',
     summary: 'Transactions not mined on the longest chain since at most `cutoff`, paged',
@@ -388,6 +406,7 @@ export const ROUTES = [
   route({
     operationId: 'getCounterConflicting',
     fn: 'get',
+    role: 'validator',
     method: 'GET',
     path: '/v1/txs/{txid}/counter-conflicting',
     summary: 'The other transactions that spend one of the outputs this transaction spends',
@@ -406,6 +425,7 @@ export const ROUTES = [
   route({
     operationId: 'getConflictingChildren',
     fn: 'get',
+    role: 'validator',
     method: 'GET',
     path: '/v1/txs/{txid}/conflicting-children',
     summary: 'The conflicting children registered on this transaction (its conflictingCs)',
@@ -424,6 +444,7 @@ export const ROUTES = [
   route({
     operationId: 'setLongestChain',
     fn: 'set-mined',
+    role: 'blockValidation',
     method: 'POST',
     path: '/v1/longest-chain',
     summary: 'Mark transactions on or off the longest chain (unminedSince only; block lists kept)',
@@ -439,6 +460,7 @@ export const ROUTES = [
   route({
     operationId: 'processConflicting',
     fn: 'admin',
+    role: 'blockValidation',
     method: 'POST',
     path: '/v1/conflicting/resolve',
     summary: 'Double-spend resolution: each conflicting tx of a new longest chain becomes the spender of its inputs',
@@ -463,6 +485,7 @@ export const ROUTES = [
   route({
     operationId: 'iterateUnmined',
     fn: 'get',
+    role: 'blockValidation',
     method: 'GET',
     path: '/v1/unmined/txs',
     summary: 'Every unmined transaction with what block assembly needs to reload it, in createdAt order, paged',
@@ -477,6 +500,7 @@ export const ROUTES = [
   route({
     operationId: 'getChainTip',
     fn: 'admin',
+    role: 'validator',
     method: 'GET',
     path: '/v1/chain/tip',
     summary: 'The chain tip height H the store evaluates at',
@@ -488,9 +512,12 @@ export const ROUTES = [
   route({
     operationId: 'setChainTip',
     fn: 'admin',
+    role: 'blockValidation',
     method: 'PUT',
     path: '/v1/chain/tip',
-    summary: 'Set the chain tip height',
+    summary: 'Move the chain tip forward by at most MAX_TIP_ADVANCE blocks (or keep it)',
+    description:
+      'A height below the tip or more than MAX_TIP_ADVANCE (default 10) above it is 400 INVALID_ARGUMENT naming height, with details.current and details.maxAdvance; an admin moves it anywhere with PUT /v1/chain/tip/force.',
     body: s.chainTipBody,
     responses: { 200: { description: 'the tip', schema: s.chainTipResponse }, 400: E400, 413: E413, 503: E503 },
     async handle({ body }, ctx) {
@@ -498,8 +525,25 @@ export const ROUTES = [
     },
   }),
   route({
+    operationId: 'forceChainTip',
+    fn: 'admin',
+    role: 'admin',
+    method: 'PUT',
+    path: '/v1/chain/tip/force',
+    summary: 'Set the chain tip height to any height, back or far forward (admin)',
+    description:
+      'A separate path so that IAM can allow it to the admin role only (API Gateway authorizes by method and path).',
+    body: s.chainTipBody,
+    responses: { 200: { description: 'the tip', schema: s.chainTipResponse }, 400: E400, 413: E413, 503: E503 },
+    async handle({ body }, ctx) {
+      const height = await (await ctx.runtime()).store.setChainTip(body.height, { force: true });
+      return { statusCode: 200, body: { height } };
+    },
+  }),
+  route({
     operationId: 'health',
     fn: 'admin',
+    role: 'validator',
     method: 'GET',
     path: '/v1/health',
     summary: 'Liveness of the engine, blob store and queue',
@@ -515,6 +559,7 @@ export const ROUTES = [
   route({
     operationId: 'cleanup',
     fn: 'admin',
+    role: 'admin',
     method: 'POST',
     path: '/v1/cleanup',
     summary: 'Run one cleanup pass now (deletes fully spent, buried transactions)',

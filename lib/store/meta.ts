@@ -66,6 +66,51 @@ export async function writeChainTip(engine: RecordEngine, height: number): Promi
   return height;
 }
 
+/**
+ * Sets H as the PUT /v1/chain/tip route asks. Without `force`, H may only stay or move forward by at most
+ * `maxAdvance` blocks per call (a far-future tip would let cleanup delete parents whose children are not yet
+ * buried and would mature coinbases early; a lower tip is a reorg, which only an admin forces). The check and the
+ * write are one generation-checked step, so two concurrent calls cannot together move H further or back.
+ * `maxAdvance` undefined: no bound (the store as a library; the service always sets MAX_TIP_ADVANCE).
+ */
+export async function moveChainTip(
+  engine: RecordEngine,
+  height: number,
+  options: { force?: boolean; maxAdvance?: number } = {},
+): Promise<number> {
+  if (options.force || options.maxAdvance === undefined) return writeChainTip(engine, height);
+  const maxAdvance = options.maxAdvance;
+  for (let attempt = 0; attempt < MAX_TIP_RETRIES; attempt++) {
+    let record;
+    try {
+      record = await engine.get(CHAIN_TIP_KEY);
+    } catch (err) {
+      throw storageError('reading the chain tip failed', err);
+    }
+    const current = toInt(record?.bins.height) ?? 0;
+    if (height < current || height > current + maxAdvance) {
+      throw new InvalidArgumentError(
+        'height',
+        height < current
+          ? `${height} is below the chain tip ${current}: moving the tip back needs PUT /v1/chain/tip/force (admin)`
+          : `${height} is more than MAX_TIP_ADVANCE (${maxAdvance}) blocks above the chain tip ${current}; ` +
+              'move it in steps or use PUT /v1/chain/tip/force (admin)',
+        { current, maxAdvance },
+      );
+    }
+    if (height === current && record) return current;
+    try {
+      if (record) await engine.update(CHAIN_TIP_KEY, { height }, { generation: record.generation });
+      else await engine.create(CHAIN_TIP_KEY, { height });
+      return height;
+    } catch (err) {
+      if (isEngineError(err, 'GENERATION_MISMATCH') || isEngineError(err, 'RECORD_EXISTS')) continue;
+      throw storageError('writing the chain tip failed', err);
+    }
+  }
+  throw storageError('writing the chain tip failed', new Error('too many concurrent updates'));
+}
+
 /** Raises H to `height` if it is lower (generation-checked; retried on a concurrent change). Returns H. */
 export async function raiseChainTip(engine: RecordEngine, height: number): Promise<number> {
   for (let attempt = 0; attempt < MAX_TIP_RETRIES; attempt++) {

@@ -13,6 +13,11 @@ export interface StoreSettings {
   maxTxSizeInStore: number;
   externalizeAll: boolean;
   coinbaseMaturity: number;
+  /**
+   * blocks PUT /v1/chain/tip may move H forward per call without `force` (MAX_TIP_ADVANCE); unset: no bound
+   * (the service always sets it, lib/domain/config.ts)
+   */
+  maxTipAdvance?: number;
 }
 
 export interface MinedBlock {
@@ -162,7 +167,8 @@ export interface UtxoStore {
   delete(txid: string): Promise<void>;
   queryUnmined(query: UnminedQuery): Promise<UnminedPage>;
   getChainTip(): Promise<number>;
-  setChainTip(height: number): Promise<number>;
+  /** sets H; bounded by settings.maxTipAdvance unless `force` (lib/store/meta.ts moveChainTip) */
+  setChainTip(height: number, options?: { force?: boolean }): Promise<number>;
   health(): Promise<HealthReport>;
   /** the other txs spending one of the outputs this tx spends */
   getCounterConflicting(txid: string): Promise<string[]>;

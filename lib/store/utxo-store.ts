@@ -13,7 +13,7 @@ import { conflictingChildren, counterConflicting } from './conflicts';
 import { create } from './create';
 import { deleteTx } from './delete';
 import { setOnLongestChain } from './longest-chain';
-import { ensureBatchSize, readChainTip, writeChainTip } from './meta';
+import { ensureBatchSize, moveChainTip, readChainTip } from './meta';
 import { setMined } from './mined';
 import { processConflicting } from './process-conflicting';
 import { get, getSpend, queryUnmined } from './read';
@@ -41,6 +41,7 @@ function checkSettings(s: StoreSettings): StoreSettings {
   intArg(s.coinbaseMaturity, 'COINBASE_MATURITY', 0, 0x7fffffff);
   if (typeof s.externalizeAll !== 'boolean')
     throw new InvalidArgumentError('EXTERNALIZE_ALL', 'expected true or false');
+  if (s.maxTipAdvance !== undefined) intArg(s.maxTipAdvance, 'MAX_TIP_ADVANCE', 1, 0x7fffffff);
   return { ...s };
 }
 
@@ -97,7 +98,8 @@ export async function createUtxoStore(deps: UtxoStoreDeps): Promise<UtxoStore & 
     processConflicting: (txids) => processConflicting(ctx, txids),
     iterateUnmined: (query) => iterateUnmined(ctx, query),
     getChainTip: () => readChainTip(engine),
-    setChainTip: async (height) => writeChainTip(engine, intArg(height, 'height')),
+    setChainTip: async (height, options) =>
+      moveChainTip(engine, intArg(height, 'height'), { force: options?.force, maxAdvance: settings.maxTipAdvance }),
     health: async (): Promise<HealthReport> => {
       const [e, b, q] = await Promise.all([
         probe(() => engine.ping()),

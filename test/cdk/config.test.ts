@@ -1,17 +1,16 @@
-/** Configuration (context -> typed props, validation naming the key) and the rendered Aerospike boot script. */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+/** Configuration (context -> typed props, validation naming the key). The node scripts: node-scripts.test.ts. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { renderAerospikeConf, renderUserData } from '../../cdk/aerospike-cluster';
 import { standaloneContext } from '../../cdk/app';
-import { defaultConfig, loadConfig, maxRecordSizeBytes } from '../../cdk/config';
+import { connectionBudget, defaultConfig, loadConfig, maxRecordSizeBytes, minClusterSize } from '../../cdk/config';
 
 const ctx = (values: Record<string, unknown>) => ({ tryGetContext: (k: string) => values[k] });
 
-test('defaults: 3 x i4i.large, B = 20000, retention 288, dev stage', () => {
+test('defaults: 3 x i4i.large in 3 AZs, replication 2, B = 20000, retention 288, dev stage', () => {
   const c = loadConfig(ctx({}));
-  expect(c).toMatchObject({ stage: 'dev', natGateways: 1, maxAzs: 2 });
+  expect(c).toMatchObject({ stage: 'dev', natGateways: 1, maxAzs: 3 });
+  expect(c.aerospike).toMatchObject({ replicationFactor: 2, terminationProtection: true, protoFdMax: 15000 });
   expect(c.aerospike).toMatchObject({ nodeCount: 3, instanceType: 'i4i.large', namespace: 'utxo', set: 'utxos' });
   expect(c.store).toMatchObject({ utxoBatchSize: 20000, blockHeightRetention: 288, maxTxSizeInStore: 1048576 });
 });
@@ -22,6 +21,7 @@ test('stages object from cdk.json, then -c keys on top (strings coerced)', () =>
       stage: 'prod',
       stages: { prod: { aerospike: { nodeCount: 6 }, functions: { cleanup: { reservedConcurrency: 1 } } } },
       nodeCount: '4',
+      replicationFactor: '3',
       externalizeAll: 'true',
       availabilityZones: 'eu-west-1a, eu-west-1b',
       region: 'eu-west-1',
@@ -32,6 +32,7 @@ test('stages object from cdk.json, then -c keys on top (strings coerced)', () =>
   expect(c.aerospike.terminationProtection).toBe(true);
   expect(c.store.externalizeAll).toBe(true);
   expect(c.availabilityZones).toEqual(['eu-west-1a', 'eu-west-1b']);
+  expect(c.aerospike.replicationFactor).toBe(3);
   expect(c.functions.cleanup.reservedConcurrency).toBe(1);
   expect(c.functions.spend.provisionedConcurrency).toBe(3);
   expect(c.functions.create.provisionedConcurrency).toBe(1);
@@ -47,6 +48,22 @@ test.each([
   [{ stages: { dev: { bogus: 1 } } }, /stages\.dev\.bogus.*unknown setting/],
   [{ utxoBatchSize: '200000' }, /utxoBatchSize/],
   [{ availabilityZones: 'a,b' }, /availabilityZones.*region/],
+  // Community Edition: at most 8 nodes, 640 GB of data per node
+  [{ nodeCount: '9', replicationFactor: '3' }, /nodeCount.*from 1 to 8/],
+  [{ instanceType: 'i4i.xlarge' }, /instanceType.*640 GB/],
+  // 4 nodes over 3 AZs: one AZ holds 2, so 2 copies could both be there
+  [{ nodeCount: '4' }, /replicationFactor.*at least 3/],
+  [{ nodeCount: '4', maxAzs: '2', replicationFactor: '2' }, /replicationFactor.*at least 3/],
+  [{ aerospikeAmi: 'ami-0123456789abcdef0' }, /aerospikeAmi.*explicit region/],
+  [{ aerospikeAmi: 'eu-west-1:ami-0123456789abcdef0', region: 'us-east-1' }, /aerospikeAmi.*us-east-1/],
+  [{ aerospikeAmi: 'eu-west-1:nope' }, /aerospikeAmi.*region:ami-id/],
+  [{ aerospikePackageSha256: 'abc' }, /aerospikePackageSha256.*SHA-256/],
+  [{ exporterPackageUrl: 'https://x/y.tgz' }, /exporterPackageUrl.*rpm/],
+  [{ signalMaxConcurrency: '11' }, /signalMaxConcurrency.*reserved concurrency 10/],
+  [{ signalMaxConcurrency: '1' }, /signalMaxConcurrency/],
+  [{ provisionedConcurrency: 'spend:101' }, /provisionedConcurrency\.spend.*above the reserved concurrency 100/],
+  [{ reservedConcurrency: 'admin:0' }, /reservedConcurrency\.admin.*every function needs a reserved concurrency/],
+  [{ maxTipAdvance: '0' }, /maxTipAdvance/],
 ])('invalid context %j is refused, naming the key', (values, message) => {
   expect(() => loadConfig(ctx(values))).toThrow(message);
 });
@@ -60,32 +77,32 @@ test('max-record-size covers B x 68-byte slots plus the in-record tx, in whole M
   expect(() => maxRecordSizeBytes({ utxoBatchSize: 120000, maxTxSizeInStore: 1048576 })).toThrow(/8 MiB/);
 });
 
-test('the boot script puts one device line per NVMe instance-store device into aerospike.conf', () => {
-  const config = defaultConfig();
-  const conf = renderAerospikeConf({
-    clusterName: 'c',
-    seeds: ['a.zone', 'b.zone'],
-    aerospike: config.aerospike,
-    maxRecordSize: 3145728,
+test('min-cluster-size is a majority; the AMI map and checksums are kept as given', () => {
+  expect([1, 2, 3, 4, 5, 8].map(minClusterSize)).toEqual([1, 2, 2, 3, 3, 5]);
+  const c = loadConfig(
+    ctx({
+      region: 'eu-west-1',
+      aerospikeAmi: 'ami-0123456789abcdef0',
+      aerospikePackageSha256: 'f'.repeat(64),
+    }),
+  );
+  expect(c.aerospike.amiIds).toEqual({ 'eu-west-1': 'ami-0123456789abcdef0' });
+  expect(c.aerospike.packageSha256).toBe('f'.repeat(64));
+  const multi = loadConfig(ctx({ aerospikeAmi: 'eu-west-1:ami-0123456789abcdef0, us-east-1:ami-0fedcba9876543210' }));
+  expect(multi.aerospike.amiIds).toEqual({
+    'eu-west-1': 'ami-0123456789abcdef0',
+    'us-east-1': 'ami-0fedcba9876543210',
   });
-  const script = renderUserData({ packageUrl: config.aerospike.packageUrl, conf });
-  // run only the config-writing part, with two fake devices and a temporary /etc/aerospike
-  const start = script.findIndex((l) => l.startsWith('cat > /etc/aerospike/aerospike.conf.template'));
-  const end = script.findIndex((l) => l.includes('< /etc/aerospike/aerospike.conf.template'));
-  const dir = mkdtempSync(path.join(tmpdir(), 'aerospike-conf-'));
-  const part = script
-    .slice(start, end + 1)
-    .join('\n')
-    .split('/etc/aerospike')
-    .join(dir);
-  writeFileSync(path.join(dir, 'run.sh'), `set -euo pipefail\nDEVICES="/dev/nvme1n1 /dev/nvme2n1"\n${part}\n`);
-  execFileSync('bash', [path.join(dir, 'run.sh')]);
-  const written = readFileSync(path.join(dir, 'aerospike.conf'), 'utf8');
-  expect(written).toContain('        device /dev/nvme1n1\n        device /dev/nvme2n1\n');
-  expect(written).not.toContain('@DEVICES@');
-  expect(written).toContain('mesh-seed-address-port a.zone 3002');
-  expect(written).toContain('replication-factor 2');
-  expect(written).toContain('max-record-size 3145728');
+});
+
+test('connection budget: reserved concurrency x (conns per node + 1) + tools, under 80% of proto-fd-max', () => {
+  const b = connectionBudget(defaultConfig());
+  expect(b.limit).toBe(12000);
+  expect(b.perFunction.spend).toBe(100 * 33);
+  expect(b.total).toBe(322 * 33 + 256);
+  expect(() => loadConfig(ctx({ reservedConcurrency: 'spend:400' }))).toThrow(
+    /reservedConcurrency.*may open 20782 connections.*over 80% of proto-fd-max 15000 \(12000\)/,
+  );
 });
 
 test('standalone runs read cdk.json context and -c key=value arguments', () => {

@@ -6,19 +6,34 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { buildApp } from '../../cdk/app';
+import type { ClusterStack } from '../../cdk/cluster-stack';
+import type { StackPolicyStack } from '../../cdk/stack-policy';
 import type { UtxoStoreStack } from '../../cdk/stack';
 
 export interface Synth {
   app: App;
+  /** the service stack (functions, API, storage, triggers, dashboard) */
   stack: UtxoStoreStack;
   template: Template;
+  /** the cluster stack (network, Aerospike, backups, cluster alarms) */
+  cluster: ClusterStack;
+  clusterTemplate: Template;
+  policy: StackPolicyStack;
+  policyTemplate: Template;
 }
 
 export function synth(context: Record<string, unknown> = {}): Synth {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
-  const stack = buildApp(app);
-  const template = Template.fromStack(stack);
-  return { app, stack, template };
+  const { service, cluster, policy } = buildApp(app);
+  return {
+    app,
+    stack: service,
+    template: Template.fromStack(service),
+    cluster,
+    clusterTemplate: Template.fromStack(cluster),
+    policy,
+    policyTemplate: Template.fromStack(policy),
+  };
 }
 
 type Resources = Record<string, { Type: string; Properties?: Record<string, unknown>; [k: string]: unknown }>;

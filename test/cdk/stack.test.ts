@@ -7,7 +7,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { z } from 'zod';
 import { ROUTES } from '../../cdk/api';
 import { ROUTES as HTTP_ROUTES } from '../../lib/http/routes';
-import { FUNCTION_NAMES, maxRecordSizeBytes } from '../../cdk/config';
+import { FUNCTION_NAMES } from '../../cdk/config';
 import { ACKNOWLEDGEMENTS } from '../../cdk/nag';
 import { actionsOf, appFunctions, logicalId, resourcesOf, statementsOf, synth, type Synth } from './helpers';
 
@@ -29,17 +29,17 @@ const fnIds: Record<string, string> = {
 };
 
 describe('network', () => {
-  test('VPC with isolated function subnets in 2 AZs, S3 gateway and interface endpoints, flow logs', () => {
-    const t = s.template;
+  test('VPC with isolated function subnets in 3 AZs, S3 gateway and interface endpoints, flow logs', () => {
+    const t = s.clusterTemplate;
     t.resourceCountIs('AWS::EC2::VPC', 1);
     const isolated = Object.values(resourcesOf(t, 'AWS::EC2::Subnet')).filter((sn) =>
       (sn.Properties!.Tags as { Key: string; Value: string }[]).some(
         (tag) => tag.Key === 'aws-cdk:subnet-name' && tag.Value === 'functions',
       ),
     );
-    expect(isolated).toHaveLength(2);
+    expect(isolated).toHaveLength(3);
     const azs = isolated.map((sn) => JSON.stringify(sn.Properties!.AvailabilityZone));
-    expect(new Set(azs).size).toBe(2);
+    expect(new Set(azs).size).toBe(3);
     t.hasResourceProperties('AWS::EC2::VPCEndpoint', {
       VpcEndpointType: 'Gateway',
       ServiceName: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith(['.s3'])]) }),
@@ -53,21 +53,21 @@ describe('network', () => {
   });
 
   test('no NAT for the functions: their subnets have no default route (only the S3 gateway endpoint)', () => {
-    const t = s.template;
+    const t = s.clusterTemplate;
     const subnets = resourcesOf(t, 'AWS::EC2::Subnet');
     const fnSubnets = Object.keys(subnets).filter((id) =>
       (subnets[id].Properties!.Tags as { Key: string; Value: string }[]).some(
         (tag) => tag.Key === 'aws-cdk:subnet-name' && tag.Value === 'functions',
       ),
     );
-    expect(fnSubnets).toHaveLength(2);
+    expect(fnSubnets).toHaveLength(3);
     const associations = Object.values(resourcesOf(t, 'AWS::EC2::SubnetRouteTableAssociation')).map(
       (a) => a.Properties!,
     );
     const fnTables = associations
       .filter((a) => fnSubnets.includes((a.SubnetId as { Ref: string }).Ref))
       .map((a) => (a.RouteTableId as { Ref: string }).Ref);
-    expect(fnTables).toHaveLength(2);
+    expect(fnTables).toHaveLength(3);
     const routes = Object.values(resourcesOf(t, 'AWS::EC2::Route')).map((r) => r.Properties!);
     for (const table of fnTables) {
       expect(routes.filter((r) => (r.RouteTableId as { Ref: string }).Ref === table)).toEqual([]);
@@ -88,108 +88,8 @@ describe('network', () => {
   });
 });
 
-describe('Aerospike cluster', () => {
-  test('3 i4i.large nodes: IMDSv2, encrypted gp3 root, detailed monitoring, SSM role, no key pair', () => {
-    const nodes = Object.values(resourcesOf(s.template, 'AWS::EC2::Instance'));
-    expect(nodes).toHaveLength(3);
-    for (const n of nodes) {
-      const p = n.Properties!;
-      expect(p.InstanceType).toBe('i4i.large');
-      expect(p.MetadataOptions).toMatchObject({ HttpTokens: 'required' });
-      expect(p.Monitoring).toBe(true);
-      expect(p.KeyName).toBeUndefined();
-      expect(p.BlockDeviceMappings).toEqual([
-        expect.objectContaining({ Ebs: expect.objectContaining({ Encrypted: true, VolumeType: 'gp3' }) }),
-      ]);
-    }
-    s.template.hasResourceProperties('AWS::IAM::Role', {
-      AssumeRolePolicyDocument: Match.objectLike({
-        Statement: [Match.objectLike({ Principal: { Service: 'ec2.amazonaws.com' } })],
-      }),
-      ManagedPolicyArns: [
-        { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/AmazonSSMManagedInstanceCore']] },
-      ],
-    });
-  });
-
-  test('security group: 3000 only from the functions SG, 3001-3002 only from itself, nothing else in', () => {
-    const t = s.template;
-    const clusterSg = logicalId(t, 'AWS::EC2::SecurityGroup', 'AerospikeSg');
-    const fnSg = logicalId(t, 'AWS::EC2::SecurityGroup', 'NetworkFunctionsSg');
-    const ingress = Object.values(resourcesOf(t, 'AWS::EC2::SecurityGroupIngress'))
-      .map((r) => r.Properties!)
-      .filter((p) => JSON.stringify(p.GroupId).includes(clusterSg));
-    expect(ingress).toHaveLength(2);
-    expect(ingress).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({
-          IpProtocol: 'tcp',
-          FromPort: 3000,
-          ToPort: 3000,
-          SourceSecurityGroupId: { 'Fn::GetAtt': [fnSg, 'GroupId'] },
-        }),
-        expect.objectContaining({
-          IpProtocol: 'tcp',
-          FromPort: 3001,
-          ToPort: 3002,
-          SourceSecurityGroupId: { 'Fn::GetAtt': [clusterSg, 'GroupId'] },
-        }),
-      ]),
-    );
-    const sg = resourcesOf(t, 'AWS::EC2::SecurityGroup')[clusterSg].Properties!;
-    expect(sg.SecurityGroupIngress).toBeUndefined();
-    // no SSH anywhere
-    expect(JSON.stringify(t.toJSON())).not.toMatch(/"FromPort":22,/);
-  });
-
-  test('user data installs Aerospike CE 7 and writes the utxo namespace config', () => {
-    const node = Object.values(resourcesOf(s.template, 'AWS::EC2::Instance'))[0];
-    const userData = JSON.stringify(node.Properties!.UserData);
-    expect(userData).toContain('aerospike-server-community_7.');
-    expect(userData).toContain('asinstall');
-    expect(userData).toContain('namespace utxo {');
-    expect(userData).toContain('default-ttl 0');
-    expect(userData).toContain('nsup-period 120');
-    expect(userData).toContain(
-      `max-record-size ${maxRecordSizeBytes({ utxoBatchSize: 20000, maxTxSizeInStore: 1048576 })}`,
-    );
-    expect(userData).toContain('mode mesh');
-    expect(userData).toContain('mesh-seed-address-port aerospike-3.aerospike.dev.utxo.internal 3002');
-    expect(userData).toContain('Instance Storage');
-    // namespace settings: replication capped at the node count, data on the instance-store devices, no eviction
-    expect(userData).toContain('replication-factor 2');
-    expect(userData).toContain('storage-engine device {');
-    expect(userData).toContain('evict-used-pct 0');
-    expect(userData).toContain('stop-writes-used-pct 80');
-    expect(userData).toContain('cluster-name bsv-utxo-store-dev');
-    for (let i = 1; i <= 3; i++)
-      expect(userData).toContain(`mesh-seed-address-port aerospike-${i}.aerospike.dev.utxo.internal 3002`);
-    expect(userData).toContain('systemctl start aerospike');
-  });
-
-  test('UDF registration before traffic: every function ships utxo.lua and registers it before serving', () => {
-    // The store registers the module (content-versioned name) when a function's runtime is built, before its first
-    // request is handled (lib/runtime.ts -> createUtxoStore -> ensureModule, waiting for the registration job);
-    // bundling.test.ts checks that utxo.lua lies beside the bundle. Here: every function is told where it is.
-    for (const fn of Object.values(appFunctions(s.template))) {
-      const env = (fn.Properties!.Environment as { Variables: Record<string, unknown> }).Variables;
-      expect(env.UTXO_UDF_PATH).toBe('/var/task/utxo.lua');
-      expect(String(env.UTXO_STORE)).toMatch(/^aerospike:\/\//);
-    }
-  });
-
-  test('private hosted zone with one A record per node', () => {
-    s.template.resourceCountIs('AWS::Route53::HostedZone', 1);
-    s.template.resourceCountIs('AWS::Route53::RecordSet', 3);
-    s.template.hasResourceProperties('AWS::Route53::RecordSet', {
-      Name: 'aerospike-1.aerospike.dev.utxo.internal.',
-      Type: 'A',
-    });
-  });
-});
-
 describe('storage', () => {
-  test('blob bucket: public access blocked, encrypted, access logs, abort incomplete uploads, SSL only', () => {
+  test('blob bucket: versioned, public access blocked, encrypted, access logs, abort incomplete uploads, SSL only', () => {
     const t = s.template;
     const blobs = logicalId(t, 'AWS::S3::Bucket', 'StorageBlobs');
     const logs = logicalId(t, 'AWS::S3::Bucket', 'StorageAccessLogs');
@@ -204,8 +104,13 @@ describe('storage', () => {
       ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
     });
     expect(p.LoggingConfiguration).toEqual({ DestinationBucketName: { Ref: logs }, LogFilePrefix: 'blobs-bucket/' });
+    // the only copy of externally stored txs: versioned; a deleted or overwritten blob stays 30 days
+    expect(p.VersioningConfiguration).toEqual({ Status: 'Enabled' });
     expect(p.LifecycleConfiguration).toEqual({
-      Rules: [expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } })],
+      Rules: [
+        expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
+        expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 30 } }),
+      ],
     });
     t.hasResourceProperties('AWS::S3::BucketPolicy', {
       Bucket: { Ref: blobs },
@@ -244,22 +149,24 @@ describe('functions', () => {
     const t = s.template;
     const fns = appFunctions(t);
     expect(Object.keys(fns)).toHaveLength(FUNCTION_NAMES.length);
-    const fnSg = logicalId(t, 'AWS::EC2::SecurityGroup', 'NetworkFunctionsSg');
+    // the functions' security group and subnets come from the cluster stack (cross-stack imports)
+    const fnSg = logicalId(s.clusterTemplate, 'AWS::EC2::SecurityGroup', 'NetworkFunctionsSg');
     for (const fn of Object.values(fns)) {
       const p = fn.Properties!;
       expect(p.Runtime).toBe('nodejs22.x');
       expect(p.Architectures).toEqual(['x86_64']);
       expect(p.Handler).toBe('index.handler');
-      expect((p.VpcConfig as { SecurityGroupIds: unknown[] }).SecurityGroupIds).toEqual([
-        { 'Fn::GetAtt': [fnSg, 'GroupId'] },
-      ]);
-      expect((p.VpcConfig as { SubnetIds: unknown[] }).SubnetIds).toHaveLength(2);
+      const sgs = (p.VpcConfig as { SecurityGroupIds: unknown[] }).SecurityGroupIds;
+      expect(sgs).toHaveLength(1);
+      expect(JSON.stringify(sgs)).toContain(fnSg);
+      expect((p.VpcConfig as { SubnetIds: unknown[] }).SubnetIds).toHaveLength(3);
       // X-Ray is optional and off by default
       expect(p.TracingConfig).toBeUndefined();
-      expect(p.ReservedConcurrentExecutions).toBeUndefined();
+      // every function has a reserved concurrency (the connection budget, test/cdk/cluster.test.ts)
+      expect(p.ReservedConcurrentExecutions).toBeGreaterThan(0);
     }
     t.resourceCountIs('AWS::Lambda::Alias', 0);
-    const endpoints = Object.values(resourcesOf(t, 'AWS::EC2::VPCEndpoint')).map((e) =>
+    const endpoints = Object.values(resourcesOf(s.clusterTemplate, 'AWS::EC2::VPCEndpoint')).map((e) =>
       JSON.stringify(e.Properties!.ServiceName),
     );
     expect(endpoints.some((n) => n.includes('.xray"'))).toBe(false);
@@ -375,7 +282,7 @@ describe('functions', () => {
 });
 
 describe('API', () => {
-  test('the routes, their functions and required fields are those of the handlers (lib/http/routes.ts)', () => {
+  test('the routes, their functions, roles and required fields are those of the handlers (lib/http/routes.ts)', () => {
     const camel = (fn: string) => fn.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
     const required = (schema: z.ZodType | undefined): string[] =>
       schema
@@ -392,6 +299,7 @@ describe('API', () => {
     const fromHandlers = HTTP_ROUTES.map((r) => ({
       route: `${r.method} ${r.path}`,
       fn: camel(r.fn),
+      role: r.role,
       required: required(r.body).sort(),
       query: required(r.query).sort(),
       optionalQuery: props(r.query)
@@ -401,6 +309,7 @@ describe('API', () => {
     const fromCdk = ROUTES.map((r) => ({
       route: `${r.method} ${r.path}`,
       fn: r.fn,
+      role: r.role,
       required: [...(r.required ?? [])].sort(),
       query: [...(r.query ?? [])].sort(),
       optionalQuery: [...(r.optionalQuery ?? [])].sort(),
@@ -541,12 +450,16 @@ describe('observability', () => {
     expect(byMetric('ApproximateAgeOfOldestMessage')).toHaveLength(1);
     expect(byMetric('5XXError')).toHaveLength(1);
     expect(byMetric('Errors')).toHaveLength(1);
-    expect(byMetric('StatusCheckFailed')).toHaveLength(3);
     t.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     const body = JSON.stringify(
       Object.values(resourcesOf(t, 'AWS::CloudWatch::Dashboard'))[0].Properties!.DashboardBody,
     );
-    for (const needle of ['CleanupDeleted', 'p99', 'ApproximateAgeOfOldestMessage', 'CPUUtilization'])
+    for (const needle of [
+      'CleanupDeleted',
+      'p99',
+      'ApproximateAgeOfOldestMessage',
+      'aerospike_node_stats_cluster_size',
+    ])
       expect(body).toContain(needle);
     // the dashboard's widgets: tokens in the body (Fn::Join parts) become <{'Ref':'Id'}> inside their strings
     const joined = (
@@ -608,10 +521,18 @@ describe('observability', () => {
     // partially (unquoted term; a quoted MetricName="..." is an exact match and would find nothing)
     const keptSearch = cleanup.find((m) => m.includes('SEARCH('));
     expect(keptSearch).toMatch(/SEARCH\('\{BsvUtxoStore,service\} service=\\"bsv-utxo-store\\" MetricName=Kept'/);
-    // Aerospike node health: status checks of every node
-    const health = widget(/^Aerospike nodes: status check/);
-    for (const node of Object.keys(resourcesOf(t, 'AWS::EC2::Instance')))
-      expect(health.some((m) => m.includes(`"StatusCheckFailed","InstanceId","${token({ Ref: node })}"`))).toBe(true);
+    // the Aerospike cluster's own metrics (exporter -> CloudWatch agent): size, connections, device use, stop-writes
+    const size = widget(/^Aerospike: cluster size/);
+    expect(
+      size.some((m) =>
+        m.includes('"BsvUtxoStore/Aerospike","aerospike_node_stats_cluster_size","cluster_name","bsv-utxo-store-dev"'),
+      ),
+    ).toBe(true);
+    expect(size.some((m) => m.includes('"aerospike_node_stats_client_connections"'))).toBe(true);
+    const use = widget(/^Aerospike utxo: device and index use/);
+    for (const metric of ['aerospike_namespace_data_used_pct', 'aerospike_namespace_stop_writes'])
+      expect(use.some((m) => m.includes(`"${metric}","cluster_name","bsv-utxo-store-dev","ns","utxo"`))).toBe(true);
+    widget(/^Aerospike utxo: migrations remaining/);
     // no alarm email configured: no topic
     t.resourceCountIs('AWS::SNS::Topic', 0);
   });
@@ -619,16 +540,18 @@ describe('observability', () => {
 
 describe('cdk-nag AwsSolutions', () => {
   test('no unacknowledged error or warning; every acknowledgement has a written reason', () => {
-    const report = new AwsSolutionsChecks(s.app).validateScope(s.stack);
-    const findings = report.violations.map(
-      (v) => `${v.severity} ${v.ruleName} at ${v.violatingResources.map((r) => r.resourceLogicalId).join(', ')}`,
-    );
-    expect(findings).toEqual([]);
-    expect(report.success).toBe(true);
-    const acks = [...ACKNOWLEDGEMENTS.entries()].filter(
-      ([p]) => p.startsWith(`${s.stack.node.path}/`) || p === s.stack.node.path,
-    );
-    expect(acks.length).toBeGreaterThan(0);
-    for (const [, list] of acks) for (const a of list) expect(a.reason.length).toBeGreaterThan(40);
+    for (const stack of [s.cluster, s.policy, s.stack]) {
+      const report = new AwsSolutionsChecks(s.app).validateScope(stack);
+      const findings = report.violations.map(
+        (v) => `${v.severity} ${v.ruleName} at ${v.violatingResources.map((r) => r.resourceLogicalId).join(', ')}`,
+      );
+      expect([stack.stackName, findings]).toEqual([stack.stackName, []]);
+      expect(report.success).toBe(true);
+      const acks = [...ACKNOWLEDGEMENTS.entries()].filter(
+        ([p]) => p.startsWith(`${stack.node.path}/`) || p === stack.node.path,
+      );
+      expect(acks.length).toBeGreaterThan(0);
+      for (const [, list] of acks) for (const a of list) expect(a.reason.length).toBeGreaterThan(40);
+    }
   });
 });

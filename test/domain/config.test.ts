@@ -12,6 +12,7 @@ describe('loadConfig', () => {
       maxTxSizeInStore: 1048576,
       externalizeAll: false,
       coinbaseMaturity: 100,
+      maxTipAdvance: 10,
     });
     expect(c.cleanupSafetyWindow).toBe(288);
     expect(c.port).toBe(8080);

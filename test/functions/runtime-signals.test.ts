@@ -50,7 +50,7 @@ test('an expired preserve of an external paginated tx: the DAHSET reaches the re
   expect(queue.kind).toBe('inline');
 
   // a no-input tx with 5 outputs at B = 2: external (.outputs blob), master + 2 pagination records
-  await store.setChainTip(100);
+  await store.setChainTip(100, { force: true });
   const parent = rootTx(5);
   await expect(store.create(parent.hex)).resolves.toMatchObject({ external: true, records: 3 });
   await store.setMined({ txids: [parent.txid], blockId: 1, blockHeight: 101, subtreeIdx: 0 });

@@ -44,7 +44,7 @@ function metricValues(lines: string[]): Record<string, unknown> {
 describe('signals handler (SQS)', () => {
   test('reconciles valid signals; only malformed messages are returned as failures', async () => {
     const { store, engine } = await getRuntime();
-    await store.setChainTip(999);
+    await store.setChainTip(999, { force: true });
     const parent = rootTx(3); // B = 2: a master and one pagination record
     await store.create(parent.hex);
     await store.setMined({ txids: [parent.txid], blockId: 1, blockHeight: 1000, subtreeIdx: 0 });
@@ -114,16 +114,16 @@ describe('cleanup handler (EventBridge schedule)', () => {
   async function spentAndBuried() {
     const { store } = await getRuntime();
     const parent = rootTx(1);
-    await store.setChainTip(899);
+    await store.setChainTip(899, { force: true });
     await store.create(parent.hex);
     await store.setMined({ txids: [parent.txid], blockId: 90, blockHeight: 900, subtreeIdx: 0 });
-    await store.setChainTip(999);
+    await store.setChainTip(999, { force: true });
     const child = makeTx({ inputs: [{ parent, vout: 0 }] });
     await store.create(child.hex);
     await store.spend({ tx: child.hex });
-    await store.setChainTip(1000);
+    await store.setChainTip(1000, { force: true });
     await store.setMined({ txids: [child.txid], blockId: 101, blockHeight: 1001, subtreeIdx: 0 });
-    await store.setChainTip(1289);
+    await store.setChainTip(1289, { force: true });
     return { parent, child };
   }
 

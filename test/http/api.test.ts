@@ -17,7 +17,7 @@ let api: Api;
 
 beforeAll(async () => {
   api = await startApi();
-  expect((await api.put('/v1/chain/tip', { height: 1000 })).status).toBe(200);
+  expect((await api.put('/v1/chain/tip/force', { height: 1000 })).status).toBe(200);
 });
 
 afterAll(async () => {
@@ -49,15 +49,31 @@ describe('GET /v1/health and chain tip', () => {
     expect(reply.headers.get('content-type')).toMatch(/application\/json/);
   });
 
-  test('GET and PUT /v1/chain/tip', async () => {
+  test('GET and PUT /v1/chain/tip/force: any height, back or far forward; bad heights are 400', async () => {
     expect((await api.get('/v1/chain/tip')).body).toEqual({ height: 1000 });
-    const put = await api.put('/v1/chain/tip', { height: 1000 });
-    expect(put).toMatchObject({ status: 200, body: { height: 1000 } });
+    const put = await api.put('/v1/chain/tip/force', { height: 1000 });
+    expect(put.status).toBe(200);
+    expectError(await api.put('/v1/chain/tip/force', { height: -1 }), 400, 'INVALID_ARGUMENT', 'height');
+    expectError(await api.put('/v1/chain/tip/force', { height: 1.5 }), 400, 'INVALID_ARGUMENT', 'height');
+    expectError(await api.put('/v1/chain/tip/force', { height: '7' }), 400, 'INVALID_ARGUMENT', 'height');
+    expectError(await api.put('/v1/chain/tip/force', {}), 400, 'INVALID_ARGUMENT', 'height');
+    expectError(await api.put('/v1/chain/tip/force', { height: 5, extra: 1 }), 400, 'INVALID_ARGUMENT', 'extra');
+    expect((await api.put('/v1/chain/tip/force', { height: 999_999 })).body).toEqual({ height: 999_999 });
+    expect((await api.put('/v1/chain/tip/force', { height: 1000 })).body).toEqual({ height: 1000 });
+    expect((await api.get('/v1/chain/tip')).body).toEqual({ height: 1000 });
+  });
+
+  test('PUT /v1/chain/tip moves forward by at most MAX_TIP_ADVANCE (10) per call; back or further is 400, unchanged', async () => {
+    expect((await api.put('/v1/chain/tip', { height: 1000 })).body).toEqual({ height: 1000 });
+    expect((await api.put('/v1/chain/tip', { height: 1010 })).body).toEqual({ height: 1010 });
+    const far = await api.put('/v1/chain/tip', { height: 1021 });
+    expectError(far, 400, 'INVALID_ARGUMENT', 'height');
+    expect(far.body.error.details).toMatchObject({ current: 1010, maxAdvance: 10 });
+    expectError(await api.put('/v1/chain/tip', { height: 1009 }), 400, 'INVALID_ARGUMENT', 'height');
     expectError(await api.put('/v1/chain/tip', { height: -1 }), 400, 'INVALID_ARGUMENT', 'height');
-    expectError(await api.put('/v1/chain/tip', { height: 1.5 }), 400, 'INVALID_ARGUMENT', 'height');
-    expectError(await api.put('/v1/chain/tip', { height: '7' }), 400, 'INVALID_ARGUMENT', 'height');
     expectError(await api.put('/v1/chain/tip', {}), 400, 'INVALID_ARGUMENT', 'height');
-    expectError(await api.put('/v1/chain/tip', { height: 5, extra: 1 }), 400, 'INVALID_ARGUMENT', 'extra');
+    expect((await api.get('/v1/chain/tip')).body).toEqual({ height: 1010 });
+    await api.put('/v1/chain/tip/force', { height: 1000 });
     expect((await api.get('/v1/chain/tip')).body).toEqual({ height: 1000 });
   });
 });
@@ -293,12 +309,12 @@ describe('POST /v1/spends and /v1/unspends, GET /v1/utxos', () => {
 
     // at tip 1098 the spend is evaluated at 1099 < 1100
     expectError(await api.post('/v1/spends', { tx: spend.hex, blockHeight: 1098 }), 409, 'COINBASE_IMMATURE');
-    await api.put('/v1/chain/tip', { height: 1098 });
+    await api.put('/v1/chain/tip/force', { height: 1098 });
     expectError(await api.post('/v1/spends', { tx: spend.hex }), 409, 'COINBASE_IMMATURE');
-    await api.put('/v1/chain/tip', { height: 1099 });
+    await api.put('/v1/chain/tip/force', { height: 1099 });
     expect(await utxoStatus(cb.txid, 0)).toEqual({ status: 'OK', spendableAt: 1100 });
     expect((await api.post('/v1/spends', { tx: spend.hex })).status).toBe(200);
-    await api.put('/v1/chain/tip', { height: 1000 });
+    await api.put('/v1/chain/tip/force', { height: 1000 });
   });
 
   test('GET /v1/utxos validation and NOT_FOUND', async () => {
@@ -351,7 +367,7 @@ describe('POST /v1/mined', () => {
     });
     expect(fork.body).toEqual({ blockIds: { [f.txid]: [8] } });
     expect((await api.get('/v1/chain/tip')).body).toEqual({ height: 1001 });
-    await api.put('/v1/chain/tip', { height: 1000 });
+    await api.put('/v1/chain/tip/force', { height: 1000 });
   });
 
   test('errors: missing txid 404 (not when unsetting), bad numbers 400', async () => {
@@ -516,10 +532,10 @@ describe('admin: locked, conflicting, freeze, unfreeze, reassign, preserve, dele
   });
 
   test('GET /v1/unmined pages with a cursor', async () => {
-    await api.put('/v1/chain/tip', { height: 3000 });
+    await api.put('/v1/chain/tip/force', { height: 3000 });
     const fresh: Fixture[] = Array.from({ length: 5 }, () => rootTx(1));
     for (const f of fresh) await create(f, { blockHeight: 3000 });
-    await api.put('/v1/chain/tip', { height: 1000 });
+    await api.put('/v1/chain/tip/force', { height: 1000 });
 
     const seen: string[] = [];
     let cursor: string | undefined;

@@ -33,7 +33,7 @@ const OPTIONAL = new Set([
 
 beforeAll(async () => {
   api = await startApi();
-  await api.put('/v1/chain/tip', { height: 500 });
+  await api.put('/v1/chain/tip/force', { height: 500 });
   parent = rootTx(3);
   expect((await api.post('/v1/txs', { tx: parent.hex })).status).toBe(201);
   child = makeTx({ inputs: [{ parent, vout: 0 }] });

@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 async function tip(height: number) {
-  expect((await api.put('/v1/chain/tip', { height })).status).toBe(200);
+  expect((await api.put('/v1/chain/tip/force', { height })).status).toBe(200);
 }
 
 describe('pagination (UTXO_BATCH_SIZE=2)', () => {

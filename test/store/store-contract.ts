@@ -102,7 +102,7 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
       h!.plan.disarm();
       h!.queue.hold = false;
       h!.queue.clear();
-      await h!.store.setChainTip(1000);
+      await h!.store.setChainTip(1000, { force: true });
     });
     afterAll(async () => {
       await h?.target.close();
@@ -136,6 +136,44 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
   }
 
   describe(`UtxoStore contract: ${name}`, () => {
+    describe('bounded chain tip (maxTipAdvance = 5)', () => {
+      const h = useHarness({ maxTipAdvance: 5 });
+
+      test('moves forward by at most 5 per call; back or further is INVALID_ARGUMENT naming height, H unchanged', async () => {
+        await h().store.setChainTip(1000, { force: true });
+        await expect(h().store.setChainTip(1000)).resolves.toBe(1000);
+        await expect(h().store.setChainTip(1005)).resolves.toBe(1005);
+        for (const bad of [1011, 1004, 0]) {
+          await expect(h().store.setChainTip(bad)).rejects.toMatchObject({
+            code: 'INVALID_ARGUMENT',
+            details: { field: 'height', current: 1005, maxAdvance: 5 },
+          });
+        }
+        await expect(h().store.getChainTip()).resolves.toBe(1005);
+      });
+
+      test('force moves it anywhere, back or far forward', async () => {
+        await expect(h().store.setChainTip(5_000_000, { force: true })).resolves.toBe(5_000_000);
+        await expect(h().store.setChainTip(1000, { force: true })).resolves.toBe(1000);
+        await expect(h().store.getChainTip()).resolves.toBe(1000);
+      });
+
+      test('concurrent forward moves never take H back nor past one bound from where each started', async () => {
+        await h().store.setChainTip(2000, { force: true });
+        const targets = [2001, 2003, 2005, 2002, 2004];
+        const results = await Promise.allSettled(targets.map((t) => h().store.setChainTip(t)));
+        const tip = await h().store.getChainTip();
+        const applied = targets.filter((_, i) => results[i].status === 'fulfilled');
+        expect(applied.length).toBeGreaterThan(0);
+        expect(applied).toContain(tip);
+        // every refusal is a bound refusal (the tip had moved past it), never a storage error
+        for (const r of results)
+          if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'INVALID_ARGUMENT' });
+        expect(tip).toBeGreaterThanOrEqual(2001);
+        expect(tip).toBeLessThanOrEqual(2005);
+      });
+    });
+
     describe('start-up, chain tip and health', () => {
       const h = useHarness();
 

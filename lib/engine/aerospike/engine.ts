@@ -39,6 +39,7 @@ import {
 } from '../port';
 import { checkQueryState, decodeCursor, encodeCursor } from './cursor';
 import { AS_STATUS, batchStatusError, mapAerospikeError, statusOf } from './errors';
+import { retryNotSent } from './retry';
 import { loadAerospike, type AerospikeModule } from './native';
 import { fromAerospikeBins, toAerospikeBins, toAerospikeValue, udfResultMap } from './values';
 
@@ -293,7 +294,7 @@ export class AerospikeEngine implements RecordEngine {
     });
     const recordMeta = checkGen ? { ttl: meta.ttl, gen: meta.generation } : { ttl: meta.ttl };
     try {
-      await this.client.put(this.key(key), bins as never, recordMeta, writePolicy);
+      await retryNotSent(() => this.client.put(this.key(key), bins as never, recordMeta, writePolicy));
     } catch (err) {
       throw mapAerospikeError(err, `${op} ${keyHex(key)}`);
     }
@@ -336,7 +337,7 @@ export class AerospikeEngine implements RecordEngine {
     });
     let result: unknown;
     try {
-      result = await this.client.apply(this.key(key), this.udf(call) as never, applyPolicy);
+      result = await retryNotSent(() => this.client.apply(this.key(key), this.udf(call) as never, applyPolicy));
     } catch (err) {
       throw mapAerospikeError(err, context);
     }

@@ -1,0 +1,387 @@
+/**
+ * What runs on an Aerospike node, rendered at synth: aerospike.conf, the first-boot script, the device check that
+ * guards every start, the rolling config apply, the backup and the restore. Pure functions of the settings (no CDK
+ * types) so that test/cdk/node-scripts.test.ts runs them with bash against stub commands.
+ *
+ * Everything a deployment may change (the conf, package URLs and checksums, the scripts themselves) lives in SSM
+ * parameters under `<prefix>/`, not in the instances' user data: a changed user data stops and starts an instance
+ * (CloudFormation, AWS::EC2::Instance UserData: "Update requires: Some interruptions"), and a stop erases the
+ * instance store (EC2 User Guide, "Instance store volume data persistence"), i.e. the node's data. The user data
+ * only fetches and runs the bootstrap, and never changes for a node.
+ */
+
+export const AEROSPIKE_SERVICE_PORT = 3000;
+export const AEROSPIKE_FABRIC_PORT = 3001;
+export const AEROSPIKE_HEARTBEAT_PORT = 3002;
+/** the Aerospike Prometheus exporter's default listen port (aerospike.com/docs/database/observe/monitor) */
+export const EXPORTER_PORT = 9145;
+/** replaced at start by one `device /dev/disk/by-id/...` line per instance-store device */
+export const DEVICES_PLACEHOLDER = '        @DEVICES@';
+/** the device list recorded at first boot; every later start must find exactly it */
+export const DEVICES_FILE = '/etc/aerospike/devices.list';
+export const AEROSPIKE_LOG = '/var/log/aerospike/aerospike.log';
+/** the file a backup writes last: a restore accepts only a backup directory that has it */
+export const BACKUP_COMPLETE_MARKER = 'BACKUP_COMPLETE';
+
+export interface ConfSettings {
+  clusterName: string;
+  seeds: string[];
+  namespace: string;
+  replicationFactor: number;
+  minClusterSize: number;
+  protoFdMax: number;
+  nsupPeriodSeconds: number;
+  maxRecordSize: number;
+}
+
+/** aerospike.conf for a cluster whose nodes are `seeds` (DNS names). */
+export function renderAerospikeConf(o: ConfSettings): string {
+  return [
+    '# Written by the bsv-utxo-store CDK app (cdk/aerospike-scripts.ts); applied per node by aerospike-apply-config.',
+    'service {',
+    `    proto-fd-max ${o.protoFdMax}`,
+    `    cluster-name ${o.clusterName}`,
+    '    # a majority: a minority cut off by a network partition cannot form a cluster of its own (README, Security)',
+    `    min-cluster-size ${o.minClusterSize}`,
+    '}',
+    'logging {',
+    `    file ${AEROSPIKE_LOG} {`,
+    '        context any info',
+    '    }',
+    '}',
+    'network {',
+    '    service {',
+    '        address any',
+    `        port ${AEROSPIKE_SERVICE_PORT}`,
+    '    }',
+    '    heartbeat {',
+    '        mode mesh',
+    `        port ${AEROSPIKE_HEARTBEAT_PORT}`,
+    ...o.seeds.map((s) => `        mesh-seed-address-port ${s} ${AEROSPIKE_HEARTBEAT_PORT}`),
+    '        # cloud networks: interval 150 ms, timeout 20 intervals (Aerospike recommendation)',
+    '        interval 150',
+    '        timeout 20',
+    '    }',
+    '    fabric {',
+    `        port ${AEROSPIKE_FABRIC_PORT}`,
+    '    }',
+    '}',
+    `namespace ${o.namespace} {`,
+    `    replication-factor ${o.replicationFactor}`,
+    '    # records never expire by TTL: deletion is the cleanup service',
+    '    default-ttl 0',
+    '    # the supervisor must run: the create lock records carry a TTL',
+    `    nsup-period ${o.nsupPeriodSeconds}`,
+    '    # B x 68-byte slots + the tx bytes when not external + small bins, whole MiB (cdk/config.ts)',
+    `    max-record-size ${o.maxRecordSize}`,
+    '    # the primary and secondary indexes stay in RAM (Community Edition: no flash/pmem index)',
+    '    storage-engine device {',
+    DEVICES_PLACEHOLDER,
+    '        # no eviction: a UTXO store must not drop records',
+    '        evict-used-pct 0',
+    '        stop-writes-used-pct 80',
+    '    }',
+    '}',
+    '',
+  ].join('\n');
+}
+
+/** The SSM parameter names under a prefix (`/bsv-utxo-store/<stage>/aerospike`). */
+export function parameterNames(prefix: string) {
+  return {
+    conf: `${prefix}/conf`,
+    /** `<url> <sha256>` of the server+tools package */
+    package: `${prefix}/package`,
+    /** `<url> <sha256>` of the exporter RPM */
+    exporterPackage: `${prefix}/exporter-package`,
+    bootstrap: `${prefix}/bootstrap`,
+    devicesScript: `${prefix}/aerospike-devices`,
+    applyConfigScript: `${prefix}/aerospike-apply-config`,
+    agentConfig: `${prefix}/cloudwatch-agent`,
+  };
+}
+
+/** REGION from the instance metadata (IMDSv2) unless already set (tests, SSM Run Command sets AWS_REGION). */
+const IMDS_REGION = [
+  'REGION=${REGION:-${AWS_REGION:-}}',
+  'if [ -z "$REGION" ]; then',
+  '  TOKEN=$(curl -fsS -X PUT http://169.254.169.254/latest/api/token -H "X-aws-ec2-metadata-token-ttl-seconds: 60")',
+  '  REGION=$(curl -fsS -H "X-aws-ec2-metadata-token: $TOKEN" http://169.254.169.254/latest/meta-data/placement/region)',
+  'fi',
+].join('\n');
+
+const getParam = (name: string): string =>
+  `aws ssm get-parameter --region "$REGION" --name '${name}' --query Parameter.Value --output text`;
+
+/** The whole user data of node `index` (1-based): fetch the bootstrap from SSM and run it. Never changes. */
+export function renderUserData(prefix: string, index: number, hostName: string): string[] {
+  return [
+    'set -euo pipefail',
+    IMDS_REGION,
+    `${getParam(parameterNames(prefix).bootstrap)} > /usr/local/sbin/aerospike-bootstrap`,
+    'chmod 700 /usr/local/sbin/aerospike-bootstrap',
+    `exec /usr/local/sbin/aerospike-bootstrap '${prefix}' ${index} '${hostName}'`,
+  ];
+}
+
+/**
+ * The device check: the instance-store devices by stable path (/dev/disk/by-id, named after the device's model and
+ * serial by the udev rules; /dev/nvmeXn1 names follow probe order and are not stable across boots). `record`
+ * writes DEVICES_FILE (first boot); `check` (ExecStartPre of aerospike.service) refuses to start when the list
+ * differs: a device that vanished or was replaced (new serial after a stop/start or a host change) means the data is
+ * gone and the node must be rebuilt by the runbook, not started on blank or foreign devices. `BYID` is overridable
+ * for tests.
+ */
+export function renderDeviceScript(): string {
+  return `#!/bin/bash
+# aerospike-devices record|check|list: the NVMe instance-store devices by stable /dev/disk/by-id path
+set -euo pipefail
+BYID=\${BYID:-/dev/disk/by-id}
+DEVICES_FILE=\${DEVICES_FILE:-${DEVICES_FILE}}
+list() {
+  # one link per whole device: the model-and-serial link (nvme-Amazon_EC2_NVMe_Instance_Storage_<serial>), not the
+  # namespace (_1), partition (-part) or eui links
+  for link in "$BYID"/nvme-Amazon_EC2_NVMe_Instance_Storage_*; do
+    [ -e "$link" ] || continue
+    case "$link" in *-part*|*_[0-9]) continue ;; esac
+    echo "$link"
+  done | sort
+}
+case "\${1:-}" in
+  list) list ;;
+  record)
+    devices=$(list)
+    if [ -z "$devices" ]; then echo "aerospike-devices: no NVMe instance-store device under $BYID" >&2; exit 1; fi
+    echo "$devices" > "$DEVICES_FILE"
+    ;;
+  check)
+    if [ ! -s "$DEVICES_FILE" ]; then echo "aerospike-devices: $DEVICES_FILE missing: not bootstrapped" >&2; exit 1; fi
+    if ! diff <(list) "$DEVICES_FILE" >&2; then
+      echo "aerospike-devices: the instance-store devices changed since first boot (above: < now, > recorded);" \\
+        "refusing to start: rebuild this node (README, runbook: replace a failed node)" >&2
+      exit 1
+    fi
+    ;;
+  *) echo "usage: aerospike-devices record|check|list" >&2; exit 2 ;;
+esac
+`;
+}
+
+/**
+ * Writes /etc/aerospike/aerospike.conf from the conf in SSM with the recorded devices; with `restart`, restarts
+ * Aerospike and waits until the cluster is whole again and migrations are done (the rolling step of the runbook).
+ */
+export function renderApplyConfigScript(prefix: string, nodeCount: number): string {
+  const names = parameterNames(prefix);
+  return `#!/bin/bash
+# aerospike-apply-config [restart]: the conf from ${names.conf} with this node's recorded devices
+set -euo pipefail
+${IMDS_REGION}
+CONF_DIR=\${CONF_DIR:-/etc/aerospike}
+${getParam(names.conf)} > "$CONF_DIR/aerospike.conf.template"
+while IFS= read -r line; do
+  if [ "$line" = "${DEVICES_PLACEHOLDER}" ]; then
+    while IFS= read -r d; do echo "        device $d"; done < "${DEVICES_FILE}"
+  else
+    printf '%s\\n' "$line"
+  fi
+done < "$CONF_DIR/aerospike.conf.template" > "$CONF_DIR/aerospike.conf.new"
+mv "$CONF_DIR/aerospike.conf.new" "$CONF_DIR/aerospike.conf"
+if [ "\${1:-}" = restart ]; then
+  systemctl restart aerospike
+  # wait for this node to rejoin and for migrations to finish before the operator moves to the next node
+  # cluster-stable answers the cluster key once all ${nodeCount} nodes agree and no migration is pending, else ERROR
+  for i in $(seq 1 720); do
+    out=$(asinfo -v 'cluster-stable:size=${nodeCount};ignore-migrations=false' 2>/dev/null || true)
+    case "$out" in ''|ERROR*) sleep 10 ;; *) echo "cluster stable ($out)"; exit 0 ;; esac
+  done
+  echo "aerospike-apply-config: the cluster is not stable after 2 hours" >&2
+  exit 1
+fi
+`;
+}
+
+/** The first-boot script (fetched from SSM by the user data). */
+export function renderBootstrap(o: { prefix: string; logGroupName: string }): string {
+  const names = parameterNames(o.prefix);
+  return `#!/bin/bash
+# aerospike-bootstrap <prefix> <index> <hostname>: install, verify, configure and start one node (first boot only)
+set -euo pipefail
+exec > >(tee -a /var/log/aerospike-bootstrap.log) 2>&1
+PREFIX=$1; INDEX=$2; HOSTNAME_FQDN=$3
+hostnamectl set-hostname "$HOSTNAME_FQDN"
+${IMDS_REGION}
+fetch() { # fetch <url> <file>
+  case "$1" in
+    s3://*) aws s3 cp --region "$REGION" "$1" "$2" ;;
+    *) curl -fsSL --retry 10 --retry-delay 6 -o "$2" "$1" ;;
+  esac
+}
+verify() { # verify <file> <sha256>: a package is never run unless it is the pinned one
+  echo "$2  $1" | sha256sum -c - || { echo "aerospike-bootstrap: $1 does not match its pinned SHA-256" >&2; exit 1; }
+}
+# tar/gzip on the AMI; dnf reaches the Amazon Linux repositories (in S3) even without NAT
+dnf install -y tar gzip amazon-cloudwatch-agent
+read -r PKG_URL PKG_SHA <<< "$(${getParam(names.package)})"
+fetch "$PKG_URL" /tmp/aerospike.tgz
+verify /tmp/aerospike.tgz "$PKG_SHA"
+mkdir -p /tmp/aerospike && tar -xzf /tmp/aerospike.tgz --strip-components=1 -C /tmp/aerospike
+(cd /tmp/aerospike && ./asinstall)
+read -r EXP_URL EXP_SHA <<< "$(${getParam(names.exporterPackage)})"
+fetch "$EXP_URL" /tmp/aerospike-prometheus-exporter.rpm
+verify /tmp/aerospike-prometheus-exporter.rpm "$EXP_SHA"
+rpm -Uvh /tmp/aerospike-prometheus-exporter.rpm
+
+# the node scripts (device check, apply-config), from SSM
+${getParam(names.devicesScript)} > /usr/local/sbin/aerospike-devices
+${getParam(names.applyConfigScript)} > /usr/local/sbin/aerospike-apply-config
+chmod 755 /usr/local/sbin/aerospike-devices /usr/local/sbin/aerospike-apply-config
+
+# instance-store devices by stable path, recorded once; every later start must find the same list
+/usr/local/sbin/aerospike-devices record
+# a new device's first 8 MiB (the Aerospike header) must be zeroed before first use
+while IFS= read -r d; do blkdiscard "$d" || dd if=/dev/zero of="$d" bs=1M count=8 oflag=direct; done < ${DEVICES_FILE}
+mkdir -p /etc/systemd/system/aerospike.service.d /var/log/aerospike
+cat > /etc/systemd/system/aerospike.service.d/devices.conf <<'UNIT'
+[Service]
+ExecStartPre=/usr/local/sbin/aerospike-devices check
+UNIT
+systemctl daemon-reload
+/usr/local/sbin/aerospike-apply-config
+
+# metrics (exporter on :${EXPORTER_PORT}, scraped by the CloudWatch agent) and logs (${AEROSPIKE_LOG} -> ${o.logGroupName})
+cat > /etc/aerospike-prometheus-exporter/prometheus-scrape.yaml <<'SCRAPE'
+global:
+  scrape_interval: 60s
+  scrape_timeout: 10s
+scrape_configs:
+  - job_name: aerospike
+    static_configs:
+      - targets: ['localhost:${EXPORTER_PORT}']
+SCRAPE
+/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl -a fetch-config -m ec2 -s -c "ssm:${names.agentConfig}"
+
+systemctl enable aerospike aerospike-prometheus-exporter
+systemctl start aerospike
+systemctl start aerospike-prometheus-exporter
+echo "aerospike-bootstrap: node $INDEX started"
+`;
+}
+
+/** Exporter metrics kept in CloudWatch (EMF), and the names the alarms and the dashboard use. */
+export const AEROSPIKE_METRICS = {
+  clusterSize: 'aerospike_node_stats_cluster_size',
+  clientConnections: 'aerospike_node_stats_client_connections',
+  stopWrites: 'aerospike_namespace_stop_writes',
+  deviceUsedPct: 'aerospike_namespace_data_used_pct',
+  memoryUsedPct: 'aerospike_namespace_index_used_pct',
+  migrateRx: 'aerospike_namespace_migrate_rx_partitions_remaining',
+  migrateTx: 'aerospike_namespace_migrate_tx_partitions_remaining',
+  clientWriteErrors: 'aerospike_namespace_client_write_error',
+  clientUdfErrors: 'aerospike_namespace_client_udf_error',
+  nodeUp: 'aerospike_node_up',
+} as const;
+
+/** The CloudWatch agent's configuration: exporter metrics as EMF into `namespace`, Aerospike's log file. */
+export function renderAgentConfig(o: { metricsNamespace: string; logGroupName: string }) {
+  const m = AEROSPIKE_METRICS;
+  return {
+    agent: { metrics_collection_interval: 60 },
+    logs: {
+      logs_collected: {
+        files: {
+          collect_list: [
+            { file_path: AEROSPIKE_LOG, log_group_name: o.logGroupName, log_stream_name: '{hostname}/aerospike' },
+            {
+              file_path: '/var/log/aerospike-bootstrap.log',
+              log_group_name: o.logGroupName,
+              log_stream_name: '{hostname}/bootstrap',
+            },
+          ],
+        },
+      },
+      metrics_collected: {
+        prometheus: {
+          prometheus_config_path: '/etc/aerospike-prometheus-exporter/prometheus-scrape.yaml',
+          log_group_name: `${o.logGroupName}/prometheus`,
+          emf_processor: {
+            metric_namespace: o.metricsNamespace,
+            metric_declaration: [
+              {
+                source_labels: ['job'],
+                label_matcher: '^aerospike$',
+                // per cluster (alarms: Minimum/Maximum over the nodes) and per node (dashboard)
+                dimensions: [['cluster_name'], ['cluster_name', 'service']],
+                metric_selectors: [`^${m.clusterSize}$`, `^${m.clientConnections}$`, `^${m.nodeUp}$`],
+              },
+              {
+                source_labels: ['job'],
+                label_matcher: '^aerospike$',
+                dimensions: [
+                  ['cluster_name', 'ns'],
+                  ['cluster_name', 'ns', 'service'],
+                ],
+                metric_selectors: [
+                  `^${m.stopWrites}$`,
+                  `^${m.deviceUsedPct}$`,
+                  `^${m.memoryUsedPct}$`,
+                  `^${m.migrateRx}$`,
+                  `^${m.migrateTx}$`,
+                  `^${m.clientWriteErrors}$`,
+                  `^${m.clientUdfErrors}$`,
+                ],
+              },
+            ],
+          },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The backup, run on every node by the schedule; only the cluster principal backs up (one backup per run, from
+ * whichever node currently leads), writing `s3://<bucket>/<prefix>/<UTC time>/` with asbackup's S3 support
+ * (aerospike.com/docs/database/tools/backup-and-restore/asbackup/s3) and, after asbackup succeeded, the
+ * BACKUP_COMPLETE marker with the record count. A run that fails leaves no marker, and restore refuses it.
+ */
+export function renderBackupScript(o: { bucket: string; prefix: string; namespace: string }): string {
+  return `#!/bin/bash
+# aerospike-backup: asbackup of namespace ${o.namespace} to s3://${o.bucket}/${o.prefix}/<time>/ (cluster principal only)
+set -euo pipefail
+${IMDS_REGION}
+NODE=$(asinfo -v node)
+PRINCIPAL=$(asinfo -v statistics | tr ';' '\\n' | sed -n 's/^cluster_principal=//p')
+if [ "$NODE" != "$PRINCIPAL" ]; then echo "aerospike-backup: node $NODE is not the principal ($PRINCIPAL): skipped"; exit 0; fi
+STAMP=\${STAMP:-$(date -u +%Y-%m-%dT%H-%M-%SZ)}
+DEST="s3://${o.bucket}/${o.prefix}/$STAMP"
+asbackup --namespace '${o.namespace}' --directory "$DEST" --s3-region "$REGION" --compress zstd
+printf 'namespace=%s\\nnode=%s\\nfinished=%s\\n' '${o.namespace}' "$NODE" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" |
+  aws s3 cp --region "$REGION" - "$DEST/${BACKUP_COMPLETE_MARKER}"
+echo "aerospike-backup: $DEST complete"
+`;
+}
+
+/**
+ * The restore (runbook "Restore from backup"): `aerospike-restore <backup time>` restores one complete backup into
+ * the namespace with asrestore. It refuses a backup without the BACKUP_COMPLETE marker. Existing records are kept
+ * unless the backup's are newer (asrestore's default generation policy), so a restore into a cluster that kept part
+ * of its data does not roll newer records back.
+ */
+export function renderRestoreScript(o: { bucket: string; prefix: string; namespace: string }): string {
+  return `#!/bin/bash
+# aerospike-restore <backup time>: asrestore of s3://${o.bucket}/${o.prefix}/<backup time>/ into namespace ${o.namespace}
+set -euo pipefail
+${IMDS_REGION}
+STAMP=\${1:?usage: aerospike-restore <backup time, e.g. 2026-01-31T03-00-00Z>}
+case "$STAMP" in *[!A-Za-z0-9:-]*) echo "aerospike-restore: bad backup time \\"$STAMP\\"" >&2; exit 2 ;; esac
+SRC="s3://${o.bucket}/${o.prefix}/$STAMP"
+if ! aws s3 cp --region "$REGION" "$SRC/${BACKUP_COMPLETE_MARKER}" - >/tmp/aerospike-restore.marker; then
+  echo "aerospike-restore: $SRC has no ${BACKUP_COMPLETE_MARKER}: an incomplete or missing backup, refused" >&2
+  exit 1
+fi
+cat /tmp/aerospike-restore.marker
+asrestore --namespace '${o.namespace}' --directory "$SRC" --s3-region "$REGION"
+echo "aerospike-restore: $SRC restored into ${o.namespace}"
+`;
+}

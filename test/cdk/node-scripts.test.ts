@@ -1,0 +1,224 @@
+/**
+ * The node scripts, run with bash against stub commands (aws, asinfo, asbackup, asrestore, systemctl record their
+ * arguments; `aws s3 cp` reads and writes a local directory standing for the bucket): the device check, the config
+ * apply, the backup (principal only, marker last) and the restore procedure (refuses an incomplete backup).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import {
+  BACKUP_COMPLETE_MARKER,
+  DEVICES_PLACEHOLDER,
+  renderAerospikeConf,
+  renderApplyConfigScript,
+  renderBackupScript,
+  renderDeviceScript,
+  renderRestoreScript,
+} from '../../cdk/aerospike-scripts';
+
+let dir: string;
+let bin: string;
+let s3: string;
+let calls: string;
+
+/** A stub command: logs `name args...` to calls.log, then runs `body`. */
+function stub(name: string, body = ''): void {
+  const file = path.join(bin, name);
+  writeFileSync(file, `#!/bin/bash\necho "${name} $*" >> "${calls}"\n${body}\n`);
+  chmodSync(file, 0o755);
+}
+
+function run(script: string, args: string[] = [], env: Record<string, string> = {}) {
+  const file = path.join(dir, `script-${Math.random().toString(36).slice(2)}.sh`);
+  writeFileSync(file, script);
+  return spawnSync('bash', [file, ...args], {
+    encoding: 'utf8',
+    env: { PATH: `${bin}:/usr/bin:/bin`, REGION: 'eu-west-1', ...env },
+  });
+}
+
+const callLog = (): string[] => (existsSync(calls) ? readFileSync(calls, 'utf8').trim().split('\n') : []);
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'node-scripts-'));
+  bin = path.join(dir, 'bin');
+  s3 = path.join(dir, 's3');
+  calls = path.join(dir, 'calls.log');
+  mkdirSync(bin);
+  mkdirSync(s3);
+  // aws s3 cp <src> <dst>: "-" is stdin/stdout, s3://bucket/key is $S3/bucket/key; aws ssm get-parameter: $PARAMS/<name>
+  stub(
+    'aws',
+    `S3="${s3}"
+if [ "$1" = s3 ] && [ "$2" = cp ]; then
+  shift 2; while [ "\${1#--}" != "$1" ]; do shift 2; done
+  src=$1; dst=$2
+  if [ "$src" = - ]; then mkdir -p "$(dirname "$S3/\${dst#s3://}")"; cat > "$S3/\${dst#s3://}"; exit 0; fi
+  f="$S3/\${src#s3://}"; [ -f "$f" ] || { echo "NoSuchKey: $src" >&2; exit 1; }
+  cat "$f"; exit 0
+fi
+if [ "$1" = ssm ] && [ "$2" = get-parameter ]; then
+  while [ "$1" != --name ]; do shift; done; cat "${dir}/params/$(basename "$2")"; exit 0
+fi
+exit 3`,
+  );
+});
+
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('aerospike-devices', () => {
+  function byId(names: string[]): string {
+    const d = path.join(dir, `by-id-${Math.random().toString(36).slice(2)}`);
+    mkdirSync(d);
+    for (const n of names) symlinkSync('/dev/null', path.join(d, n));
+    return d;
+  }
+  const DISK = 'nvme-Amazon_EC2_NVMe_Instance_Storage_AWS1111';
+  const DISK2 = 'nvme-Amazon_EC2_NVMe_Instance_Storage_AWS2222';
+
+  test('record keeps one stable by-id path per instance-store disk; check passes on the same list', () => {
+    const ids = byId([DISK, `${DISK}_1`, `${DISK}-part1`, DISK2, 'nvme-Amazon_Elastic_Block_Store_vol0abc']);
+    const list = path.join(dir, 'devices.list');
+    const env = { BYID: ids, DEVICES_FILE: list };
+    expect(run(renderDeviceScript(), ['record'], env).status).toBe(0);
+    expect(readFileSync(list, 'utf8')).toBe(`${ids}/${DISK}\n${ids}/${DISK2}\n`);
+    expect(run(renderDeviceScript(), ['check'], env).status).toBe(0);
+  });
+
+  test('check refuses to start when a device vanished or was replaced (new serial), or nothing was recorded', () => {
+    const list = path.join(dir, 'devices.list');
+    const ids = byId([DISK, DISK2]);
+    const env = { BYID: ids, DEVICES_FILE: list };
+    expect(run(renderDeviceScript(), ['record'], env).status).toBe(0);
+    expect(run(renderDeviceScript(), ['check'], env).status).toBe(0);
+    // a device vanished
+    rmSync(path.join(ids, DISK2));
+    let r = run(renderDeviceScript(), ['check'], env);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/devices changed since first boot.*refusing to start/s);
+    // replaced: same count, another serial (a stop/start or host change)
+    symlinkSync('/dev/null', path.join(ids, 'nvme-Amazon_EC2_NVMe_Instance_Storage_AWS9999'));
+    r = run(renderDeviceScript(), ['check'], env);
+    expect(r.status).toBe(1);
+    // back to the recorded list: starts again
+    rmSync(path.join(ids, 'nvme-Amazon_EC2_NVMe_Instance_Storage_AWS9999'));
+    symlinkSync('/dev/null', path.join(ids, DISK2));
+    expect(run(renderDeviceScript(), ['check'], env).status).toBe(0);
+    const before = ids;
+    const none = run(renderDeviceScript(), ['check'], { BYID: before, DEVICES_FILE: path.join(dir, 'missing') });
+    expect(none.status).toBe(1);
+    expect(run(renderDeviceScript(), ['record'], { BYID: byId([]), DEVICES_FILE: list }).status).toBe(1);
+  });
+});
+
+describe('aerospike-apply-config', () => {
+  test('writes the conf from SSM with one device line per recorded device; restart waits for a stable cluster', () => {
+    const conf = renderAerospikeConf({
+      clusterName: 'c',
+      seeds: ['a.zone', 'b.zone', 'c.zone'],
+      namespace: 'utxo',
+      replicationFactor: 2,
+      minClusterSize: 2,
+      protoFdMax: 15000,
+      nsupPeriodSeconds: 120,
+      maxRecordSize: 3145728,
+    });
+    mkdirSync(path.join(dir, 'params'));
+    writeFileSync(path.join(dir, 'params', 'conf'), conf);
+    const devices = path.join(dir, 'devices.list');
+    writeFileSync(
+      devices,
+      '/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_A\n/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_B\n',
+    );
+    const script = renderApplyConfigScript('/p', 3).split('/etc/aerospike/devices.list').join(devices);
+    stub('systemctl');
+    // unstable twice, then the cluster key
+    stub(
+      'asinfo',
+      `n=$(grep -c '^asinfo' "${calls}"); if [ "$n" -lt 3 ]; then echo ERROR::unstable-cluster; else echo ABC123; fi`,
+    );
+    stub('sleep');
+    const r = run(script, ['restart'], { CONF_DIR: dir });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const written = readFileSync(path.join(dir, 'aerospike.conf'), 'utf8');
+    expect(written).toContain(
+      '        device /dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_A\n        device /dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_B\n',
+    );
+    expect(written).not.toContain(DEVICES_PLACEHOLDER.trim());
+    expect(written).toContain('min-cluster-size 2');
+    expect(callLog()).toEqual(
+      expect.arrayContaining([
+        'systemctl restart aerospike',
+        'asinfo -v cluster-stable:size=3;ignore-migrations=false',
+      ]),
+    );
+    expect(r.stdout).toContain('cluster stable (ABC123)');
+  });
+});
+
+describe('backup and restore', () => {
+  const o = { bucket: 'backups', prefix: 'aerospike', namespace: 'utxo' };
+  const principal = (node: string) =>
+    stub(
+      'asinfo',
+      `case "$2" in node) echo ${node} ;; statistics) echo 'cluster_size=3;cluster_principal=BB9;x=1' ;; esac`,
+    );
+
+  test('the principal backs up to s3://<bucket>/aerospike/<time>/ and writes the marker last', () => {
+    principal('BB9');
+    stub('asbackup', `mkdir -p "${s3}/backups/aerospike/T1"; echo data > "${s3}/backups/aerospike/T1/utxo_00000.asb"`);
+    const r = run(renderBackupScript(o), [], { STAMP: 'T1' });
+    expect(r.status).toBe(0);
+    expect(callLog()).toContain(
+      'asbackup --namespace utxo --directory s3://backups/aerospike/T1 --s3-region eu-west-1 --compress zstd',
+    );
+    expect(readFileSync(path.join(s3, 'backups/aerospike/T1', BACKUP_COMPLETE_MARKER), 'utf8')).toMatch(
+      /^namespace=utxo\nnode=BB9\nfinished=/,
+    );
+  });
+
+  test('another node skips; a failed asbackup leaves no marker', () => {
+    principal('AA1');
+    stub('asbackup', 'exit 9');
+    expect(run(renderBackupScript(o), [], { STAMP: 'T2' }).status).toBe(0);
+    expect(callLog().some((l) => l.startsWith('asbackup'))).toBe(false);
+    principal('BB9');
+    const failed = run(renderBackupScript(o), [], { STAMP: 'T2' });
+    expect(failed.status).not.toBe(0);
+    expect(existsSync(path.join(s3, 'backups/aerospike/T2', BACKUP_COMPLETE_MARKER))).toBe(false);
+  });
+
+  test('restore: a complete backup is restored with asrestore; an incomplete one or a bad name is refused', () => {
+    principal('BB9');
+    stub('asbackup', `mkdir -p "${s3}/backups/aerospike/T3"`);
+    expect(run(renderBackupScript(o), [], { STAMP: 'T3' }).status).toBe(0);
+    stub('asrestore');
+    const ok = run(renderRestoreScript(o), ['T3']);
+    expect(ok.status).toBe(0);
+    expect(callLog()).toContain(
+      'asrestore --namespace utxo --directory s3://backups/aerospike/T3 --s3-region eu-west-1',
+    );
+
+    mkdirSync(path.join(s3, 'backups/aerospike/T4'), { recursive: true }); // asbackup died: no marker
+    const incomplete = run(renderRestoreScript(o), ['T4']);
+    expect(incomplete.status).toBe(1);
+    expect(incomplete.stderr).toContain('has no BACKUP_COMPLETE: an incomplete or missing backup, refused');
+    for (const bad of ['../T3', 'T3;rm', '']) expect(run(renderRestoreScript(o), [bad]).status).not.toBe(0);
+    expect(callLog().filter((l) => l.startsWith('asrestore'))).toHaveLength(1);
+  });
+});
+
+test('bash is available (these tests run the scripts, they do not only read them)', () => {
+  expect(execFileSync('bash', ['-c', 'echo ok'], { encoding: 'utf8' })).toBe('ok\n');
+});
