@@ -10,7 +10,7 @@ let api: Api;
 
 beforeAll(async () => {
   api = await startApi();
-  expect((await api.put('/v1/chain/tip', { height: 1000 })).status).toBe(200);
+  expect((await api.put('/v1/chain/tip/force', { height: 1000 })).status).toBe(200);
 });
 
 afterAll(async () => {
