@@ -13,6 +13,8 @@ export interface StoreSettings {
   maxTxSizeInStore: number;
   externalizeAll: boolean;
   coinbaseMaturity: number;
+  /** records per engine batch of a batched operation (ENGINE_BATCH_SIZE; default 100) */
+  engineBatchSize?: number;
 }
 
 export interface MinedBlock {
