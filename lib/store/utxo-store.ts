@@ -9,7 +9,7 @@ import { InvalidArgumentError } from '../domain/errors';
 import { intArg } from './args';
 import * as admin from './admin';
 import type { StoreContext } from './context';
-import { create } from './create';
+import { create, createMany } from './create-many';
 import { deleteTx } from './delete';
 import { ensureBatchSize, readChainTip, writeChainTip } from './meta';
 import { setMined } from './mined';
