@@ -10,7 +10,9 @@ import { callUdfBatch, storageError, type UdfBatchItem, type UdfOutcome } from '
 /** Records per engine batch when the settings give none (Teranode sends about 100 a batch, many in flight). */
 export const DEFAULT_ENGINE_BATCH_SIZE = 100;
 
-export type ItemResult<T> = { ok: true; value: T } | { ok: false; error: UtxoStoreError };
+import type { ItemResult } from './types';
+
+export type { ItemResult };
 
 /** Any thrown value as the typed error of one item (an unexpected one is a StorageError). */
 export function asItemError(err: unknown): UtxoStoreError {

@@ -24,13 +24,8 @@ import {
   registerExistingConflicting,
 } from './create';
 import { needsExternal, planRecords, type RecordOptions, type RecordPlan } from './records';
-import type { CreateOptions, CreateResult } from './types';
+import type { CreateItem, CreateOptions, CreateResult } from './types';
 import { storageError } from './udf-call';
-
-export interface CreateItem {
-  tx: string | Buffer;
-  options?: CreateOptions;
-}
 
 interface TxCreate {
   parsed?: ParsedTx;
