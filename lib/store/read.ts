@@ -1,28 +1,19 @@
 /**
  * Reads (DESIGN section 6): get (bins, `tx` from the record or the blob, `utxos` across pagination records),
- * getSpend (the spendability of one output) and the unmined query.
+ * and the unmined query (getSpend: utxo-status.ts).
  */
 import type { BinValue, EngineRecord } from '../engine/port';
 import { BIN, RECORD_BINS } from '../domain/bins';
 import { InvalidArgumentError, StorageError, TxNotFoundError } from '../domain/errors';
-import { locateOutput, masterKey, paginationKey, recordKey } from '../domain/keys';
+import { masterKey, paginationKey } from '../domain/keys';
 import { decodeOutputsBlob } from '../domain/outputs-blob';
-import { decodeSlot } from '../domain/slots';
 import { assembleTx, serializeOutput } from '../domain/tx';
 import { txidOf, txidToHex } from '../domain/txid';
-import { hashArg, intArg, listArg, optionalIntArg, txidArg } from './args';
+import { intArg, listArg, optionalIntArg, txidArg } from './args';
 import { asItemError, inChunks, settleItem, unwrap, type ItemResult } from './batch';
 import type { StoreContext } from './context';
-import { spenderOf } from './spend-items';
 import { keepUnminedPage, resolveUnminedCursor, saveUnminedCursor } from './unmined-cursor';
-import {
-  DEFAULT_GET_FIELDS,
-  type SpendStatus,
-  type TxView,
-  type UnminedPage,
-  type UnminedQuery,
-  type UtxoView,
-} from './types';
+import { DEFAULT_GET_FIELDS, type TxView, type UnminedPage, type UnminedQuery, type UtxoView } from './types';
 import { storageError } from './udf-call';
 import { binView, slotView } from './view';
 
