@@ -43,6 +43,11 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/v1/unmined', fn: 'admin', query: ['cutoff'], optionalQuery: ['limit', 'cursor'] },
   { method: 'GET', path: '/v1/chain/tip', fn: 'admin' },
   { method: 'PUT', path: '/v1/chain/tip', fn: 'admin', required: ['height'] },
+  { method: 'POST', path: '/v1/batch/txs', fn: 'create', required: ['txs'] },
+  { method: 'POST', path: '/v1/batch/spends', fn: 'spend', required: ['txs'] },
+  { method: 'POST', path: '/v1/batch/get', fn: 'get', required: ['txids'] },
+  { method: 'POST', path: '/v1/batch/outputs', fn: 'get', required: ['outpoints'] },
+  { method: 'POST', path: '/v1/batch/utxos', fn: 'getUtxo', required: ['utxos'] },
   { method: 'POST', path: '/v1/cleanup', fn: 'admin' },
   { method: 'GET', path: '/v1/health', fn: 'admin' },
 ];
