@@ -9,6 +9,14 @@
  *   7. send the signals and settle each tx            (below)
  * The round trips of a batch do not grow with its size beyond the chunking: one tip read, at most two batch reads,
  * the spend batches, one rollback batch, one signal send. A single spend is the batch of one.
+ *
+ * The chain tip is read once per batch (never cached across requests): every tx of a batch is evaluated at the same
+ * H + 1, as if the txs had arrived together. That is what a single spend does too (it reads H once and a setMined may
+ * move H while it runs), so coinbase maturity can only be judged against a tip at most one batch old: a coinbase
+ * that matures during the batch is refused COINBASE_IMMATURE and spendable on the next request, never accepted early (H
+ * only rises between reads, unless an operator lowers it). DAH values set by the batch's UDFs are H + 1 + R from
+ * the same read, at most the batch's duration behind the live tip: cleanup then keeps a tx at most that much longer,
+ * never deletes it early.
  */
 import { SpendFailedError, type UtxoStoreError } from '../domain/errors';
 import { listArg, optionalBoolArg, optionalIntArg } from './args';
