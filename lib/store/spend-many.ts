@@ -55,7 +55,41 @@ export async function spendMany(
   const answers = await applySpends(ctx, txs, groups, flags);
   await judgeOutcomes(ctx, txs, groups, answers, flags.height, signals);
   await rollBackLosers(ctx, txs, flags.height, signals);
-  return settle(await sendSignals(ctx, txs, signals));
+  const results = settle(await sendSignals(ctx, txs, signals));
+  return retryBlocked(ctx, list, txs, results, { ...options, blockHeight: flags.height - 1 });
+}
+
+/**
+ * A tx that lost an output only to an earlier tx of the batch that then failed as a whole (and gave the output
+ * back) is tried again, with the others like it, as a batch of their own at the same height: the earlier tx still
+ * wins when it stands, and a later one is not failed by a spend that was undone. Each round retries fewer txs.
+ */
+async function retryBlocked(
+  ctx: StoreContext,
+  requests: SpendRequest[],
+  txs: TxSpend[],
+  results: ItemResult<SpendResult>[],
+  options: SpendOptions,
+): Promise<ItemResult<SpendResult>[]> {
+  const undone = new Set(
+    txs.filter((tx, i) => !results[i].ok && tx.items.length > 0).map((tx) => tx.items[0].spendingTxid),
+  );
+  const blocked = txs.flatMap((tx, i) => {
+    if (results[i].ok || tx.error || tx.inDoubt.size > 0) return [];
+    const errors = tx.outcomes.filter((o) => o.status === 'ERROR');
+    const onlyLost = errors.every(
+      (o) => o.code === 'SPENT' && o.spendingTxid !== undefined && undone.has(o.spendingTxid),
+    );
+    return onlyLost ? [i] : [];
+  });
+  if (blocked.length === 0 || blocked.length === txs.length) return results;
+  const again = await spendMany(
+    ctx,
+    blocked.map((i) => requests[i]),
+    options,
+  );
+  blocked.forEach((i, n) => (results[i] = again[n]));
+  return results;
 }
 
 export async function spend(ctx: StoreContext, request: SpendRequest, options?: SpendOptions): Promise<SpendResult> {
