@@ -29,6 +29,7 @@ async function drive<T>(batches: T[][], inFlight: number, work: (b: T[]) => Prom
   let next = 0;
   let done = 0;
   const start = performance.now();
+  const cpu = process.cpuUsage();
   const worker = async () => {
     while (next < batches.length && performance.now() - start < BUDGET_MS) {
       const b = batches[next++];
@@ -38,11 +39,30 @@ async function drive<T>(batches: T[][], inFlight: number, work: (b: T[]) => Prom
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
   const ms = performance.now() - start;
-  return { done, ms, rate: Math.round((done * 1000) / ms) };
+  const used = process.cpuUsage(cpu);
+  // CPU time per item: on a shared machine the wall-clock rate depends on the other load, this much less
+  return {
+    done,
+    ms,
+    rate: Math.round((done * 1000) / ms),
+    cpuUs: Math.round((used.user + used.system) / Math.max(done, 1)),
+  };
 }
 
-function row(section: string, measure: string, r: { done: number; ms: number; rate: number }, note?: string): BenchRow {
-  return { section, measure, ops: r.done, ms: Math.round(r.ms), opsPerSec: r.rate, note };
+function row(
+  section: string,
+  measure: string,
+  r: { done: number; ms: number; rate: number; cpuUs: number },
+  note?: string,
+): BenchRow {
+  return {
+    section,
+    measure,
+    ops: r.done,
+    ms: Math.round(r.ms),
+    opsPerSec: r.rate,
+    note: `cpu ${r.cpuUs} us/tx; ${note ?? ''}`,
+  };
 }
 
 async function createAll(store: UtxoStore, fs: Fixture[]): Promise<void> {
@@ -97,7 +117,7 @@ export async function benchBatched(
   const rows: BenchRow[] = [];
   const raw = await rawLimit(store, engine);
   rows.push(row(section, `raw batchApply spendMulti (${RAW_BATCH} keys a batch, 8 in flight)`, raw, 'the raw limit'));
-  const rates: Record<number, { create: number; spend: number }> = {};
+  const rates: Record<number, { create: number; spend: number; createCpu: number; spendCpu: number }> = {};
   for (const size of BATCH_SIZES) {
     const parents = Array.from({ length: TXS }, () => rootTx(1));
     const created = await drive(chunks(parents, size), IN_FLIGHT, async (batch) => {
@@ -109,16 +129,21 @@ export async function benchBatched(
       const results = await store.spendMany(batch.map((tx) => ({ tx })));
       if (results.some((r) => !r.ok)) throw new Error('spendMany failed');
     });
-    rates[size] = { create: created.rate, spend: spent.rate };
+    rates[size] = { create: created.rate, spend: spent.rate, createCpu: created.cpuUs, spendCpu: spent.cpuUs };
     if (size === 100 && engine.kind === 'embedded') measured.embeddedSpendBatch100 = spent.rate;
     const vs = (r: number, base: number) => (base > 0 ? (r / base).toFixed(2) : '-');
     rows.push(
-      row(section, `store createMany, batch ${size}`, created, `x${vs(created.rate, rates[1].create)} vs batch 1`),
+      row(
+        section,
+        `store createMany, batch ${size}`,
+        created,
+        `x${vs(created.rate, rates[1].create)} vs batch 1 (cpu x${vs(rates[1].createCpu, created.cpuUs)})`,
+      ),
       row(
         section,
         `store spendMany, batch ${size}`,
         spent,
-        `x${vs(spent.rate, rates[1].spend)} vs batch 1; x${vs(spent.rate, raw.rate)} vs raw limit`,
+        `x${vs(spent.rate, rates[1].spend)} vs batch 1 (cpu x${vs(rates[1].spendCpu, spent.cpuUs)}); x${vs(spent.rate, raw.rate)} vs raw limit (cpu x${vs(raw.cpuUs, spent.cpuUs)})`,
       ),
     );
   }
