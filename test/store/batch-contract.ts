@@ -55,6 +55,9 @@ export function describeBatchContract(name: string, makeDeps: MakeDeps): void {
       signals: new RecordingQueue(target.signals),
       settings,
       now: () => 1_700_000_000_000,
+    }).catch(async (err: unknown) => {
+      await target.close();
+      throw err;
     });
     target.signals.setHandler(
       new Reconciler({
@@ -269,6 +272,15 @@ export function describeBatchContract(name: string, makeDeps: MakeDeps): void {
         expect(w).toMatchObject({ ok: false, error: { code: 'STORAGE_ERROR' } });
         for (const q of qs) expect(await spender(h().store, q)).toBeUndefined();
         expect(codes(await h().store.spendMany([{ tx: wide.hex }]))).toEqual(['OK']);
+      });
+
+      test('ENGINE_BATCH_SIZE must be a positive integer: the store refuses to start otherwise', async () => {
+        for (const engineBatchSize of [0, 1.5, -3]) {
+          await expect(open({ engineBatchSize })).rejects.toMatchObject({
+            code: 'INVALID_ARGUMENT',
+            details: { field: 'ENGINE_BATCH_SIZE' },
+          });
+        }
       });
 
       test('round trips grow with the chunks, not with the txs', async () => {
