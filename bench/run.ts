@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: runs every registered section (bench/sections/*.ts) and prints one table with the machine.
- * BENCH_OPS (default 3000) and BENCH_BUDGET_MS (default 4000 per measure) bound the run.
+ * BENCH_OPS (default 3000) and BENCH_BUDGET_MS (default 4000 per measure) bound the run; BENCH_ONLY=<text> runs only
+ * the sections whose name contains it.
  */
 import { cpus, platform, release } from 'os';
 import { registeredBenches, type BenchRow } from './registry';
@@ -16,7 +17,9 @@ async function main(): Promise<void> {
     `machine: ${cpu[0]?.model ?? 'unknown cpu'}, ${cpu.length} cores, ${platform()} ${release()}, node ${process.version}`,
   );
   const rows: BenchRow[] = [];
+  const only = process.env.BENCH_ONLY; // a substring of the section names to run (default: all)
   for (const { name, fn } of registeredBenches()) {
+    if (only && !name.includes(only)) continue;
     const start = Date.now();
     try {
       rows.push(...(await fn()));

@@ -85,6 +85,11 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/v1/chain/tip', fn: 'admin', role: 'validator' },
   { method: 'PUT', path: '/v1/chain/tip', fn: 'admin', role: 'blockValidation', required: ['height'] },
   { method: 'PUT', path: '/v1/chain/tip/force', fn: 'admin', role: 'admin', required: ['height'] },
+  { method: 'POST', path: '/v1/batch/txs', fn: 'create', role: 'validator', required: ['txs'] },
+  { method: 'POST', path: '/v1/batch/spends', fn: 'spend', role: 'validator', required: ['txs'] },
+  { method: 'POST', path: '/v1/batch/get', fn: 'get', role: 'validator', required: ['txids'] },
+  { method: 'POST', path: '/v1/batch/outputs', fn: 'get', role: 'validator', required: ['outpoints'] },
+  { method: 'POST', path: '/v1/batch/utxos', fn: 'getUtxo', role: 'validator', required: ['utxos'] },
   { method: 'POST', path: '/v1/cleanup', fn: 'admin', role: 'admin' },
   { method: 'GET', path: '/v1/health', fn: 'admin', role: 'validator' },
 ];

@@ -1,7 +1,8 @@
 /**
  * Store throughput: one-item spendMulti UDF calls straight on the engine, and creates, spends, setMined and gets
  * through the store. On the embedded engine (':memory:') always; on Aerospike too when AEROSPIKE_HOSTS is set,
- * beside a raw batchApply of the same spendMulti (the ratio is the store's overhead).
+ * beside a raw batchApply of the same spendMulti (the ratio is the store's overhead). The batched rows (createMany,
+ * spendMany at batch sizes 1-1000 beside the raw batched limit) are in store-batched.ts.
  */
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
@@ -13,6 +14,7 @@ import { createUtxoStore } from '../../lib/store/utxo-store';
 import type { StoreSettings } from '../../lib/store/types';
 import { makeTx, rootTx, utxoHashOf, type Fixture } from '../../test/fixtures/txs';
 import { registerBench, timeOps, type BenchRow } from '../registry';
+import { benchBatched } from './store-batched';
 
 const N = Number(process.env.BENCH_OPS ?? 3000);
 const BUDGET_MS = Number(process.env.BENCH_BUDGET_MS ?? 4000);
@@ -109,7 +111,10 @@ registerBench('store (embedded :memory:)', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-'));
   const engine: RecordEngine = await openEmbeddedEngine({ path: ':memory:' });
   try {
-    return await benchStore('embedded :memory:', engine, new FileBlobStore({ dir }), 'apply');
+    const blobs = new FileBlobStore({ dir });
+    const rows = await benchStore('embedded :memory:', engine, blobs, 'apply');
+    const store = await createUtxoStore({ engine, blobs, signals: nullQueue, settings });
+    return [...rows, ...(await benchBatched('embedded :memory: batched', store, engine))];
   } finally {
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
@@ -132,7 +137,10 @@ registerBench('store (Aerospike)', async () => {
   const engine: RecordEngine = new AerospikeEngine({ client, namespace, set: `bench_${Date.now() % 1_000_000}` });
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-'));
   try {
-    const rows = await benchStore(`aerospike ${hosts}`, engine, new FileBlobStore({ dir }), 'batchApply');
+    const blobs = new FileBlobStore({ dir });
+    const rows = await benchStore(`aerospike ${hosts}`, engine, blobs, 'batchApply');
+    const store = await createUtxoStore({ engine, blobs, signals: nullQueue, settings });
+    rows.push(...(await benchBatched(`aerospike ${hosts} batched`, store, engine)));
     const raw = rows[0].opsPerSec;
     const spend = rows.find((r) => r.measure.startsWith('store spend'));
     if (spend && raw > 0) spend.note = `store overhead: raw/store = ${(raw / Math.max(spend.opsPerSec, 1)).toFixed(2)}`;

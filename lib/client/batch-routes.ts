@@ -1,61 +1,49 @@
 /**
  * The batch routes of the API (POST /v1/batch/*): one request carries many items and the answer is 200
- * `{results: [...]}`, one entry per item, in order, each carrying that item's own outcome (the status, code and
- * details a single request would have had).
- *
- * These request and response types mirror the batch routes as issue 11 specifies them; they are declared here, by
- * hand, because those routes are not yet in the route table (lib/http/routes.ts). Once they are, BATCH_OPERATIONS
- * and the item types below become derivations of the table like OPERATIONS (operations.ts). decodeBatchItem is the
- * one place that reads an item's outcome.
+ * `{results: [...]}`, one entry per item, in order, each carrying that item's own outcome as `{status, result}` or
+ * `{status, error}` (the status, code and details a single request would have had). Their endpoints and request
+ * types derive from the route table like OPERATIONS (operations.ts); decodeBatchItem is the one place that reads an
+ * item's outcome.
  */
-import type { Endpoint, CreateResult, CreateTxRequest, SpendResult, TxView, UtxoStatus } from './operations';
+import type { z } from 'zod';
+import type * as s from '../http/schemas';
+import {
+  OPERATIONS,
+  type CreateResult,
+  type OperationRequest,
+  type SpendResult,
+  type TxView,
+  type UtxoStatus,
+} from './operations';
 import { apiError, errorEnvelope, errorFromResponse } from './errors';
 import type { ItemResult } from './batcher';
 
 /** POST /v1/batch/txs: create many txs, each with its own options. */
-export interface BatchCreateRequest {
-  txs: CreateTxRequest[];
-}
+export type BatchCreateRequest = OperationRequest<'createTxs'>['body'];
 /** POST /v1/batch/spends: spend all inputs of each EF tx (each tx all or nothing, on its own). */
-export interface BatchSpendRequest {
-  txs: string[];
-  ignoreConflicting?: boolean;
-  ignoreLocked?: boolean;
-  blockHeight?: number;
-}
+export type BatchSpendRequest = OperationRequest<'spendTxs'>['body'];
 /** POST /v1/batch/get: read many tx records (Teranode's BatchDecorate). */
-export interface BatchGetRequest {
-  txids: string[];
-  fields?: string[];
-}
+export type BatchGetRequest = OperationRequest<'getTxs'>['body'];
 /** POST /v1/batch/outputs: satoshis and locking script of each outpoint (Teranode's PreviousOutputsDecorate). */
-export interface BatchOutputsRequest {
-  outpoints: { txid: string; vout: number }[];
-}
+export type BatchOutputsRequest = OperationRequest<'previousOutputs'>['body'];
 /** POST /v1/batch/utxos: spendability of each output. */
-export interface BatchUtxosRequest {
-  utxos: { txid: string; vout: number; utxoHash?: string }[];
-}
+export type BatchUtxosRequest = OperationRequest<'getUtxos'>['body'];
 
 /** An output as /v1/batch/outputs answers it. */
-export interface PreviousOutput {
-  satoshis: number;
-  /** hex */
-  lockingScript: string;
-}
+export type PreviousOutput = z.output<typeof s.previousOutputSchema>;
 
 export interface BatchResponse {
   results: unknown[];
 }
 
-/** The batch operations, keyed like OPERATIONS; every one is idempotent (see operations.ts for create and spend). */
+/** The batch operations by the client's names, each the route table's endpoint; every one is idempotent. */
 export const BATCH_OPERATIONS = {
-  createMany: { method: 'POST', path: '/v1/batch/txs', fn: 'create', idempotent: true },
-  spendMany: { method: 'POST', path: '/v1/batch/spends', fn: 'spend', idempotent: true },
-  getMany: { method: 'POST', path: '/v1/batch/get', fn: 'get', idempotent: true },
-  previousOutputs: { method: 'POST', path: '/v1/batch/outputs', fn: 'get', idempotent: true },
-  getUtxoMany: { method: 'POST', path: '/v1/batch/utxos', fn: 'get-utxo', idempotent: true },
-} as const satisfies Record<string, Endpoint>;
+  createMany: OPERATIONS.createTxs,
+  spendMany: OPERATIONS.spendTxs,
+  getMany: OPERATIONS.getTxs,
+  previousOutputs: OPERATIONS.previousOutputs,
+  getUtxoMany: OPERATIONS.getUtxos,
+} as const;
 
 export type BatchOperationId = keyof typeof BATCH_OPERATIONS;
 
@@ -85,7 +73,8 @@ function numericStatus(raw: Record<string, unknown>): number | undefined {
 }
 
 /**
- * The outcome of one item of a batch answer. Accepted shapes: `{statusCode, body}` (the single request's answer:
+ * The outcome of one item of a batch answer: the server's `{status, result}` / `{status, error}`; also accepted:
+ * `{statusCode, body}` (the single request's answer:
  * status and body, the body an error envelope when >= 400), an error envelope `{error: {code, message, details}}`
  * (with or without a numeric `status`), or the success value itself.
  */
@@ -105,6 +94,7 @@ export function decodeBatchItem<T>(raw: unknown, operation: string): ItemResult<
   }
   if (status !== undefined) {
     if (status >= 400) return { ok: false, error: errorFromResponse(status, item.body ?? item, operation) };
+    if ('result' in item) return { ok: true, value: item.result as T };
     if ('body' in item) return { ok: true, value: item.body as T };
     const { statusCode: _s, status: _t, ...rest } = item;
     return { ok: true, value: rest as T };

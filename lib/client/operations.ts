@@ -110,6 +110,11 @@ export const OPERATIONS: { readonly [Id in OperationId]: EndpointOf<Id> } = {
   setLongestChain: { method: 'POST', path: '/v1/longest-chain', fn: 'set-mined', idempotent: true },
   processConflicting: { method: 'POST', path: '/v1/conflicting/resolve', fn: 'admin', idempotent: true },
   iterateUnmined: { method: 'GET', path: '/v1/unmined/txs', fn: 'get', idempotent: true },
+  createTxs: { method: 'POST', path: '/v1/batch/txs', fn: 'create', idempotent: true },
+  spendTxs: { method: 'POST', path: '/v1/batch/spends', fn: 'spend', idempotent: true },
+  getTxs: { method: 'POST', path: '/v1/batch/get', fn: 'get', idempotent: true },
+  previousOutputs: { method: 'POST', path: '/v1/batch/outputs', fn: 'get', idempotent: true },
+  getUtxos: { method: 'POST', path: '/v1/batch/utxos', fn: 'get-utxo', idempotent: true },
 };
 
 // ---- the response types of the routes, by name, for callers ----------------------------------------------------

@@ -39,6 +39,8 @@ export interface Config {
   tombstoneTtlSeconds: number;
   /** the Aerospike client's connection pool and process-wide command queue */
   aerospike: AerospikeClientSettings;
+  /** most items one batch request (POST /v1/batch/...) may carry */
+  maxBatchItems: number;
 }
 
 export interface AerospikeClientSettings {
@@ -67,6 +69,8 @@ export const DEFAULTS = {
   AEROSPIKE_MAX_COMMANDS_IN_QUEUE: 4096,
   /** blocks PUT /v1/chain/tip moves the tip forward per call at most (lib/store/meta.ts moveChainTip) */
   MAX_TIP_ADVANCE: 10,
+  ENGINE_BATCH_SIZE: 100,
+  MAX_BATCH_ITEMS: 1000,
 } as const;
 
 function raw(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -178,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     externalizeAll: boolVar(env, 'EXTERNALIZE_ALL', DEFAULTS.EXTERNALIZE_ALL),
     coinbaseMaturity: intVar(env, 'COINBASE_MATURITY', DEFAULTS.COINBASE_MATURITY, 0, 0x7fffffff),
     maxTipAdvance: intVar(env, 'MAX_TIP_ADVANCE', DEFAULTS.MAX_TIP_ADVANCE, 1, 0x7fffffff),
+    engineBatchSize: intVar(env, 'ENGINE_BATCH_SIZE', DEFAULTS.ENGINE_BATCH_SIZE, 1, 100000),
   };
   return {
     utxoStore: parseUtxoStore(raw(env, 'UTXO_STORE') ?? DEFAULTS.UTXO_STORE),
@@ -191,5 +196,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     awsSocketTimeoutMs: intVar(env, 'AWS_SOCKET_TIMEOUT_MS', DEFAULTS.AWS_SOCKET_TIMEOUT_MS, 1, 600000),
     tombstoneTtlSeconds: intVar(env, 'TOMBSTONE_TTL_SECONDS', DEFAULTS.TOMBSTONE_TTL_SECONDS, 1, 0x7fffffff),
     aerospike: loadAerospikeClientSettings(env),
+    maxBatchItems: intVar(env, 'MAX_BATCH_ITEMS', DEFAULTS.MAX_BATCH_ITEMS, 1, 100000),
   };
 }

@@ -222,6 +222,13 @@ export function serializeOutput(output: { satoshis: number; lockingScript: Buffe
   return Buffer.concat([u64(output.satoshis), compactSize(output.lockingScript.length), output.lockingScript]);
 }
 
+/** One serialized output (as stored in the `outputs` bin): satoshis and locking script. */
+export function parseOutput(bytes: Buffer, field = 'output'): ParsedOutput {
+  const r = new Reader(bytes, field);
+  const satoshis = r.satoshis('satoshis');
+  return { satoshis, lockingScript: Buffer.from(r.script('locking script')) };
+}
+
 /** A tx from its serialized inputs and outputs (as stored in the `inputs`/`outputs` bins). */
 export function assembleTx(parts: {
   version: number;

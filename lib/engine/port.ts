@@ -89,6 +89,15 @@ export interface BatchApplyItem extends UdfCall {
 /** Outcome of one UDF call in a batch: the map the UDF returned, or the engine error for that record. */
 export type BatchApplyResult = { ok: true; result: BinMap } | { ok: false; error: EngineError };
 
+export interface BatchCreateItem {
+  key: RecordKey;
+  bins: Bins;
+  policy?: WritePolicy;
+}
+
+/** Outcome of one create in a batch: done, or the engine error for that record (RECORD_EXISTS, RECORD_TOO_BIG, ...). */
+export type BatchWriteResult = { ok: true } | { ok: false; error: EngineError };
+
 export interface RangeQuery {
   bin: IndexedBin;
   /** inclusive bounds */
@@ -123,6 +132,8 @@ export interface RecordEngine {
    * engine's record size limit.
    */
   create(key: RecordKey, bins: Bins, policy?: WritePolicy): Promise<void>;
+  /** Create-only writes of many records, as create() each; one result per item, in order. */
+  batchCreate(items: BatchCreateItem[]): Promise<BatchWriteResult[]>;
   /** Update-only write (merges bins, null removes a bin): RECORD_NOT_FOUND, GENERATION_MISMATCH. */
   update(key: RecordKey, bins: Bins, policy?: WritePolicy): Promise<void>;
   /**

@@ -63,8 +63,8 @@ function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
   return v;
 }
 
-/** The first zod issue as a 400 naming the field; every issue in details.issues. */
-function zodError(where: 'body' | 'query' | 'path', input: unknown, error: z.ZodError): HttpError {
+/** The first zod issue as a 400 naming the field; every issue in details.issues (also for one item of a batch). */
+export function zodError(where: 'body' | 'query' | 'path', input: unknown, error: z.ZodError): HttpError {
   const issues = error.issues.map((issue) => {
     if (issue.code === 'unrecognized_keys') {
       const key = issue.keys[0];

@@ -10,6 +10,7 @@ import type { Runtime } from '../runtime';
 import { emitMetrics } from '../cleanup/report';
 import type { CleanupMetrics } from '../cleanup';
 import type { ApiRole } from './roles';
+import { checkBatchSize, parseItems, parseScalarItems, runItems } from './batch-items';
 import * as s from './schemas';
 
 export type FunctionName = 'create' | 'get' | 'spend' | 'unspend' | 'set-mined' | 'get-utxo' | 'admin';
@@ -554,6 +555,152 @@ export const ROUTES = [
     async handle(_input, ctx) {
       const report = await (await ctx.runtime()).store.health();
       return { statusCode: report.status === 'ok' ? 200 : 503, body: report };
+    },
+  }),
+  route({
+    operationId: 'createTxs',
+    fn: 'create',
+    role: 'validator',
+    method: 'POST',
+    path: '/v1/batch/txs',
+    summary: 'Store many transactions (each as POST /v1/txs, on its own)',
+    description:
+      'One result per tx, in order: {status: 201, result} or {status, error} as POST /v1/txs would answer. The txs go out as create-only engine batches (ENGINE_BATCH_SIZE records each). A second copy of a txid in the batch is TX_EXISTS.',
+    body: s.batchTxsBody,
+    responses: {
+      200: { description: "each tx's outcome", schema: s.batchResponse('BatchCreateResponse', s.createResponse) },
+      400: E400,
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      const runtime = await ctx.runtime();
+      checkBatchSize(body.txs, 'txs', runtime.config.maxBatchItems);
+      const out = await runItems(
+        parseItems(body.txs, s.createBody),
+        (valid) => runtime.store.createMany(valid.map(({ tx, ...options }) => ({ tx, options }))),
+        (result) => ({ status: 201, result }),
+      );
+      return { statusCode: 200, body: out };
+    },
+  }),
+  route({
+    operationId: 'spendTxs',
+    fn: 'spend',
+    role: 'validator',
+    method: 'POST',
+    path: '/v1/batch/spends',
+    summary: 'Spend the inputs of many EF transactions (each all or nothing, as POST /v1/spends)',
+    description:
+      'One result per tx, in order: {status: 200, result: {spends}} or {status, error} (details.spends as POST /v1/spends). Of two txs of the batch spending one output the earlier one wins; the later one is rolled back whole.',
+    body: s.batchSpendsBody,
+    responses: {
+      200: { description: "each tx's outcome", schema: s.batchResponse('BatchSpendResponse', s.spendResponse) },
+      400: E400,
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      const runtime = await ctx.runtime();
+      const { txs, ...options } = body;
+      checkBatchSize(txs, 'txs', runtime.config.maxBatchItems);
+      const out = await runItems(
+        parseScalarItems(txs, 'tx', s.txHexSchema),
+        (valid) =>
+          runtime.store.spendMany(
+            valid.map((tx) => ({ tx })),
+            options,
+          ),
+        (result) => ({
+          status: 200,
+          result: { spends: result.spends.map((o) => ({ txid: o.txid, vout: o.vout, status: o.status })) },
+        }),
+      );
+      return { statusCode: 200, body: out };
+    },
+  }),
+  route({
+    operationId: 'getTxs',
+    fn: 'get',
+    role: 'validator',
+    method: 'POST',
+    path: '/v1/batch/get',
+    summary: 'Read many transaction records (each as GET /v1/txs/{txid})',
+    description: 'One result per txid, in order: {status: 200, result: view} or {status: 404, error}.',
+    body: s.batchGetBody,
+    responses: {
+      200: { description: "each txid's outcome", schema: s.batchResponse('BatchGetResponse', s.txViewSchema) },
+      400: E400,
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      const runtime = await ctx.runtime();
+      checkBatchSize(body.txids, 'txids', runtime.config.maxBatchItems);
+      const out = await runItems(
+        parseScalarItems(body.txids, 'txid', s.txidSchema),
+        (valid) => runtime.store.getMany(valid, body.fields),
+        (result) => ({ status: 200, result }),
+      );
+      return { statusCode: 200, body: out };
+    },
+  }),
+  route({
+    operationId: 'previousOutputs',
+    fn: 'get',
+    role: 'validator',
+    method: 'POST',
+    path: '/v1/batch/outputs',
+    summary: 'Satoshis and locking script of many outpoints (to extend a raw tx to EF)',
+    description:
+      'One result per outpoint, in order: {status: 200, result: {txid, vout, satoshis, lockingScript}} or {status: 404, error} (TX_NOT_FOUND, UTXO_NOT_FOUND).',
+    body: s.batchOutputsBody,
+    responses: {
+      200: {
+        description: "each outpoint's outcome",
+        schema: s.batchResponse('BatchOutputsResponse', s.previousOutputSchema),
+      },
+      400: E400,
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      const runtime = await ctx.runtime();
+      checkBatchSize(body.outpoints, 'outpoints', runtime.config.maxBatchItems);
+      const out = await runItems(
+        parseItems(body.outpoints, s.outpointRefSchema),
+        (valid) => runtime.store.previousOutputs(valid),
+        (result) => ({ status: 200, result }),
+      );
+      return { statusCode: 200, body: out };
+    },
+  }),
+  route({
+    operationId: 'getUtxos',
+    fn: 'get-utxo',
+    role: 'validator',
+    method: 'POST',
+    path: '/v1/batch/utxos',
+    summary: 'Spendability of many outputs at the chain tip + 1 (each as GET /v1/utxos/{txid}/{vout})',
+    body: s.batchUtxosBody,
+    responses: {
+      200: {
+        description: "each output's outcome",
+        schema: s.batchResponse('BatchUtxosResponse', s.spendStatusSchema),
+      },
+      400: E400,
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      const runtime = await ctx.runtime();
+      checkBatchSize(body.utxos, 'utxos', runtime.config.maxBatchItems);
+      const out = await runItems(
+        parseItems(body.utxos, s.utxoRefSchema),
+        (valid) => runtime.store.getSpendMany(valid),
+        (result) => ({ status: 200, result }),
+      );
+      return { statusCode: 200, body: out };
     },
   }),
   route({

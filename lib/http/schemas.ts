@@ -356,3 +356,65 @@ export const healthResponse = z
     queue: z.string(),
   })
   .register(apiSchemas, { id: 'Health' });
+
+// ---- batch requests and responses -----------------------------------------------------------------------------
+// The envelope is checked here; each item is checked on its own by the route (a bad item fails only itself), with
+// the schema of the single request (createBody, txHexSchema, txidSchema, ...).
+
+const items = (what: string) =>
+  z.array(z.unknown(), { error: `expected a list of ${what}` }).min(1, { error: `expected at least one of ${what}` });
+
+export const batchTxsBody = z
+  .strictObject({ txs: items('{tx, blockHeight?, minedBlocks?, isCoinbase?, locked?, conflicting?}') })
+  .register(apiSchemas, { id: 'BatchCreateRequest' });
+
+export const batchSpendsBody = z
+  .strictObject({
+    txs: items('EF transactions (hex)'),
+    ignoreConflicting: bool.optional(),
+    ignoreLocked: bool.optional(),
+    blockHeight: uintSchema.optional(),
+  })
+  .register(apiSchemas, { id: 'BatchSpendRequest' });
+
+export const getFieldsSchema = z
+  .array(
+    z.string().refine((f) => GET_FIELDS.includes(f), { error: 'unknown field' }),
+    { error: 'expected a list of field names' },
+  )
+  .meta({ description: `any of: ${[...new Set(GET_FIELDS)].join(', ')}` });
+
+export const batchGetBody = z
+  .strictObject({ txids: items('txids'), fields: getFieldsSchema.optional() })
+  .register(apiSchemas, { id: 'BatchGetRequest' });
+
+export const outpointRefSchema = z.strictObject({ txid: txidSchema, vout: uintSchema });
+
+export const batchOutputsBody = z
+  .strictObject({ outpoints: items('{txid, vout}') })
+  .register(apiSchemas, { id: 'BatchOutputsRequest' });
+
+export const utxoRefSchema = z.strictObject({ txid: txidSchema, vout: uintSchema, utxoHash: hashSchema.optional() });
+
+export const batchUtxosBody = z
+  .strictObject({ utxos: items('{txid, vout, utxoHash?}') })
+  .register(apiSchemas, { id: 'BatchUtxosRequest' });
+
+export const previousOutputSchema = z
+  .object({ txid: z.string(), vout: z.int(), satoshis: z.int(), lockingScript: z.string() })
+  .register(apiSchemas, { id: 'PreviousOutput' });
+
+/** One item's outcome: the status the single request would have answered, and its body or its error. */
+export function batchResponse(id: string, result: z.ZodType) {
+  return z
+    .object({
+      results: z.array(
+        z.object({
+          status: z.int().meta({ description: 'the status code the single request would have answered' }),
+          result: result.optional(),
+          error: errorEnvelope.shape.error.optional(),
+        }),
+      ),
+    })
+    .register(apiSchemas, { id });
+}

@@ -2,13 +2,13 @@
  * Flag and per-UTXO administration (docs/operations.md): setLocked and setConflicting (master and pagination records),
  * freeze, unfreeze, reassign, preserve. Evaluated at H.
  */
-import type { EngineRecord } from '../engine/port';
 import { BIN } from '../domain/bins';
 import { InvalidArgumentError, TxNotFoundError, UtxoStateError, type ItemOutcome } from '../domain/errors';
 import { locateOutput, masterKey, paginationKey, recordKey } from '../domain/keys';
 import { REASSIGN_SPENDABLE_AFTER, type UdfFunction } from '../domain/udf';
 import { boolArg, hashArg, intArg, listArg, optionalIntArg, txidArg, txidListArg } from './args';
 import type { StoreContext } from './context';
+import { readMasters } from './record-reads';
 import { SignalBuffer } from './signals';
 import type { OutpointRef, ReassignRequest } from './types';
 import { callUdfBatch, callUdfOk, storageError, udfError, type UdfBatchItem } from './udf-call';
@@ -152,21 +152,6 @@ async function refineMissingRecords(ctx: StoreContext, refs: ResolvedRef[], outc
       outcomes[i].message = `output ${refs[i].vout} of ${refs[i].txid} does not exist`;
     }
   });
-}
-
-/**
- * The masters of the given txids (only their `deleting` bin; null when absent): a TX_NOT_FOUND from a pagination
- * record of a tx whose master exists means the output lies beyond the tx's last record (UTXO_NOT_FOUND).
- */
-export async function readMasters(ctx: StoreContext, txids: Buffer[]): Promise<(EngineRecord | null)[]> {
-  try {
-    return await ctx.engine.batchGet(
-      txids.map((t) => masterKey(t)),
-      [BIN.deleting],
-    );
-  } catch (err) {
-    throw storageError('reading the master records failed', err);
-  }
 }
 
 /**

@@ -1,20 +1,21 @@
 /**
- * Create (docs/operations.md): one record, or the two-phase multi-record protocol (lock record -> blob ->
+ * Create steps (docs/operations.md; create-many.ts runs them): one record, or the two-phase multi-record protocol (lock record -> blob ->
  * all records with `creating` -> clear `creating` on pagination records, then the master -> release the lock).
  */
 import { hostname } from 'os';
 import type { Bins } from '../engine/port';
 import { BIN } from '../domain/bins';
-import { InvalidArgumentError, StorageError, TxExistsError } from '../domain/errors';
+import { InvalidArgumentError, TxExistsError, type UtxoStoreError } from '../domain/errors';
 import { lockKey, masterKey, paginationKey } from '../domain/keys';
 import { decodeOutputsBlob, encodeOutputsBlob } from '../domain/outputs-blob';
 import { parseTx, type ParsedTx } from '../domain/tx';
 import { BlobConflictError } from '../blob/port';
 import { optionalBoolArg, optionalIntArg } from './args';
-import { heightOf, type StoreContext } from './context';
-import { needsExternal, planRecords, type RecordPlan } from './records';
+import { callUdfChunked } from './batch';
+import type { StoreContext } from './context';
+import type { RecordPlan } from './records';
 import { SignalBuffer } from './signals';
-import type { CreateOptions, CreateResult, MinedBlock } from './types';
+import type { CreateOptions, MinedBlock } from './types';
 import { callUdf, callUdfBatch, isEngineError, storageError } from './udf-call';
 
 export const LOCK_TYPE = 'tx_creation';
@@ -24,7 +25,7 @@ export function lockTtl(records: number): number {
   return Math.min(30 + 2 * records, 300);
 }
 
-function minedBlocksArg(value: unknown): MinedBlock[] {
+export function minedBlocksArg(value: unknown): MinedBlock[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) throw new InvalidArgumentError('minedBlocks', 'expected a list');
   return value.map((m: Partial<MinedBlock>, i) => ({
@@ -55,7 +56,7 @@ export function parseForCreate(tx: string | Buffer, options: CreateOptions): { p
   return { parsed, isCoinbase };
 }
 
-async function putBlob(ctx: StoreContext, txidHex: string, plan: RecordPlan): Promise<void> {
+export async function putBlob(ctx: StoreContext, txidHex: string, plan: RecordPlan): Promise<void> {
   if (!plan.blob) return;
   try {
     await ctx.blobs.put(txidHex, plan.blob.kind, plan.blob.data);
@@ -96,67 +97,12 @@ async function isEarlierOutputsBlob(
   return encodeOutputsBlob({ ...earlier, height }).equals(blob.data);
 }
 
-export async function create(
+export async function createSingle(
   ctx: StoreContext,
-  tx: string | Buffer,
-  options: CreateOptions = {},
-): Promise<CreateResult> {
-  const { parsed, isCoinbase } = parseForCreate(tx, options);
-  const minedBlocks = minedBlocksArg(options.minedBlocks);
-  const height = await heightOf(ctx, optionalIntArg(options.blockHeight, 'blockHeight'));
-  const recordOptions = {
-    height,
-    isCoinbase,
-    minedBlocks,
-    locked: optionalBoolArg(options.locked, 'locked'),
-    conflicting: optionalBoolArg(options.conflicting, 'conflicting'),
-    createdAt: ctx.now(),
-    external: needsExternal(parsed, ctx.settings),
-  };
-  let plan = planRecords(parsed, ctx.settings, recordOptions);
-  const txidHex = parsed.txidHex;
-
-  try {
-    if (plan.records.length === 1) {
-      await putBlob(ctx, txidHex, plan);
-      if ((await createSingle(ctx, masterKey(parsed.txid), plan.records[0], txidHex)) === 'too-big') {
-        if (plan.external) throw new StorageError('the record is too big even without the tx bytes', { txid: txidHex });
-        // the engine's record size limit is below maxTxSizeInStore for this tx: store its bytes in the blob store
-        plan = planRecords(parsed, ctx.settings, { ...recordOptions, external: true });
-        await putBlob(ctx, txidHex, plan);
-        if ((await createSingle(ctx, masterKey(parsed.txid), plan.records[0], txidHex)) === 'too-big') {
-          throw new StorageError('the record is too big even without the tx bytes', { txid: txidHex });
-        }
-      }
-    } else {
-      await createPaginated(ctx, parsed, plan, height);
-    }
-  } catch (err) {
-    // a conflicting create that wrote its record but failed before registering in the parents: the retry registers
-    if (err instanceof TxExistsError && recordOptions.conflicting) await registerExistingConflicting(ctx, parsed);
-    throw err;
-  }
-
-  // a DAH set at creation (conflicting, or fully spent and mined) goes on the blob too
-  const dah = plan.records[0][BIN.deleteAtHeight];
-  if (plan.blob && typeof dah === 'number') {
-    await ctx.blobs.setDeleteAtHeight(txidHex, plan.blob.kind, dah).catch((err) => {
-      throw storageError('tagging the blob with its deleteAtHeight failed', err, { txid: txidHex });
-    });
-  }
-  if (recordOptions.conflicting) await registerConflictingChild(ctx, parsed);
-
-  return {
-    txid: txidHex,
-    fee: parsed.fee,
-    sizeInBytes: parsed.sizeInBytes,
-    extendedSize: parsed.extendedSize,
-    external: plan.external,
-    records: plan.records.length,
-  };
-}
-
-async function createSingle(ctx: StoreContext, key: Buffer, bins: Bins, txidHex: string): Promise<'ok' | 'too-big'> {
+  key: Buffer,
+  bins: Bins,
+  txidHex: string,
+): Promise<'ok' | 'too-big'> {
   try {
     await ctx.engine.create(key, bins);
     return 'ok';
@@ -177,7 +123,12 @@ async function createIfMissing(ctx: StoreContext, key: Buffer, bins: Bins, txidH
   }
 }
 
-async function createPaginated(ctx: StoreContext, parsed: ParsedTx, plan: RecordPlan, height: number): Promise<void> {
+export async function createPaginated(
+  ctx: StoreContext,
+  parsed: ParsedTx,
+  plan: RecordPlan,
+  height: number,
+): Promise<void> {
   const txidHex = parsed.txidHex;
   const master = masterKey(parsed.txid);
   let existing;
@@ -263,7 +214,7 @@ export async function finishCreating(
 }
 
 /** Registers the child again only when the stored record is itself conflicting (registration is idempotent). */
-async function registerExistingConflicting(ctx: StoreContext, parsed: ParsedTx): Promise<void> {
+export async function registerExistingConflicting(ctx: StoreContext, parsed: ParsedTx): Promise<void> {
   let existing;
   try {
     existing = await ctx.engine.get(masterKey(parsed.txid), [BIN.conflicting]);
@@ -274,14 +225,30 @@ async function registerExistingConflicting(ctx: StoreContext, parsed: ParsedTx):
 }
 
 /** A conflicting tx is registered in each parent's `conflictingCs` (a missing parent is skipped). */
-async function registerConflictingChild(ctx: StoreContext, parsed: ParsedTx): Promise<void> {
-  const parents = new Map<string, Buffer>();
-  for (const input of parsed.inputs) parents.set(input.prevTxidHex, input.prevTxid);
-  const results = await callUdfBatch(
-    ctx,
-    [...parents.values()].map((p) => ({ key: masterKey(p), fn: 'addConflictingChild' as const, args: [parsed.txid] })),
-  );
-  for (const r of results) {
-    if (!r.ok) throw r.error;
-  }
+export async function registerConflictingChild(ctx: StoreContext, parsed: ParsedTx): Promise<void> {
+  const [error] = await registerConflictingChildren(ctx, [parsed]);
+  if (error) throw error;
+}
+
+/** registerConflictingChild for many txs in one chunked engine batch; per tx its first error, or undefined. */
+export async function registerConflictingChildren(
+  ctx: StoreContext,
+  txs: ParsedTx[],
+): Promise<(UtxoStoreError | undefined)[]> {
+  const calls = txs.flatMap((parsed, t) => {
+    const parents = new Map<string, Buffer>();
+    for (const input of parsed.inputs) parents.set(input.prevTxidHex, input.prevTxid);
+    return [...parents.values()].map((p) => ({
+      t,
+      key: masterKey(p),
+      fn: 'addConflictingChild' as const,
+      args: [parsed.txid],
+    }));
+  });
+  const results = await callUdfChunked(ctx, calls);
+  const errors: (UtxoStoreError | undefined)[] = txs.map(() => undefined);
+  results.forEach((r, n) => {
+    if (!r.ok) errors[calls[n].t] ??= r.error;
+  });
+  return errors;
 }

@@ -1,5 +1,6 @@
 /**
- * setMined (docs/operations.md): adds or removes a block on each tx's master, evaluated at H + 1; on the longest
+ * setMined (docs/operations.md): adds or removes a block on each tx's master, evaluated at H + 1, as chunked engine
+ * batches (ENGINE_BATCH_SIZE masters each, all in flight; one tip read); on the longest
  * chain it raises the chain tip to the block's height. It also finishes an unfinished multi-record create.
  */
 import { TxNotFoundError } from '../domain/errors';
@@ -9,7 +10,8 @@ import type { StoreContext } from './context';
 import { raiseChainTip } from './meta';
 import { SignalBuffer } from './signals';
 import type { SetMinedRequest, SetMinedResult } from './types';
-import { callUdfBatch, storageError, udfError } from './udf-call';
+import { callUdfChunked } from './batch';
+import { storageError, udfError } from './udf-call';
 
 export async function setMined(ctx: StoreContext, request: SetMinedRequest): Promise<SetMinedResult> {
   const txids = txidListArg(request.txids, 'txids');
@@ -22,7 +24,7 @@ export async function setMined(ctx: StoreContext, request: SetMinedRequest): Pro
   const R = ctx.settings.blockHeightRetention;
   const signals = new SignalBuffer();
 
-  const results = await callUdfBatch(
+  const results = await callUdfChunked(
     ctx,
     txids.map((t) => ({
       key: masterKey(t.bytes),
@@ -61,22 +63,22 @@ export async function setMined(ctx: StoreContext, request: SetMinedRequest): Pro
 
   // setMined clears `creating` and `locked` on the master; the pagination records follow
   if (pagesToFinish.length > 0) {
-    const cleared = await callUdfBatch(
+    const cleared = await callUdfChunked(
       ctx,
       pagesToFinish.flatMap((p) => [
         { key: p.key, fn: 'clearCreating' as const, args: [height, R] },
         { key: p.key, fn: 'setLocked' as const, args: [false, height, R] },
       ]),
-    ).catch((err: Error) => err);
+    );
     pagesToFinish.forEach((p, i) => {
-      const created = Array.isArray(cleared) ? cleared[2 * i] : undefined;
-      if (created?.ok && created.response.status === 'OK') signals.addFrom(p.txid, created.response, height);
+      const created = cleared[2 * i];
+      if (created.ok && created.response.status === 'OK') signals.addFrom(p.txid, created.response, height);
       else signals.add(p.txid, 'CREATING', height);
       // a page left locked would refuse its spends (LOCKED) after the tx was mined: the caller retries setMined
-      const unlocked = Array.isArray(cleared) ? cleared[2 * i + 1] : undefined;
-      if (unlocked?.ok && unlocked.response.status === 'OK') signals.addFrom(p.txid, unlocked.response, height);
-      else if (!(unlocked?.ok && unlocked.response.errorCode === 'TX_NOT_FOUND')) {
-        const reason = unlocked === undefined ? cleared : unlocked.ok ? unlocked.response.message : unlocked.error;
+      const unlocked = cleared[2 * i + 1];
+      if (unlocked.ok && unlocked.response.status === 'OK') signals.addFrom(p.txid, unlocked.response, height);
+      else if (!(unlocked.ok && unlocked.response.errorCode === 'TX_NOT_FOUND')) {
+        const reason = unlocked.ok ? unlocked.response.message : unlocked.error;
         firstError ??= storageError('unlocking the pagination records failed', reason, { txid: p.txid });
       }
     });

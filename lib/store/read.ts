@@ -1,27 +1,19 @@
 /**
  * Reads (docs/operations.md): get (bins, `tx` from the record or the blob, `utxos` across pagination records),
- * getSpend (the spendability of one output) and the unmined query.
+ * and the unmined query (getSpend: utxo-status.ts).
  */
 import type { BinValue, EngineRecord } from '../engine/port';
 import { BIN, RECORD_BINS } from '../domain/bins';
 import { InvalidArgumentError, StorageError, TxNotFoundError } from '../domain/errors';
-import { locateOutput, masterKey, paginationKey, recordKey } from '../domain/keys';
+import { masterKey, paginationKey } from '../domain/keys';
 import { decodeOutputsBlob } from '../domain/outputs-blob';
-import { decodeSlot } from '../domain/slots';
 import { assembleTx, serializeOutput } from '../domain/tx';
 import { txidOf, txidToHex } from '../domain/txid';
-import { hashArg, intArg, listArg, optionalIntArg, txidArg } from './args';
+import { intArg, listArg, optionalIntArg, txidArg } from './args';
+import { asItemError, inChunks, settleItem, unwrap, type ItemResult } from './batch';
 import type { StoreContext } from './context';
-import { spenderOf } from './spend-items';
 import { keepUnminedPage, resolveUnminedCursor, saveUnminedCursor } from './unmined-cursor';
-import {
-  DEFAULT_GET_FIELDS,
-  type SpendStatus,
-  type TxView,
-  type UnminedPage,
-  type UnminedQuery,
-  type UtxoView,
-} from './types';
+import { DEFAULT_GET_FIELDS, type TxView, type UnminedPage, type UnminedQuery, type UtxoView } from './types';
 import { storageError } from './udf-call';
 import { binView, slotView } from './view';
 
@@ -29,30 +21,6 @@ function toInt(v: BinValue | undefined): number | undefined {
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
   return undefined;
-}
-
-async function read(
-  ctx: StoreContext,
-  key: Buffer,
-  bins: string[] | undefined,
-  txid: string,
-): Promise<EngineRecord | null> {
-  try {
-    return await ctx.engine.get(key, bins);
-  } catch (err) {
-    throw storageError('reading the record failed', err, { txid });
-  }
-}
-
-async function readPages(ctx: StoreContext, txid: Buffer, count: number, bins: string[], txidHex: string) {
-  if (count === 0) return [];
-  const keys = [];
-  for (let n = 1; n <= count; n++) keys.push(paginationKey(txid, n));
-  try {
-    return await ctx.engine.batchGet(keys, bins);
-  } catch (err) {
-    throw storageError('reading the pagination records failed', err, { txid: txidHex });
-  }
 }
 
 function validateFields(fields: unknown): string[] {
@@ -66,28 +34,77 @@ function validateFields(fields: unknown): string[] {
   return [...new Set(list as string[])];
 }
 
-export async function get(ctx: StoreContext, txidValue: string, fieldsValue?: string[]): Promise<TxView> {
-  const txid = txidArg(txidValue, 'txid');
-  const txidHex = txidToHex(txid);
-  const fields = validateFields(fieldsValue);
-  const wantTx = fields.includes('tx');
-  const wantUtxos = fields.includes('utxos');
+/** The bins a view of `fields` reads from the master. */
+function binsFor(fields: string[]): string[] {
   const bins = new Set(fields.filter((f) => f !== 'tx'));
-  if (wantTx)
+  if (fields.includes('tx'))
     [BIN.external, BIN.inputs, BIN.outputs, BIN.version, BIN.locktime, BIN.isCoinbase].forEach((b) => bins.add(b));
-  if (wantUtxos) [BIN.totalExtraRecs, BIN.totalUtxos].forEach((b) => bins.add(b));
-  const master = await read(ctx, masterKey(txid), [...bins], txidHex);
-  if (!master) throw new TxNotFoundError(txidHex);
+  if (fields.includes('utxos')) [BIN.totalExtraRecs, BIN.totalUtxos].forEach((b) => bins.add(b));
+  return [...bins];
+}
 
-  const view: TxView = { txid: txidHex };
-  for (const f of fields) {
-    if (f === 'tx' || f === 'utxos') continue;
-    const value = binView(f, master.bins[f]);
-    if (value !== undefined) view[f] = value;
+/**
+ * get of many txids (Teranode's BatchDecorate): the masters in one chunked engine batch read, the pagination
+ * records of every tx asking for `utxos` in another, blobs of external txs asking for `tx` in parallel. Each txid
+ * succeeds or fails (TX_NOT_FOUND, INVALID_ARGUMENT, STORAGE_ERROR) on its own.
+ */
+export async function getMany(
+  ctx: StoreContext,
+  txidsValue: string[],
+  fieldsValue?: string[],
+): Promise<ItemResult<TxView>[]> {
+  const list = listArg<unknown>(txidsValue, 'txids');
+  const fields = validateFields(fieldsValue);
+  const ids = list.map((t) => {
+    try {
+      const bytes = txidArg(t, 'txid');
+      return { bytes, hex: txidToHex(bytes) };
+    } catch (err) {
+      return asItemError(err);
+    }
+  });
+  const valid = ids.filter((id): id is { bytes: Buffer; hex: string } => !(id instanceof Error));
+  let masters: (EngineRecord | null)[];
+  try {
+    masters = await inChunks(ctx, valid, (part) =>
+      ctx.engine.batchGet(
+        part.map((id) => masterKey(id.bytes)),
+        binsFor(fields),
+      ),
+    );
+  } catch (err) {
+    const error = storageError('reading the record failed', err);
+    return ids.map((id) => ({ ok: false, error: id instanceof Error ? id : error }));
   }
-  if (wantTx) view.tx = await txHex(ctx, master, txidHex);
-  if (wantUtxos) view.utxos = await utxosOf(ctx, txid, txidHex, master);
-  return view;
+  const found = new Map(valid.map((id, i) => [id.hex, masters[i]]));
+  const utxos = fields.includes('utxos') ? await utxosOfMany(ctx, valid, masters) : undefined;
+  return Promise.all(
+    ids.map(async (id): Promise<ItemResult<TxView>> => {
+      if (id instanceof Error) return { ok: false, error: id };
+      const master = found.get(id.hex);
+      if (!master) return { ok: false, error: new TxNotFoundError(id.hex) };
+      return settleItem(async () => {
+        const view: TxView = { txid: id.hex };
+        for (const f of fields) {
+          if (f === 'tx' || f === 'utxos') continue;
+          const value = binView(f, master.bins[f]);
+          if (value !== undefined) view[f] = value;
+        }
+        if (fields.includes('tx')) view.tx = await txHex(ctx, master, id.hex);
+        if (utxos) {
+          const u = utxos.get(id.hex);
+          if (u instanceof Error) throw u;
+          view.utxos = u;
+        }
+        return view;
+      });
+    }),
+  );
+}
+
+export async function get(ctx: StoreContext, txid: string, fields?: string[]): Promise<TxView> {
+  const [result] = await getMany(ctx, [txid], fields);
+  return unwrap(result);
 }
 
 async function txHex(ctx: StoreContext, master: EngineRecord, txidHex: string): Promise<string> {
@@ -133,72 +150,47 @@ async function txHex(ctx: StoreContext, master: EngineRecord, txidHex: string): 
   throw new StorageError(`the blob of external transaction ${txidHex} is missing`, { txid: txidHex });
 }
 
-async function utxosOf(
+/** Every output's slot view of each found tx: the pagination records of all of them in one chunked batch read. */
+async function utxosOfMany(
   ctx: StoreContext,
-  txid: Buffer,
-  txidHex: string,
-  master: EngineRecord,
-): Promise<(UtxoView | null)[]> {
-  const extra = toInt(master.bins[BIN.totalExtraRecs]) ?? 0;
-  const total = toInt(master.bins[BIN.totalUtxos]);
-  const pages = await readPages(ctx, txid, extra, [BIN.utxos], txidHex);
-  const slots: BinValue[] = [...((master.bins[BIN.utxos] as BinValue[] | undefined) ?? [])];
-  const B = ctx.settings.utxoBatchSize;
-  pages.forEach((page, i) => {
-    const list = (page?.bins[BIN.utxos] as BinValue[] | undefined) ?? [];
-    const base = (i + 1) * B;
-    list.forEach((slot, offset) => (slots[base + offset] = slot));
+  ids: { bytes: Buffer; hex: string }[],
+  masters: (EngineRecord | null)[],
+): Promise<Map<string, (UtxoView | null)[] | Error>> {
+  const pageKeys: Buffer[] = [];
+  const pageRefs: { hex: string; n: number }[] = [];
+  const pagesOf = new Map<string, number[]>();
+  ids.forEach((id, i) => {
+    const extra = toInt(masters[i]?.bins[BIN.totalExtraRecs]) ?? 0;
+    for (let n = 1; n <= extra; n++) {
+      pagesOf.set(id.hex, [...(pagesOf.get(id.hex) ?? []), pageKeys.length]);
+      pageKeys.push(paginationKey(id.bytes, n));
+      pageRefs.push({ hex: id.hex, n });
+    }
   });
-  const length = total ?? slots.length;
-  const out: (UtxoView | null)[] = [];
-  for (let vout = 0; vout < length; vout++) out.push(slotView(slots[vout] ?? null));
-  return out;
-}
-
-/** Spendability of one output at H + 1, as a spend would see it. */
-export async function getSpend(
-  ctx: StoreContext,
-  ref: { txid: string; vout: number; utxoHash?: string },
-): Promise<SpendStatus> {
-  if (ref === null || typeof ref !== 'object') throw new InvalidArgumentError('ref', 'expected an object');
-  const txid = txidArg(ref.txid, 'txid');
-  const txidHex = txidToHex(txid);
-  const vout = intArg(ref.vout, 'vout');
-  const expected = ref.utxoHash === undefined ? undefined : hashArg(ref.utxoHash, 'utxoHash');
-  const { recordNumber, offset } = locateOutput(vout, ctx.settings.utxoBatchSize);
-  const flags = [BIN.creating, BIN.conflicting, BIN.locked, BIN.spendingHeight, BIN.deleting];
-  const keys = [masterKey(txid)];
-  if (recordNumber > 0) keys.push(recordKey(txid, recordNumber));
-  let records: (EngineRecord | null)[];
+  const out = new Map<string, (UtxoView | null)[] | Error>();
+  let pages: (EngineRecord | null)[] = [];
   try {
-    records = await ctx.engine.batchGet(keys, [...flags, BIN.utxos, BIN.utxoSpendableIn]);
+    pages = await inChunks(ctx, pageKeys, (part) => ctx.engine.batchGet(part, [BIN.utxos]));
   } catch (err) {
-    throw storageError('reading the record failed', err, { txid: txidHex, vout });
+    for (const ref of pageRefs)
+      out.set(ref.hex, storageError('reading the pagination records failed', err, { txid: ref.hex }));
   }
-  const master = records[0];
-  const record = records[records.length - 1];
-  if (!master || !record) return { status: 'NOT_FOUND' };
-  const slot = ((record.bins[BIN.utxos] as BinValue[] | undefined) ?? [])[offset];
-  if (!Buffer.isBuffer(slot)) return { status: 'NOT_FOUND' };
-  const decoded = decodeSlot(slot);
-  if (decoded.state === 'none') return { status: 'NOT_FOUND' };
-  if (expected && !slot.subarray(0, 32).equals(expected)) return { status: 'NOT_FOUND' };
-  if (decoded.state === 'spent') return { status: 'SPENT', ...spenderOf(slot.subarray(32, 68)) };
-  if (decoded.state === 'frozen') return { status: 'FROZEN' };
-
-  const height = (await ctx.tip()) + 1;
-  const spendingHeight = toInt(master.bins[BIN.spendingHeight]);
-  const spendableIn = (record.bins[BIN.utxoSpendableIn] ?? {}) as Record<string, BinValue>;
-  const reassignedAt = toInt(spendableIn[String(offset)]);
-  const spendableAt = Math.max(spendingHeight ?? 0, reassignedAt ?? 0) || undefined;
-  const withAt = (s: SpendStatus): SpendStatus => (spendableAt !== undefined ? { ...s, spendableAt } : s);
-  if (master.bins[BIN.creating] || record.bins[BIN.creating]) return withAt({ status: 'CREATING' });
-  if (master.bins[BIN.deleting]) return { status: 'NOT_FOUND' };
-  if (master.bins[BIN.conflicting]) return withAt({ status: 'CONFLICTING' });
-  if (master.bins[BIN.locked]) return withAt({ status: 'LOCKED' });
-  if (spendingHeight !== undefined && spendingHeight > height) return withAt({ status: 'IMMATURE' });
-  if (reassignedAt !== undefined && reassignedAt > height) return withAt({ status: 'FROZEN' });
-  return withAt({ status: 'OK' });
+  const B = ctx.settings.utxoBatchSize;
+  ids.forEach((id, i) => {
+    const master = masters[i];
+    if (!master || out.has(id.hex)) return;
+    const slots: BinValue[] = [...((master.bins[BIN.utxos] as BinValue[] | undefined) ?? [])];
+    (pagesOf.get(id.hex) ?? []).forEach((p) => {
+      const ref = pageRefs[p];
+      const list = (pages[p]?.bins[BIN.utxos] as BinValue[] | undefined) ?? [];
+      list.forEach((slot, offset) => (slots[ref.n * B + offset] = slot));
+    });
+    const length = toInt(master.bins[BIN.totalUtxos]) ?? slots.length;
+    const views: (UtxoView | null)[] = [];
+    for (let vout = 0; vout < length; vout++) views.push(slotView(slots[vout] ?? null));
+    out.set(id.hex, views);
+  });
+  return out;
 }
 
 /** Page size of the unmined query when the caller gives none. */

@@ -9,10 +9,14 @@ import { storageError } from './udf-call';
 
 export class SignalBuffer {
   private readonly pending: Signal[] = [];
+  /** keys of the pending signals: a batch of many txs adds thousands, each checked for a duplicate */
+  private readonly keys = new Set<string>();
 
   add(txid: string, signal: SignalName, height: number): void {
-    const duplicate = this.pending.some((s) => s.txid === txid && s.signal === signal && s.height === height);
-    if (!duplicate) this.pending.push({ txid, signal, height });
+    const key = `${txid}:${signal}:${height}`;
+    if (this.keys.has(key)) return;
+    this.keys.add(key);
+    this.pending.push({ txid, signal, height });
   }
 
   /** Records the response's signal, if any. */
@@ -28,6 +32,7 @@ export class SignalBuffer {
   async flush(ctx: StoreContext): Promise<void> {
     if (this.pending.length === 0) return;
     const batch = this.pending.splice(0, this.pending.length);
+    this.keys.clear();
     try {
       await ctx.signals.send(batch);
     } catch (err) {

@@ -2,7 +2,7 @@
  * Public types of the UTXO store (docs/operations.md). Txids and hashes are display hex at this boundary;
  * the HTTP layer serializes these shapes as they are.
  */
-import type { ItemOutcome } from '../domain/errors';
+import type { ItemOutcome, UtxoStoreError } from '../domain/errors';
 
 export interface StoreSettings {
   /** B: outputs per record; fixed for the life of a store */
@@ -18,6 +18,8 @@ export interface StoreSettings {
    * (the service always sets it, lib/domain/config.ts)
    */
   maxTipAdvance?: number;
+  /** records per engine batch of a batched operation (ENGINE_BATCH_SIZE; default 100) */
+  engineBatchSize?: number;
 }
 
 export interface MinedBlock {
@@ -150,9 +152,33 @@ export interface HealthReport {
   queue: string;
 }
 
+/** One item of a batched operation: its value, or the error a single call would have raised. */
+export type ItemResult<T> = { ok: true; value: T } | { ok: false; error: UtxoStoreError };
+
+export interface CreateItem {
+  tx: string | Buffer;
+  options?: CreateOptions;
+}
+
+export interface PreviousOutput {
+  txid: string;
+  vout: number;
+  satoshis: number;
+  /** hex */
+  lockingScript: string;
+}
+
+/**
+ * Batched operations take many items and answer one ItemResult per item, in order; their record operations go out
+ * as chunked engine batches (ENGINE_BATCH_SIZE records each), never one engine call per item. A bad envelope (not a
+ * list, empty) throws INVALID_ARGUMENT; a bad item fails that item only.
+ */
 export interface UtxoStore {
   create(tx: string | Buffer, options?: CreateOptions): Promise<CreateResult>;
+  createMany(txs: CreateItem[]): Promise<ItemResult<CreateResult>[]>;
   spend(request: SpendRequest, options?: SpendOptions): Promise<SpendResult>;
+  /** each tx all-or-nothing; of two txs spending one output the earlier in the list wins */
+  spendMany(requests: SpendRequest[], options?: SpendOptions): Promise<ItemResult<SpendResult>[]>;
   /** flagAsLocked: the parents are locked first and stay locked (not spendable) until setLocked(false) */
   unspend(spends: SpendItem[], options?: UnspendOptions): Promise<void>;
   setMined(request: SetMinedRequest): Promise<SetMinedResult>;
@@ -163,7 +189,11 @@ export interface UtxoStore {
   reassign(request: ReassignRequest): Promise<void>;
   preserve(txids: string[], untilHeight: number): Promise<void>;
   get(txid: string, fields?: string[]): Promise<TxView>;
+  getMany(txids: string[], fields?: string[]): Promise<ItemResult<TxView>[]>;
+  /** satoshis and locking script of each outpoint (from the record or the blob) */
+  previousOutputs(outpoints: { txid: string; vout: number }[]): Promise<ItemResult<PreviousOutput>[]>;
   getSpend(ref: { txid: string; vout: number; utxoHash?: string }): Promise<SpendStatus>;
+  getSpendMany(refs: { txid: string; vout: number; utxoHash?: string }[]): Promise<ItemResult<SpendStatus>[]>;
   delete(txid: string): Promise<void>;
   queryUnmined(query: UnminedQuery): Promise<UnminedPage>;
   getChainTip(): Promise<number>;

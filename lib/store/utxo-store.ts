@@ -10,14 +10,17 @@ import { intArg } from './args';
 import * as admin from './admin';
 import type { StoreContext } from './context';
 import { conflictingChildren, counterConflicting } from './conflicts';
-import { create } from './create';
+import { create, createMany } from './create-many';
 import { deleteTx } from './delete';
 import { setOnLongestChain } from './longest-chain';
 import { ensureBatchSize, moveChainTip, readChainTip } from './meta';
 import { setMined } from './mined';
 import { processConflicting } from './process-conflicting';
-import { get, getSpend, queryUnmined } from './read';
-import { spend, unspend } from './spend';
+import { get, getMany, queryUnmined } from './read';
+import { getSpend, getSpendMany } from './utxo-status';
+import { previousOutputs } from './previous-outputs';
+import { spend, spendMany } from './spend-many';
+import { unspend } from './unspend';
 import type { HealthReport, StoreSettings, UtxoStore } from './types';
 import { storageError } from './udf-call';
 import { loadUdfSource, udfModuleName } from './udf-module';
@@ -39,6 +42,7 @@ function checkSettings(s: StoreSettings): StoreSettings {
   intArg(s.blockHeightRetention, 'BLOCK_HEIGHT_RETENTION', 0, 0x7fffffff);
   intArg(s.maxTxSizeInStore, 'MAX_TX_SIZE_IN_STORE', 0, Number.MAX_SAFE_INTEGER);
   intArg(s.coinbaseMaturity, 'COINBASE_MATURITY', 0, 0x7fffffff);
+  if (s.engineBatchSize !== undefined) intArg(s.engineBatchSize, 'ENGINE_BATCH_SIZE', 1, 100000);
   if (typeof s.externalizeAll !== 'boolean')
     throw new InvalidArgumentError('EXTERNALIZE_ALL', 'expected true or false');
   if (s.maxTipAdvance !== undefined) intArg(s.maxTipAdvance, 'MAX_TIP_ADVANCE', 1, 0x7fffffff);
@@ -79,7 +83,9 @@ export async function createUtxoStore(deps: UtxoStoreDeps): Promise<UtxoStore & 
   return {
     moduleName,
     create: (tx, options) => create(ctx, tx, options),
+    createMany: (txs) => createMany(ctx, txs),
     spend: (request, options) => spend(ctx, request, options),
+    spendMany: (requests, options) => spendMany(ctx, requests, options),
     unspend: (spends, options) => unspend(ctx, spends, options),
     setMined: (request) => setMined(ctx, request),
     setLocked: (txids, locked) => admin.setLocked(ctx, txids, locked),
@@ -89,7 +95,10 @@ export async function createUtxoStore(deps: UtxoStoreDeps): Promise<UtxoStore & 
     reassign: (request) => admin.reassign(ctx, request),
     preserve: (txids, untilHeight) => admin.preserve(ctx, txids, untilHeight),
     get: (txid, fields) => get(ctx, txid, fields),
+    getMany: (txids, fields) => getMany(ctx, txids, fields),
+    previousOutputs: (outpoints) => previousOutputs(ctx, outpoints),
     getSpend: (ref) => getSpend(ctx, ref),
+    getSpendMany: (refs) => getSpendMany(ctx, refs),
     delete: (txid) => deleteTx(ctx, txid),
     queryUnmined: (query) => queryUnmined(ctx, query),
     getCounterConflicting: (txid) => counterConflicting(ctx, txid),

@@ -11,6 +11,8 @@ import {
   EngineError,
   type BatchApplyItem,
   type BatchApplyResult,
+  type BatchCreateItem,
+  type BatchWriteResult,
   type BinMap,
   type Bins,
   type EngineRecord,
@@ -105,6 +107,9 @@ export class DelegatingEngine implements RecordEngine {
     return this.overrides.create
       ? this.overrides.create(key, bins, policy, this.inner)
       : this.inner.create(key, bins, policy);
+  }
+  batchCreate(items: BatchCreateItem[]): Promise<BatchWriteResult[]> {
+    return this.inner.batchCreate(items);
   }
   update(key: RecordKey, bins: Bins, policy?: WritePolicy): Promise<void> {
     return this.overrides.update

@@ -13,7 +13,9 @@ describe('loadConfig', () => {
       externalizeAll: false,
       coinbaseMaturity: 100,
       maxTipAdvance: 10,
+      engineBatchSize: 100,
     });
+    expect(c.maxBatchItems).toBe(1000);
     expect(c.cleanupSafetyWindow).toBe(288);
     expect(c.port).toBe(8080);
     expect(c.cleanupIntervalSeconds).toBe(60);
@@ -56,6 +58,9 @@ describe('loadConfig', () => {
     ['EXTERNALIZE_ALL', 'maybe'],
     ['COINBASE_MATURITY', '-5'],
     ['PORT', '70000'],
+    ['ENGINE_BATCH_SIZE', '0'],
+    ['MAX_BATCH_ITEMS', '0'],
+    ['MAX_BATCH_ITEMS', 'lots'],
     ['UTXO_STORE', 'postgres://x'],
     ['UTXO_STORE', 'embedded:'],
     ['UTXO_STORE', 'aerospike://h:3000/ns?bad=1'],
@@ -66,6 +71,12 @@ describe('loadConfig', () => {
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
+  });
+
+  it('reads ENGINE_BATCH_SIZE and MAX_BATCH_ITEMS', () => {
+    const c = loadConfig({ ENGINE_BATCH_SIZE: '250', MAX_BATCH_ITEMS: '50' });
+    expect(c.settings.engineBatchSize).toBe(250);
+    expect(c.maxBatchItems).toBe(50);
   });
 
   it('treats empty values as unset', () => {

@@ -21,6 +21,7 @@ import { InlineQueue } from '../../lib/signals';
 import { describeEngineContract } from '../engine/engine-contract';
 import { describeReorgContract } from '../store/reorg-contract';
 import { describeStoreContract } from '../store/store-contract';
+import { describeBatchContract } from '../store/batch-contract';
 
 describe('connecting', () => {
   test('an unreachable cluster is UNAVAILABLE, and the shared client is retried on the next call', async () => {
@@ -88,6 +89,19 @@ if (!hosts) {
   describeReorgContract(`Aerospike ${hosts}/${namespace}`, async () => {
     const engine = new AerospikeEngine({ client: await client(), namespace, set: nextSet('r') });
     const dir = mkdtempSync(path.join(tmpdir(), 'reorg-contract-'));
+    return {
+      engine,
+      blobs: new FileBlobStore({ dir }),
+      signals: new InlineQueue(),
+      close: async () => {
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  });
+
+  describeBatchContract(`Aerospike ${hosts}/${namespace}`, async () => {
+    const engine = new AerospikeEngine({ client: await client(), namespace, set: nextSet('b') });
+    const dir = mkdtempSync(path.join(tmpdir(), 'store-contract-'));
     return {
       engine,
       blobs: new FileBlobStore({ dir }),

@@ -121,6 +121,26 @@ export function describeEngineContract(name: string, open: () => Promise<OpenedE
         expect((await engine.get(key))!.bins).toEqual({ a: 1 });
       });
 
+      test('batchCreate: one result per item, in order; RECORD_EXISTS for a live record only; a tombstone is replaced', async () => {
+        const [a, b, c] = [newKey(), newKey(), newKey()];
+        await engine.create(b, { b: 1 });
+        await engine.create(c, { c: 1 });
+        await engine.remove(c);
+        const results = await engine.batchCreate([
+          { key: a, bins: { a: 1 } },
+          { key: b, bins: { b: 2 } },
+          { key: c, bins: { c: 2 }, policy: { ttl: 300 } },
+        ]);
+        expect(results[0]).toEqual({ ok: true });
+        expect(results[1]).toMatchObject({ ok: false, error: { code: 'RECORD_EXISTS' } });
+        expect(results[2]).toEqual({ ok: true });
+        expect((await engine.get(a))!.bins).toEqual({ a: 1 });
+        expect((await engine.get(b))!.bins).toEqual({ b: 1 });
+        expect((await engine.get(c))!.bins).toEqual({ c: 2 });
+        expect((await engine.get(c))!.ttl).toBeGreaterThan(290);
+        await expect(engine.batchCreate([])).resolves.toEqual([]);
+      });
+
       test('bin projection returns only the named bins', async () => {
         const key = newKey();
         await engine.create(key, { a: 1, b: 2, c: 3 });

@@ -93,6 +93,69 @@ describe('API handlers', () => {
     expect(JSON.parse(result.body).error.details.field).toBe('__proto__');
   });
 
+  test('batch routes through their functions: create, spend, get, get-utxo', async () => {
+    const [a, b] = [rootTx(2), rootTx(1)];
+    const made = await call(create, {
+      method: 'POST',
+      resource: '/v1/batch/txs',
+      body: { txs: [{ tx: a.hex }, { tx: b.hex }, { tx: 'x' }] },
+    });
+    expect(made.statusCode).toBe(200);
+    expect(made.json.results.map((r: { status: number }) => r.status)).toEqual([201, 201, 400]);
+    const child = makeTx({
+      inputs: [
+        { parent: a, vout: 0 },
+        { parent: b, vout: 0 },
+      ],
+    });
+    const spent = await call(spend, {
+      method: 'POST',
+      resource: '/v1/batch/spends',
+      body: { txs: [child.hex, child.hex] },
+    });
+    expect(spent.json.results).toEqual([
+      {
+        status: 200,
+        result: {
+          spends: [
+            { txid: a.txid, vout: 0, status: 'OK' },
+            { txid: b.txid, vout: 0, status: 'OK' },
+          ],
+        },
+      },
+      {
+        status: 200,
+        result: {
+          spends: [
+            { txid: a.txid, vout: 0, status: 'OK' },
+            { txid: b.txid, vout: 0, status: 'OK' },
+          ],
+        },
+      },
+    ]);
+    const got = await call(get, {
+      method: 'POST',
+      resource: '/v1/batch/get',
+      body: { txids: [a.txid], fields: ['fee'] },
+    });
+    expect(got.json).toEqual({ results: [{ status: 200, result: { txid: a.txid, fee: 0 } }] });
+    const outs = await call(get, {
+      method: 'POST',
+      resource: '/v1/batch/outputs',
+      body: { outpoints: [{ txid: a.txid, vout: 1 }] },
+    });
+    expect(outs.json.results[0].result).toMatchObject({ satoshis: 1001, lockingScript: '51' });
+    const utxos = await call(getUtxo, {
+      method: 'POST',
+      resource: '/v1/batch/utxos',
+      body: { utxos: [{ txid: a.txid, vout: 0 }] },
+    });
+    expect(utxos.json.results[0].result).toEqual({ status: 'SPENT', spendingTxid: child.txid, vin: 0 });
+    // a batch route is served by its function only
+    const wrong = await call(spend, { method: 'POST', resource: '/v1/batch/txs', body: { txs: [{ tx: a.hex }] } });
+    expect(wrong.statusCode).not.toBe(200);
+  });
+
   test('spend, get-utxo, unspend, set-mined, get: one flow through the functions', async () => {
     const parent = rootTx(2);
     expect((await call(create, { method: 'POST', resource: '/v1/txs', body: { tx: parent.hex } })).statusCode).toBe(

@@ -27,7 +27,17 @@ jest.mock('../../lib/engine/aerospike', () => {
       const { openEmbeddedEngine } = require('../../lib/engine/embedded');
       this.inner = openEmbeddedEngine({ path: ':memory:' });
       state.engines.push(this);
-      const methods = ['ensureModule', 'get', 'batchGet', 'create', 'update', 'remove', 'apply', 'batchApply'];
+      const methods = [
+        'ensureModule',
+        'get',
+        'batchGet',
+        'create',
+        'batchCreate',
+        'update',
+        'remove',
+        'apply',
+        'batchApply',
+      ];
       for (const m of [...methods, 'queryRange', 'ping']) {
         (this as unknown as Record<string, unknown>)[m] = (...args: unknown[]) => this.inner.then((e) => e[m](...args));
       }

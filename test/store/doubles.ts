@@ -39,7 +39,17 @@ export class FaultPlan {
   }
 }
 
-const ENGINE_STEPS = ['get', 'batchGet', 'create', 'update', 'remove', 'apply', 'batchApply', 'queryRange'];
+const ENGINE_STEPS = [
+  'get',
+  'batchGet',
+  'create',
+  'batchCreate',
+  'update',
+  'remove',
+  'apply',
+  'batchApply',
+  'queryRange',
+];
 const BLOB_STEPS = ['put', 'get', 'exists', 'delete', 'setDeleteAtHeight', 'getDeleteAtHeight'];
 
 function wrap<T extends object>(inner: T, steps: string[], prefix: string, plan: FaultPlan): T {

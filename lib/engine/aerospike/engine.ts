@@ -27,6 +27,8 @@ import {
   isTombstone,
   type BatchApplyItem,
   type BatchApplyResult,
+  type BatchCreateItem,
+  type BatchWriteResult,
   type BinMap,
   type Bins,
   type EngineRecord,
@@ -249,6 +251,50 @@ export class AerospikeEngine implements RecordEngine {
         if (status !== AS_STATUS.ERR_RECORD_NOT_FOUND || attempt >= 3) throw err;
       }
     }
+  }
+
+  /**
+   * batchWrite of create-only puts (exists = CREATE), one round trip per chunk. A key the server answers
+   * RECORD_EXISTS for may hold a tombstone: that item is retried with create(), which replaces one.
+   */
+  async batchCreate(items: BatchCreateItem[]): Promise<BatchWriteResult[]> {
+    const chunks = await settleAll(chunk(items, BATCH_CHUNK).map((part) => this.batchCreateChunk(part)));
+    const results = chunks.flat();
+    await Promise.all(
+      results.map(async (r, i) => {
+        if (r.ok || r.error.code !== 'RECORD_EXISTS') return;
+        try {
+          await this.create(items[i].key, items[i].bins, items[i].policy);
+          results[i] = { ok: true };
+        } catch (err) {
+          results[i] = { ok: false, error: mapAerospikeError(err, `create ${keyHex(items[i].key)}`) };
+        }
+      }),
+    );
+    return results;
+  }
+
+  private async batchCreateChunk(items: BatchCreateItem[]): Promise<BatchWriteResult[]> {
+    if (items.length === 0) return [];
+    const { exists, key } = this.as.policy;
+    const records = items.map((item) => {
+      const values = toAerospikeBins(item.bins);
+      const ops = Object.entries(values)
+        .filter(([, v]) => v !== null)
+        .map(([bin, v]) => this.as.operations.write(bin, v as never));
+      const policy = { exists: exists.CREATE, key: key.SEND, ttl: item.policy?.ttl ?? this.as.ttl.NEVER_EXPIRE };
+      return { type: this.as.batchType.BATCH_WRITE, key: this.key(item.key), ops, policy };
+    });
+    let results: BatchResult[];
+    try {
+      results = await this.client.batchWrite(records as never);
+    } catch (err) {
+      throw mapAerospikeError(err, `batch create of ${items.length} records`);
+    }
+    return results.map((r, i): BatchWriteResult => {
+      if (r.status === AS_STATUS.OK) return { ok: true };
+      return { ok: false, error: batchStatusError(Number(r.status), `create ${keyHex(items[i].key)}`) };
+    });
   }
 
   async update(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {

@@ -10,6 +10,8 @@ import {
   TOMBSTONE_BIN,
   type BatchApplyItem,
   type BatchApplyResult,
+  type BatchCreateItem,
+  type BatchWriteResult,
   type BinMap,
   type BinValue,
   type Bins,
@@ -101,17 +103,34 @@ export class EmbeddedEngine implements RecordEngine {
 
   async create(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
     this.checkOpen();
+    this.transaction(() => this.createNow(key, bins, policy));
+  }
+
+  /** create() inside a transaction. */
+  private createNow(key: RecordKey, bins: Bins, policy: WritePolicy): void {
     checkKey(key);
     const blob = encodeRecord(bins);
     if (blob.length === 0) throw new EngineError('INVALID', 'a record needs at least one bin');
     this.checkSize(key, blob);
-    this.transaction(() => {
-      const now = this.now();
-      const row = this.stored(key, now);
-      if (row && !isTombstoneRow(row)) throw new EngineError('RECORD_EXISTS', `record ${hex(key)} exists`);
-      // over a tombstone the generation goes on, as Aerospike's replace of it does
-      this.write(key, row ? row.gen + 1 : 1, expiresAt(policy.ttl, null, now), blob);
-    });
+    const now = this.now();
+    const row = this.stored(key, now);
+    if (row && !isTombstoneRow(row)) throw new EngineError('RECORD_EXISTS', `record ${hex(key)} exists`);
+    // over a tombstone the generation goes on, as Aerospike's replace of it does
+    this.write(key, row ? row.gen + 1 : 1, expiresAt(policy.ttl, null, now), blob);
+  }
+
+  async batchCreate(items: BatchCreateItem[]): Promise<BatchWriteResult[]> {
+    this.checkOpen();
+    return this.transaction(() =>
+      items.map((item): BatchWriteResult => {
+        try {
+          this.createNow(item.key, item.bins, item.policy ?? {});
+          return { ok: true };
+        } catch (err) {
+          return { ok: false, error: asEngineError(err) };
+        }
+      }),
+    );
   }
 
   async update(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {

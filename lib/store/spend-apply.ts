@@ -1,0 +1,34 @@
+/**
+ * Spend step 4: one spendMulti per record holding inputs of the batch, sent as engine batches of
+ * ENGINE_BATCH_SIZE records. Within a record the UDF takes the inputs in order, so of two txs of the batch spending
+ * one output the earlier one wins on every engine.
+ */
+import { callUdfChunked } from './batch';
+import type { StoreContext } from './context';
+import { inputOf, type RecordGroup, type SpendFlags, type TxSpend } from './spend-state';
+import type { UdfBatchItem, UdfOutcome } from './udf-call';
+
+export function applySpends(
+  ctx: StoreContext,
+  txs: TxSpend[],
+  groups: RecordGroup[],
+  flags: SpendFlags,
+): Promise<UdfOutcome[]> {
+  return callUdfChunked(
+    ctx,
+    groups.map((g): UdfBatchItem => ({
+      key: g.key,
+      fn: 'spendMulti',
+      args: [
+        g.refs.map((ref) => {
+          const input = inputOf(txs, ref);
+          return { offset: input.offset, utxoHash: input.utxoHash, spendingData: input.spendingData };
+        }),
+        flags.ignoreConflicting,
+        flags.ignoreLocked,
+        flags.height,
+        ctx.settings.blockHeightRetention,
+      ],
+    })),
+  );
+}

@@ -1,0 +1,59 @@
+/**
+ * Spend steps 1-3: resolve each tx's inputs (a bad tx fails alone), refuse inputs of txs still being created, and
+ * group every remaining input of the batch per record.
+ */
+import type { SpendRequest } from './types';
+import { asItemError } from './batch';
+import type { StoreContext } from './context';
+import { txidsCreating } from './record-reads';
+import { outcome, spendsOf } from './spend-items';
+import { fail, isLive, type RecordGroup, type TxSpend } from './spend-state';
+
+export function resolveTxs(ctx: StoreContext, requests: SpendRequest[]): TxSpend[] {
+  return requests.map((request): TxSpend => {
+    try {
+      const items = spendsOf(request, ctx.settings.utxoBatchSize);
+      return { items, outcomes: items.map((i) => outcome(i, 'OK')), spent: new Set(), inDoubt: new Set() };
+    } catch (err) {
+      return { items: [], outcomes: [], error: asItemError(err), spent: new Set(), inDoubt: new Set() };
+    }
+  });
+}
+
+/**
+ * A pagination record's outputs are spendable only once the master (the commit marker) is committed: inputs of a
+ * page whose master is still `creating` fail CREATING (one batch read for the whole batch).
+ */
+export async function refuseCreating(ctx: StoreContext, txs: TxSpend[]): Promise<void> {
+  const parents = new Map<string, Buffer>();
+  for (const tx of txs.filter(isLive))
+    for (const item of tx.items) if (item.recordNumber > 0) parents.set(item.txid, item.txidBytes);
+  const creating = await txidsCreating(ctx, parents);
+  if (creating.size === 0) return;
+  for (const tx of txs.filter(isLive)) {
+    tx.items.forEach((item, i) => {
+      if (item.recordNumber > 0 && creating.has(item.txid)) {
+        fail(tx.outcomes[i], 'CREATING', 'TX is being created and cannot be spent yet');
+      }
+    });
+  }
+}
+
+/** Every input not failed yet, grouped per record key, in batch order. */
+export function groupByRecord(txs: TxSpend[]): RecordGroup[] {
+  const groups = new Map<string, RecordGroup>();
+  txs.forEach((tx, t) => {
+    if (!isLive(tx)) return;
+    tx.items.forEach((item, i) => {
+      if (tx.outcomes[i].status === 'ERROR') return;
+      const id = item.key.toString('hex');
+      let group = groups.get(id);
+      if (!group) {
+        group = { key: item.key, first: item, refs: [] };
+        groups.set(id, group);
+      }
+      group.refs.push({ tx: t, item: i });
+    });
+  });
+  return [...groups.values()];
+}

@@ -1,0 +1,125 @@
+/**
+ * Spend (docs/operations.md), batched: many spending txs, each all-or-nothing on its own. Read top-down:
+ *   1. resolve each tx's inputs                      (spend-groups.ts: a bad tx fails alone)
+ *   2. refuse inputs of txs still being created       (spend-groups.ts: one batch read)
+ *   3. group every input of the batch per record      (spend-groups.ts)
+ *   4. one spendMulti per record, in engine batches   (spend-apply.ts)
+ *   5. judge each input's outcome                     (spend-judge.ts)
+ *   6. roll back every tx with a failed input         (spend-rollback.ts: one batch)
+ *   7. send the signals and settle each tx            (below)
+ * The round trips of a batch do not grow with its size beyond the chunking: one tip read, at most two batch reads,
+ * the spend batches, one rollback batch, one signal send. A single spend is the batch of one.
+ *
+ * The chain tip is read once per batch (never cached across requests): every tx of a batch is evaluated at the same
+ * H + 1, as if the txs had arrived together. That is what a single spend does too (it reads H once and a setMined may
+ * move H while it runs), so coinbase maturity can only be judged against a tip at most one batch old: a coinbase
+ * that matures during the batch is refused COINBASE_IMMATURE and spendable on the next request, never accepted early (H
+ * only rises between reads, unless an operator lowers it). DAH values set by the batch's UDFs are H + 1 + R from
+ * the same read, at most the batch's duration behind the live tip: cleanup then keeps a tx at most that much longer,
+ * never deletes it early.
+ */
+import { SpendFailedError, type UtxoStoreError } from '../domain/errors';
+import { listArg, optionalBoolArg, optionalIntArg } from './args';
+import { asItemError, unwrap, type ItemResult } from './batch';
+import { heightOf, type StoreContext } from './context';
+import { SignalBuffer } from './signals';
+import { applySpends } from './spend-apply';
+import { groupByRecord, refuseCreating, resolveTxs } from './spend-groups';
+import { judgeOutcomes } from './spend-judge';
+import { rollBackLosers } from './spend-rollback';
+import { hasFailed, isLive, type SpendFlags, type TxSpend } from './spend-state';
+import type { SpendOptions, SpendRequest, SpendResult } from './types';
+
+export async function spendMany(
+  ctx: StoreContext,
+  requests: SpendRequest[],
+  options: SpendOptions = {},
+): Promise<ItemResult<SpendResult>[]> {
+  const list = listArg<SpendRequest>(requests, 'txs');
+  const ignoreConflicting = optionalBoolArg(options.ignoreConflicting, 'ignoreConflicting');
+  const ignoreLocked = optionalBoolArg(options.ignoreLocked, 'ignoreLocked');
+  const blockHeight = optionalIntArg(options.blockHeight, 'blockHeight');
+
+  const txs = resolveTxs(ctx, list);
+  if (!txs.some(isLive)) return settle(txs);
+  let flags: SpendFlags;
+  try {
+    flags = { ignoreConflicting, ignoreLocked, height: (await heightOf(ctx, blockHeight)) + 1 };
+    await refuseCreating(ctx, txs);
+  } catch (err) {
+    // nothing was written yet: every tx fails with the read's error
+    return settle(failAll(txs, asItemError(err)));
+  }
+  const signals = new SignalBuffer();
+  const groups = groupByRecord(txs);
+  const answers = await applySpends(ctx, txs, groups, flags);
+  await judgeOutcomes(ctx, txs, groups, answers, flags.height, signals);
+  await rollBackLosers(ctx, txs, flags.height, signals);
+  const results = settle(await sendSignals(ctx, txs, signals));
+  return retryBlocked(ctx, list, txs, results, { ...options, blockHeight: flags.height - 1 });
+}
+
+/**
+ * A tx that lost an output only to an earlier tx of the batch that then failed as a whole (and gave the output
+ * back) is tried again, with the others like it, as a batch of their own at the same height: the earlier tx still
+ * wins when it stands, and a later one is not failed by a spend that was undone. Each round retries fewer txs.
+ */
+async function retryBlocked(
+  ctx: StoreContext,
+  requests: SpendRequest[],
+  txs: TxSpend[],
+  results: ItemResult<SpendResult>[],
+  options: SpendOptions,
+): Promise<ItemResult<SpendResult>[]> {
+  const undone = new Set(
+    txs.filter((tx, i) => !results[i].ok && tx.items.length > 0).map((tx) => tx.items[0].spendingTxid),
+  );
+  const blocked = txs.flatMap((tx, i) => {
+    if (results[i].ok || tx.error || tx.inDoubt.size > 0) return [];
+    const errors = tx.outcomes.filter((o) => o.status === 'ERROR');
+    const onlyLost = errors.every(
+      (o) => o.code === 'SPENT' && o.spendingTxid !== undefined && undone.has(o.spendingTxid),
+    );
+    return onlyLost ? [i] : [];
+  });
+  if (blocked.length === 0 || blocked.length === txs.length) return results;
+  const again = await spendMany(
+    ctx,
+    blocked.map((i) => requests[i]),
+    options,
+  );
+  blocked.forEach((i, n) => (results[i] = again[n]));
+  return results;
+}
+
+export async function spend(ctx: StoreContext, request: SpendRequest, options?: SpendOptions): Promise<SpendResult> {
+  const [result] = await spendMany(ctx, [request], options);
+  return unwrap(result);
+}
+
+function failAll(txs: TxSpend[], error: UtxoStoreError): TxSpend[] {
+  for (const tx of txs) tx.error ??= error;
+  return txs;
+}
+
+/**
+ * The state changes were applied; a failed send fails every tx that succeeded with a StorageError to retry (the
+ * retry writes nothing and sends the signals). A failed tx's own error stands.
+ */
+async function sendSignals(ctx: StoreContext, txs: TxSpend[], signals: SignalBuffer): Promise<TxSpend[]> {
+  try {
+    await signals.flush(ctx);
+  } catch (err) {
+    for (const tx of txs) if (!hasFailed(tx)) tx.error = asItemError(err);
+  }
+  return txs;
+}
+
+function settle(txs: TxSpend[]): ItemResult<SpendResult>[] {
+  return txs.map((tx): ItemResult<SpendResult> => {
+    if (tx.error) return { ok: false, error: tx.error };
+    if (!hasFailed(tx)) return { ok: true, value: { spends: tx.outcomes } };
+    const first = tx.outcomes.find((o) => o.status === 'ERROR') ?? tx.outcomes[0];
+    return { ok: false, error: new SpendFailedError(first, tx.outcomes) };
+  });
+}
