@@ -139,6 +139,13 @@ export interface UtxoStoreConfig {
   maxTipAdvance: number;
   /** Deny every caller but the three API roles in the API's resource policy (aws:PrincipalArn) */
   apiRestrictToRoles: boolean;
+  /**
+   * IAM principals (role/user ARNs or 12-digit account ids) allowed to invoke the API functions directly with the
+   * Lambda Invoke API, by caller role: each gets lambda:InvokeFunction on the functions whose every route its role
+   * may call (cdk/direct-invoke.ts). Context: -c validatorInvokers=arn,arn (and blockValidationInvokers,
+   * adminInvokers).
+   */
+  directInvokers: { validator: string[]; blockValidation: string[]; admin: string[] };
   /** receives before a signal moves to the DLQ */
   signalMaxReceiveCount: number;
   /** minutes between scheduled cleanup passes */
@@ -226,6 +233,7 @@ export function defaultConfig(stage = 'dev'): UtxoStoreConfig {
     signalMaxConcurrency: 10,
     maxTipAdvance: 10,
     apiRestrictToRoles: true,
+    directInvokers: { validator: [], blockValidation: [], admin: [] },
     signalMaxReceiveCount: 5,
     cleanupScheduleMinutes: 1,
     cleanupRetryAttempts: 2,
@@ -272,6 +280,9 @@ export const CONTEXT_KEYS = {
   signalMaxConcurrency: 'signalMaxConcurrency',
   maxTipAdvance: 'maxTipAdvance',
   apiRestrictToRoles: 'apiRestrictToRoles',
+  validatorInvokers: 'directInvokers.validator',
+  blockValidationInvokers: 'directInvokers.blockValidation',
+  adminInvokers: 'directInvokers.admin',
   utxoBatchSize: 'store.utxoBatchSize',
   blockHeightRetention: 'store.blockHeightRetention',
   cleanupSafetyWindow: 'store.cleanupSafetyWindow',
@@ -330,6 +341,9 @@ function deepMerge<T>(base: T, over: unknown, where: string): T {
   return out as T;
 }
 
+/** An IAM role or user ARN, or an account id: the principals a Lambda resource policy can name. */
+const INVOKER_PRINCIPAL = /^(\d{12}|arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+)$/;
+
 const OPTIONAL_KEYS = new Set([
   'account',
   'region',
@@ -358,7 +372,7 @@ function getPath(target: Json, path: string): unknown {
 function coerce(key: string, raw: unknown, like: unknown, path: string): unknown {
   if (typeof raw !== 'string') return raw;
   if (path === 'aerospike.amiIds') return amiMap(key, raw);
-  if (path === 'availabilityZones')
+  if (path === 'availabilityZones' || path.startsWith('directInvokers.'))
     return raw
       .split(',')
       .map((s) => s.trim())
@@ -559,6 +573,17 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
   int('maxTipAdvance', c.maxTipAdvance, 1, 0x7fffffff);
   if (typeof c.apiRestrictToRoles !== 'boolean')
     throw new ConfigurationError('apiRestrictToRoles', 'expected a boolean');
+  for (const role of ['validator', 'blockValidation', 'admin'] as const) {
+    const list = c.directInvokers?.[role];
+    const key = `${role}Invokers`;
+    if (!Array.isArray(list)) throw new ConfigurationError(key, 'expected a list of IAM principal ARNs');
+    for (const p of list)
+      if (typeof p !== 'string' || !INVOKER_PRINCIPAL.test(p))
+        throw new ConfigurationError(
+          key,
+          `"${String(p)}" is not an IAM role or user ARN (arn:aws:iam::123456789012:role/name) or a 12-digit account id`,
+        );
+  }
   connectionBudget(c);
   int('signalMaxReceiveCount', c.signalMaxReceiveCount, 1, 1000);
   int('cleanupScheduleMinutes', c.cleanupScheduleMinutes, 1, 1440);

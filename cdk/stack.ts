@@ -8,6 +8,7 @@ import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { Api } from './api';
+import { DirectInvoke } from './direct-invoke';
 import type { UtxoStoreConfig } from './config';
 import { Functions } from './functions';
 import { Observability } from './observability';
@@ -35,6 +36,7 @@ export class UtxoStoreStack extends Stack {
   readonly storage: Storage;
   readonly fns: Functions;
   readonly api: Api;
+  readonly directInvoke: DirectInvoke;
   readonly triggers: Triggers;
   readonly observability: Observability;
 
@@ -58,6 +60,11 @@ export class UtxoStoreStack extends Stack {
       utxoStoreUrl: props.utxoStoreUrl,
     });
     this.api = new Api(this, 'Api', { config, targets: this.fns.targets });
+    this.directInvoke = new DirectInvoke(this, 'DirectInvoke', {
+      config,
+      functions: this.fns.targets,
+      roles: this.api.roles,
+    });
     this.triggers = new Triggers(this, 'Triggers', {
       config,
       signalQueue: this.storage.signalQueue,
