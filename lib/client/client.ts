@@ -55,8 +55,8 @@ export interface ClientOptions {
   /** default: 4 attempts, 50 ms .. 2 s full jitter; `{attempts: 1}` disables retries */
   retry?: RetryOptions;
   /**
-   * Automatic batching of single calls: `true` or options to turn it on (it needs the /v1/batch/* routes on the
-   * server), `false` (default) to send each call as its own request.
+   * Automatic batching of single calls (default on, as Teranode's batchers): options to tune it, `false` to send
+   * each call as its own request.
    */
   batching?: boolean | BatchingOptions;
 }
@@ -85,7 +85,7 @@ export class UtxoStoreClient {
   constructor(options: ClientOptions) {
     this.transport = options.transport;
     this.retry = options.retry ?? {};
-    const b = options.batching;
+    const b = options.batching ?? true;
     this.batching = b ? { ...(b === true ? {} : b), enabled: true } : undefined;
   }
 

@@ -93,7 +93,7 @@ beforeEach(() => {
   lambda = new FakeLambda();
 });
 
-const client = () => lambdaClient({ functionNames: NAMES, client: lambda, retry: { baseMs: 1 } });
+const client = () => lambdaClient({ functionNames: NAMES, client: lambda, retry: { baseMs: 1 }, batching: false });
 
 describe('client by direct invocation', () => {
   test('sends the documented event to the function of each route and reads {statusCode, body}', async () => {

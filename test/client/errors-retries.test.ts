@@ -137,7 +137,8 @@ const ok: TransportResponse = { status: 200, body: { status: 'OK' } };
 const outpoint = { txid: 'aa'.repeat(32), vout: 0, utxoHash: 'bb'.repeat(32) };
 
 describe('retries', () => {
-  const client = (t: Transport, attempts = 4) => new UtxoStoreClient({ transport: t, retry: { attempts, baseMs: 1 } });
+  const client = (t: Transport, attempts = 4) =>
+    new UtxoStoreClient({ transport: t, retry: { attempts, baseMs: 1 }, batching: false });
 
   test('503 on an idempotent operation (spend) is retried until it succeeds', async () => {
     const t = new Scripted((n) => (n < 3 ? storage503 : spendOk));
