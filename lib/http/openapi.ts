@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 document of the API, generated from the route table and its zod schemas (z.toJSONSchema; JSON
  * Schema 2020-12 is OpenAPI 3.1's schema dialect). Named schemas become components.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { paramNames, ROUTES, type Route } from './routes';
 import { apiSchemas } from './schemas';
 
