@@ -7,6 +7,7 @@ import { registeredBenches, type BenchRow } from './registry';
 import './sections/store';
 import './sections/cleanup';
 import './sections/http';
+import './sections/cold-start';
 
 async function main(): Promise<void> {
   const cpu = cpus();

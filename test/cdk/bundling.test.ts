@@ -225,12 +225,35 @@ describe('the strip and checksum guards', () => {
     expect(existsSync(out)).toBe(false);
   });
 
-  test('the layer can be built for another recorded binding (the bench loads it with the local Node)', () => {
+  test('a layer built the same way for the local Node loads: the stripped binding with the vendored libraries', () => {
+    const local = `node-v${process.versions.modules}-${process.platform}-${process.arch}`;
+    // the recorded bindings cover Node 20, 22, 24 and 25 on linux x64 (package.json engines: Node >= 20.19)
+    expect(Object.keys(AEROSPIKE_BINDING_SHA256)).toContain(local);
     const out = tmp();
-    const local = Object.keys(AEROSPIKE_BINDING_SHA256).find((b) => b !== AEROSPIKE_BINDING)!;
     buildNativeLayer(out, { binding: local });
     const copied = path.join(out, ...LAYER_NODE_MODULES, 'aerospike', 'lib', 'binding');
     expect(readdirSync(copied)).toEqual([local]);
     expect(debugSections(readFileSync(path.join(copied, local, 'aerospike.node')))).toEqual([]);
+    // as Lambda runs a layer: nodejs/node_modules on NODE_PATH, lib/ on LD_LIBRARY_PATH
+    const run = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        "const a = require('aerospike'); console.log(require.resolve('aerospike'), typeof a.connect, typeof a.Client)",
+      ],
+      {
+        cwd: out,
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          NODE_PATH: path.join(out, ...LAYER_NODE_MODULES),
+          LD_LIBRARY_PATH: [process.env.LD_LIBRARY_PATH, path.join(out, 'lib')].filter(Boolean).join(':'),
+        },
+      },
+    );
+    expect(run.stderr).toBe('');
+    const [resolved, ...types] = run.stdout.trim().split(' ');
+    expect(resolved.startsWith(out)).toBe(true);
+    expect(types).toEqual(['function', 'function']);
   });
 });
