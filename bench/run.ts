@@ -10,6 +10,7 @@ import './sections/cleanup';
 import './sections/http';
 import './sections/reorg';
 import './sections/client';
+import './sections/cold-start';
 
 async function main(): Promise<void> {
   const cpu = cpus();

@@ -7,7 +7,7 @@
  * x-amazon-apigateway-authtype awsSigv4) and names, per operation, the least caller role allowed
  * (x-required-role, lib/http/roles.ts). test/http/openapi-lint.test.ts lints the document with Redocly (0 errors).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { API_ROLES } from './roles';
 import { paramNames, ROUTES, type Route } from './routes';
 import { apiSchemas } from './schemas';

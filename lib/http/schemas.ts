@@ -3,7 +3,7 @@
  * are rejected); txids and hashes are 64 hex characters in display order; numbers are non-negative integers.
  * The same schemas validate requests and generate the OpenAPI document (lib/http/openapi.ts).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { RECORD_BINS } from '../domain/bins';
 
 /** The body limit (Lambda's 6 MB invocation payload less a reserve for the event): see payload-limits.ts. */

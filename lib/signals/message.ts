@@ -3,7 +3,7 @@
  * SQS-triggered function runs on every record; an invalid body is an InvalidArgumentError naming the field, so the
  * message is reported as failed (and lands in the DLQ after its retries) instead of being half-applied.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidArgumentError } from '../domain/errors';
 import { SIGNALS, type Signal } from './port';
 

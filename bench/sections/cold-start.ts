@@ -1,0 +1,133 @@
+/**
+ * Cold start of the Lambda functions: the app is synthesised with real bundling (what `npm run synth` packages),
+ * then for each function: the zip cdk-assets uploads (function and the shared native-client layer), and the time a
+ * fresh Node process takes to require the bundled handler with NODE_OPTIONS=--enable-source-maps (as Lambda runs it),
+ * then to require the aerospike client from the layer (what the first invocation adds when it opens the engine).
+ *
+ * The deployed layer holds the Node 22 binding; the local Node loads its own ABI's binding, built into a layer the same
+ * way (verified checksum, strip --strip-debug). Times are medians of COLD_START_RUNS (default 5) fresh processes,
+ * wall clock and CPU; the `node -e 0` row is the machine's own process start-up, to scale the others by.
+ * Standalone: `npx tsx bench/sections/cold-start.ts`.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { synthesizeBundled, zipSize } from '../../cdk/asset-report';
+import { AEROSPIKE_BINDING_SHA256, buildNativeLayer, LAYER_NODE_MODULES, NODE_OPTIONS } from '../../cdk/bundling';
+import { FUNCTION_NAMES, type FunctionName } from '../../cdk/config';
+import { registerBench, type BenchRow } from '../registry';
+
+export interface ColdStartRow {
+  fn: FunctionName;
+  zipBytes: number;
+  layerZipBytes: number;
+  /** require of the bundled handler: median wall ms, median CPU ms */
+  loadMs: number;
+  loadCpuMs: number;
+  /** then require('aerospike') from the layer (wall ms), null when no binding is recorded for the local Node */
+  aerospikeMs: number | null;
+}
+
+const PROBE = `
+const t0 = process.hrtime.bigint(); const c0 = process.cpuUsage();
+require(process.env.PROBE_HANDLER);
+const t1 = process.hrtime.bigint(); const c1 = process.cpuUsage(c0);
+let aerospikeMs = null;
+if (process.env.PROBE_AEROSPIKE) { require('aerospike'); aerospikeMs = Number(process.hrtime.bigint() - t1) / 1e6; }
+console.log(JSON.stringify({ loadMs: Number(t1 - t0) / 1e6, loadCpuMs: (c1.user + c1.system) / 1000, aerospikeMs }));
+`;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+function probe(
+  handler: string,
+  layer: string | null,
+): { loadMs: number; loadCpuMs: number; aerospikeMs: number | null } {
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS, PROBE_HANDLER: handler };
+  if (layer) {
+    // what Lambda sets for a layer: /opt/nodejs/node_modules on NODE_PATH, /opt/lib on LD_LIBRARY_PATH
+    env.NODE_PATH = path.join(layer, ...LAYER_NODE_MODULES);
+    env.LD_LIBRARY_PATH = [process.env.LD_LIBRARY_PATH, path.join(layer, 'lib')].filter(Boolean).join(':');
+    env.PROBE_AEROSPIKE = '1';
+  }
+  const run = spawnSync(process.execPath, ['-e', PROBE], { env, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`cold-start probe of ${handler} failed: ${run.stderr.trim()}`);
+  return JSON.parse(run.stdout.trim().split('\n').pop()!) as ReturnType<typeof probe>;
+}
+
+/** Wall ms of a fresh `node -e 0`, median of `runs`: the machine's process start-up. */
+export function nodeStartupMs(runs: number): number {
+  return median(
+    Array.from({ length: runs }, () => {
+      const t = performance.now();
+      spawnSync(process.execPath, ['-e', '0']);
+      return performance.now() - t;
+    }),
+  );
+}
+
+export function benchColdStart(runs = Number(process.env.COLD_START_RUNS ?? 5)): ColdStartRow[] {
+  const bundled = synthesizeBundled();
+  const localBinding = `node-v${process.versions.modules}-${process.platform}-${process.arch}`;
+  const localLayer = AEROSPIKE_BINDING_SHA256[localBinding]
+    ? mkdtempSync(path.join(tmpdir(), 'cold-start-layer-'))
+    : null;
+  try {
+    if (localLayer) buildNativeLayer(localLayer, { binding: localBinding });
+    const layerZipBytes = zipSize(bundled.layer);
+    return FUNCTION_NAMES.map((fn) => {
+      const handler = path.join(bundled.functions[fn], 'index.js');
+      const runsOf = Array.from({ length: runs }, () => probe(handler, localLayer));
+      const aerospike = runsOf.map((r) => r.aerospikeMs).filter((x): x is number => x !== null);
+      return {
+        fn,
+        zipBytes: zipSize(bundled.functions[fn]),
+        layerZipBytes,
+        loadMs: Math.round(median(runsOf.map((r) => r.loadMs))),
+        loadCpuMs: Math.round(median(runsOf.map((r) => r.loadCpuMs))),
+        aerospikeMs: aerospike.length > 0 ? Math.round(median(aerospike)) : null,
+      };
+    });
+  } finally {
+    rmSync(bundled.outdir, { recursive: true, force: true });
+    if (localLayer) rmSync(localLayer, { recursive: true, force: true });
+  }
+}
+
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(2);
+
+export async function benchColdStartSection(): Promise<BenchRow[]> {
+  const runs = Number(process.env.COLD_START_RUNS ?? 5);
+  const startup = Math.round(nodeStartupMs(runs));
+  const rows = benchColdStart(runs);
+  console.log(`cold start (${runs} fresh processes per function, medians; node -e 0 takes ${startup} ms here):`);
+  console.table(
+    rows.map((r) => ({
+      function: r.fn,
+      'zip MB': mb(r.zipBytes),
+      'layer zip MB': mb(r.layerZipBytes),
+      'load ms': r.loadMs,
+      'load CPU ms': r.loadCpuMs,
+      'aerospike ms': r.aerospikeMs ?? 'n/a',
+    })),
+  );
+  return [
+    { section: 'cold start', measure: 'node -e 0 (process start-up, reference)', ops: runs, ms: startup, opsPerSec: 0 },
+    ...rows.map((r) => ({
+      section: 'cold start',
+      measure: `require ${r.fn} handler (ms = median wall)`,
+      ops: runs,
+      ms: r.loadMs,
+      opsPerSec: 0,
+      note: `zip ${mb(r.zipBytes)} MB + layer ${mb(r.layerZipBytes)} MB, CPU ${r.loadCpuMs} ms, then aerospike ${r.aerospikeMs ?? 'n/a'} ms`,
+    })),
+  ];
+}
+
+registerBench('cold start (bundled functions)', benchColdStartSection);
+
+if (require.main === module) void benchColdStartSection();
