@@ -63,7 +63,7 @@ export async function benchClient(): Promise<BenchRow[]> {
     log: () => undefined,
     cleanupIntervalSeconds: 0,
   });
-  const plain = localClient(server.url);
+  const plain = localClient(server.url, { batching: false });
   const batched = localClient(server.url, { batching: { lingerMs: 2, maxBatchSize: 100, maxInFlight: 8 } });
   try {
     await spendAll(plain, await createParents(plain, Math.min(100, CALLS)), 'warm-up');
