@@ -4,9 +4,6 @@
  * throttle retried, a function error typed and not retried for a non-idempotent operation.
  */
 import './quiet-env';
-import { mkdtempSync, rmSync } from 'fs';
-import { tmpdir } from 'os';
-import * as path from 'path';
 import type { InvokeCommand, InvokeCommandOutput } from '@aws-sdk/client-lambda';
 import { handler as admin } from '../../functions/admin';
 import { handler as create } from '../../functions/create';
@@ -26,9 +23,9 @@ import {
   type LambdaInvoker,
 } from '../../lib/client';
 import type { FunctionName } from '../../lib/http/routes';
-import { resetRuntime } from '../../lib/runtime';
 import { lambdaContext } from '../functions/events';
 import { makeTx, rootTx, utxoHashOf } from '../fixtures/txs';
+import { useTestRuntime } from '../functions/runtime-env';
 
 type AnyHandler = (event: unknown, context: ReturnType<typeof lambdaContext>) => Promise<unknown>;
 const HANDLERS: Record<FunctionName, AnyHandler> = {
@@ -69,25 +66,9 @@ class FakeLambda implements LambdaInvoker {
   }
 }
 
-const saved = { ...process.env };
-let blobDir: string;
 let lambda: FakeLambda;
 
-beforeAll(async () => {
-  blobDir = mkdtempSync(path.join(tmpdir(), 'client-direct-'));
-  Object.assign(process.env, {
-    UTXO_STORE: 'embedded::memory:',
-    BLOB_STORE: `file:${blobDir}`,
-    SIGNAL_QUEUE: 'inline',
-  });
-  await resetRuntime();
-});
-
-afterAll(async () => {
-  await resetRuntime();
-  process.env = saved;
-  rmSync(blobDir, { recursive: true, force: true });
-});
+useTestRuntime('client-direct');
 
 beforeEach(() => {
   lambda = new FakeLambda();

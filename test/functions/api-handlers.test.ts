@@ -4,9 +4,7 @@
  * with the request id and EMF metrics.
  */
 import './powertools-env';
-import { mkdtempSync, rmSync } from 'fs';
-import { tmpdir } from 'os';
-import * as path from 'path';
+
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { handler as admin } from '../../functions/admin';
 import { handler as create } from '../../functions/create';
@@ -19,27 +17,11 @@ import { getRuntime, resetRuntime } from '../../lib/runtime';
 import { GOLDEN_EF_HEX, GOLDEN_FEE, GOLDEN_TXID } from '../fixtures/golden-tx';
 import { makeTx, rootTx, spendItem, utxoHashOf } from '../fixtures/txs';
 import { apiEvent, captureStdout, jsonLines, lambdaContext, type ApiEventOptions } from './events';
+import { useTestRuntime } from './runtime-env';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
-const saved = { ...process.env };
-let blobDir: string;
-
-beforeAll(async () => {
-  blobDir = mkdtempSync(path.join(tmpdir(), 'fn-api-'));
-  Object.assign(process.env, {
-    UTXO_STORE: 'embedded::memory:',
-    BLOB_STORE: `file:${blobDir}`,
-    SIGNAL_QUEUE: 'inline',
-  });
-  await resetRuntime();
-});
-
-afterAll(async () => {
-  await resetRuntime();
-  process.env = saved;
-  rmSync(blobDir, { recursive: true, force: true });
-});
+useTestRuntime('fn-api');
 
 async function call(handler: Handler, options: ApiEventOptions, context = lambdaContext()) {
   const { result } = await captureStdout(() => handler(apiEvent(options), context));

@@ -4,39 +4,21 @@
  * parsed. Also: answers over Lambda's 6 MB response limit are 413 RESPONSE_TOO_LARGE on both ways in.
  */
 import './powertools-env';
-import { mkdtempSync, rmSync } from 'fs';
-import { tmpdir } from 'os';
-import * as path from 'path';
+
 import { handler as admin } from '../../functions/admin';
 import { handler as create } from '../../functions/create';
 import { handler as get } from '../../functions/get';
 import { handler as spend } from '../../functions/spend';
 import type { DirectInvocation, DirectResult } from '../../lib/http/direct-invocation';
 import { LAMBDA_PAYLOAD_BYTES } from '../../lib/http/payload-limits';
-import { getRuntime, resetRuntime } from '../../lib/runtime';
+import { getRuntime } from '../../lib/runtime';
 import { makeTx, rootTx } from '../fixtures/txs';
 import { apiEvent, captureStdout, lambdaContext } from './events';
+import { useTestRuntime } from './runtime-env';
 
 type DirectHandler = (event: DirectInvocation, context: ReturnType<typeof lambdaContext>) => Promise<DirectResult>;
 
-const saved = { ...process.env };
-let blobDir: string;
-
-beforeAll(async () => {
-  blobDir = mkdtempSync(path.join(tmpdir(), 'fn-direct-'));
-  Object.assign(process.env, {
-    UTXO_STORE: 'embedded::memory:',
-    BLOB_STORE: `file:${blobDir}`,
-    SIGNAL_QUEUE: 'inline',
-  });
-  await resetRuntime();
-});
-
-afterAll(async () => {
-  await resetRuntime();
-  process.env = saved;
-  rmSync(blobDir, { recursive: true, force: true });
-});
+useTestRuntime('fn-direct');
 
 async function invoke(handler: DirectHandler, event: unknown): Promise<DirectResult> {
   const { result } = await captureStdout(() => handler(event as DirectInvocation, lambdaContext()));

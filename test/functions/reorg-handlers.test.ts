@@ -4,9 +4,6 @@
  * function is refused.
  */
 import './powertools-env';
-import { mkdtempSync, rmSync } from 'fs';
-import { tmpdir } from 'os';
-import * as path from 'path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { handler as admin } from '../../functions/admin';
 import { handler as create } from '../../functions/create';
@@ -17,27 +14,11 @@ import { handler as unspend } from '../../functions/unspend';
 import { getRuntime, resetRuntime } from '../../lib/runtime';
 import { makeTx, rootTx, spendItem, type Fixture } from '../fixtures/txs';
 import { apiEvent, captureStdout, lambdaContext, type ApiEventOptions } from './events';
+import { useTestRuntime } from './runtime-env';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
-const saved = { ...process.env };
-let blobDir: string;
-
-beforeAll(async () => {
-  blobDir = mkdtempSync(path.join(tmpdir(), 'fn-reorg-'));
-  Object.assign(process.env, {
-    UTXO_STORE: 'embedded::memory:',
-    BLOB_STORE: `file:${blobDir}`,
-    SIGNAL_QUEUE: 'inline',
-  });
-  await resetRuntime();
-});
-
-afterAll(async () => {
-  await resetRuntime();
-  process.env = saved;
-  rmSync(blobDir, { recursive: true, force: true });
-});
+useTestRuntime('fn-reorg');
 
 async function call(handler: Handler, options: ApiEventOptions) {
   const { result } = await captureStdout(() => handler(apiEvent(options), lambdaContext()));

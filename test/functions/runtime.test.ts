@@ -3,13 +3,12 @@
  * never closed by a handler or by resetRuntime. The Aerospike engine module is replaced by a stand-in (kind
  * 'aerospike') over an in-memory embedded engine: no network.
  */
-import { mkdtempSync, rmSync } from 'fs';
-import { tmpdir } from 'os';
-import * as path from 'path';
+
 import { handler as admin } from '../../functions/admin';
 import { getRuntime, resetRuntime } from '../../lib/runtime';
 import { rootTx } from '../fixtures/txs';
 import { apiEvent, captureStdout, lambdaContext } from './events';
+import { useTestRuntime } from './runtime-env';
 
 interface MockState {
   clients: { hosts: string; namespace: string }[];
@@ -59,24 +58,7 @@ jest.mock('../../lib/engine/aerospike', () => {
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const mockState: MockState = require('../../lib/engine/aerospike').mockState;
 
-const saved = { ...process.env };
-let blobDir: string;
-
-beforeAll(async () => {
-  blobDir = mkdtempSync(path.join(tmpdir(), 'fn-runtime-'));
-  Object.assign(process.env, {
-    UTXO_STORE: 'aerospike://10.0.1.5:3000,10.0.2.5:3000/utxo?set=txs',
-    BLOB_STORE: `file:${blobDir}`,
-    SIGNAL_QUEUE: 'inline',
-  });
-  await resetRuntime();
-});
-
-afterAll(async () => {
-  await resetRuntime();
-  process.env = saved;
-  rmSync(blobDir, { recursive: true, force: true });
-});
+useTestRuntime('fn-runtime', 'aerospike://10.0.1.5:3000,10.0.2.5:3000/utxo?set=txs');
 
 async function health() {
   const { result } = await captureStdout(() =>
