@@ -11,15 +11,11 @@
  * one module instance makes every connection; clients are closed without releasing the loop (the close of the last
  * one unreferences it, so jest exits).
  */
-import { mkdtempSync, rmSync } from 'fs';
-import { tmpdir } from 'os';
-import * as path from 'path';
 import type { Client } from 'aerospike';
 import { AerospikeEngine, connectAerospike, getSharedAerospikeClient } from '../../lib/engine/aerospike';
-import { FileBlobStore } from '../../lib/blob';
-import { InlineQueue } from '../../lib/signals';
 import { describeEngineContract } from '../engine/engine-contract';
 import { describeReorgContract } from '../store/reorg-contract';
+import { contractTarget } from '../store/contract-target';
 import { describeStoreContract } from '../store/store-contract';
 import { describeBatchContract } from '../store/batch-contract';
 
@@ -73,42 +69,27 @@ if (!hosts) {
     return { engine, close: () => engine.close() };
   });
 
-  describeStoreContract(`Aerospike ${hosts}/${namespace}`, async () => {
-    const engine = new AerospikeEngine({ client: await client(), namespace, set: nextSet('c') });
-    const dir = mkdtempSync(path.join(tmpdir(), 'store-contract-'));
-    return {
-      engine,
-      blobs: new FileBlobStore({ dir }),
-      signals: new InlineQueue(),
-      close: async () => {
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  });
+  describeStoreContract(`Aerospike ${hosts}/${namespace}`, async () =>
+    contractTarget(
+      new AerospikeEngine({ client: await client(), namespace, set: nextSet('c') }),
+      'store-contract',
+      false,
+    ),
+  );
 
-  describeReorgContract(`Aerospike ${hosts}/${namespace}`, async () => {
-    const engine = new AerospikeEngine({ client: await client(), namespace, set: nextSet('r') });
-    const dir = mkdtempSync(path.join(tmpdir(), 'reorg-contract-'));
-    return {
-      engine,
-      blobs: new FileBlobStore({ dir }),
-      signals: new InlineQueue(),
-      close: async () => {
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  });
+  describeReorgContract(`Aerospike ${hosts}/${namespace}`, async () =>
+    contractTarget(
+      new AerospikeEngine({ client: await client(), namespace, set: nextSet('r') }),
+      'reorg-contract',
+      false,
+    ),
+  );
 
-  describeBatchContract(`Aerospike ${hosts}/${namespace}`, async () => {
-    const engine = new AerospikeEngine({ client: await client(), namespace, set: nextSet('b') });
-    const dir = mkdtempSync(path.join(tmpdir(), 'store-contract-'));
-    return {
-      engine,
-      blobs: new FileBlobStore({ dir }),
-      signals: new InlineQueue(),
-      close: async () => {
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  });
+  describeBatchContract(`Aerospike ${hosts}/${namespace}`, async () =>
+    contractTarget(
+      new AerospikeEngine({ client: await client(), namespace, set: nextSet('b') }),
+      'batch-contract',
+      false,
+    ),
+  );
 }

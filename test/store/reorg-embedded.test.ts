@@ -2,24 +2,7 @@
  * The reorg part of the store contract on the embedded engine (':memory:'), a FileBlobStore in a temp dir, and an
  * InlineQueue whose handler is the Reconciler.
  */
-import { mkdtempSync, rmSync } from 'fs';
-import { tmpdir } from 'os';
-import * as path from 'path';
-import { FileBlobStore } from '../../lib/blob';
-import { openEmbeddedEngine } from '../../lib/engine/embedded';
-import { InlineQueue } from '../../lib/signals';
+import { embeddedTarget } from './contract-target';
 import { describeReorgContract } from './reorg-contract';
 
-describeReorgContract('embedded engine', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'reorg-contract-'));
-  const engine = await openEmbeddedEngine({ path: ':memory:' });
-  return {
-    engine,
-    blobs: new FileBlobStore({ dir }),
-    signals: new InlineQueue(),
-    close: async () => {
-      await engine.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-});
+describeReorgContract('embedded engine', () => embeddedTarget('reorg-contract'));
