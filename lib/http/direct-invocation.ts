@@ -12,6 +12,7 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { ErrorBody } from './errors';
+import { proxyIdentity } from './proxy-identity';
 
 export interface DirectInvocation {
   /** "METHOD /path": the route table's resource path (with pathParameters) or a concrete path */
@@ -96,23 +97,7 @@ export function toProxyEvent(event: DirectInvocation, requestId: string): APIGat
       authorizer: null,
       protocol: 'lambda-invoke',
       httpMethod: method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: '',
-        user: null,
-        userAgent: null,
-        userArn: null,
-      },
+      identity: proxyIdentity('', null),
       path,
       stage: 'direct',
       requestId,

@@ -20,6 +20,7 @@ import { HttpError, invalidArgument, mapError } from './errors';
 import { buildOpenApi } from './openapi';
 import { matchRoute, ROUTES, type FunctionName } from './routes';
 import { LAMBDA_PAYLOAD_BYTES, MAX_BODY_BYTES, payloadBytes } from './payload-limits';
+import { proxyIdentity } from './proxy-identity';
 
 export interface StartServerOptions {
   /** configuration variables (docs/settings.md); default process.env */
@@ -138,23 +139,7 @@ export function toProxyEvent(options: {
       authorizer: null,
       protocol: 'HTTP/1.1',
       httpMethod: options.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: options.sourceIp,
-        user: null,
-        userAgent: headers['user-agent'] ?? null,
-        userArn: null,
-      },
+      identity: proxyIdentity(options.sourceIp, headers['user-agent'] ?? null),
       path: options.url.pathname,
       stage: 'local',
       requestId: options.requestId,
