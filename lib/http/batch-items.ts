@@ -4,7 +4,7 @@
  * outcome as {status, result} or {status, error}: the status, code, message and details the single request would
  * have answered.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ItemResult } from '../store/types';
 import { invalidArgument, mapError } from './errors';
 import { zodError } from './middleware';
