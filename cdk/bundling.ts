@@ -215,11 +215,21 @@ export function afterBundlingCommands(inputDir: string, outputDir: string): stri
   ];
 }
 
+export interface FunctionBundlingOptions {
+  /**
+   * AWS SDK clients the function never uses (see unusedSdkClients in cdk/functions.ts), left out of its bundle: their
+   * code is about half of what a function compiles at load. lib/runtime.ts opens them only on first use; a use that
+   * the function's table entry did not foresee would load the runtime's own copy of the SDK (and meet the IAM
+   * policy, which grants no access to that service either).
+   */
+  leaveOut?: string[];
+}
+
 /**
  * esbuild locally (never Docker), CommonJS for Node 22, minified with a linked source map (no sources inlined: the
  * map only has to turn positions into file:line), utxo.lua added after bundling.
  */
-export function nodejsBundling(): nodejs.BundlingOptions {
+export function nodejsBundling(options: FunctionBundlingOptions = {}): nodejs.BundlingOptions {
   return {
     forceDockerBundling: false,
     target: 'node22',
@@ -230,10 +240,10 @@ export function nodejsBundling(): nodejs.BundlingOptions {
     sourceMap: true,
     sourceMapMode: nodejs.SourceMapMode.DEFAULT,
     sourcesContent: false,
-    // The AWS SDK is bundled (the version the code was tested with, not the runtime's). External: the native
-    // aerospike client (in the layer) and the embedded engine's local-only modules, which lib/runtime.ts loads only
-    // for UTXO_STORE=embedded:... (never in Lambda).
-    externalModules: ['aerospike', 'better-sqlite3', 'wasmoon'],
+    // The AWS SDK clients a function uses are bundled (the version the code was tested with, not the runtime's).
+    // External: the native aerospike client (in the layer), the embedded engine's local-only modules, which
+    // lib/runtime.ts loads only for UTXO_STORE=embedded:... (never in Lambda), and the SDK clients left out.
+    externalModules: ['aerospike', 'better-sqlite3', 'wasmoon', ...(options.leaveOut ?? [])],
     commandHooks: {
       beforeBundling: () => [],
       beforeInstall: () => [],

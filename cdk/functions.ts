@@ -71,9 +71,18 @@ export const FUNCTION_TABLE: Record<FunctionName, FunctionSpec> = {
     entry: 'functions/cleanup.ts',
     description: 'scheduled DAH cleanup pass',
     blobs: ['read', 'delete'],
-    sendsSignals: false,
+    // expirePreserve's DAHSET of an external or paginated tx (lib/cleanup/cleanup-service.ts)
+    sendsSignals: true,
   },
 };
+
+/** The AWS SDK clients of lib/runtime.ts a function never uses: left out of its bundle (cdk/bundling.ts). */
+export function unusedSdkClients(spec: FunctionSpec): string[] {
+  return [
+    ...(spec.blobs.length === 0 ? ['@aws-sdk/client-s3'] : []),
+    ...(spec.sendsSignals ? [] : ['@aws-sdk/client-sqs']),
+  ];
+}
 
 const BLOB_ACTIONS: Record<BlobAccess, string[]> = {
   read: ['s3:GetObject'],
@@ -156,7 +165,7 @@ export class Functions extends Construct {
         tracing: config.xrayTracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
         logGroup,
         environment: { ...environment, POWERTOOLS_TRACE_DISABLED: String(!config.xrayTracing) },
-        bundling: nodejsBundling(),
+        bundling: nodejsBundling({ leaveOut: unusedSdkClients(spec) }),
         layers: [nativeClient],
       });
       this.grantAccess(fn, spec, storage);

@@ -14,7 +14,7 @@ import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger, metrics, MetricUnit } from '../lib/http/observability';
 import { getRuntime, warmRuntime, type Runtime } from '../lib/runtime';
-import { parseSignalMessage } from '../lib/signals';
+import { parseSignalMessage } from '../lib/signals/message';
 
 // connect during the init phase (lib/runtime.ts warmRuntime)
 warmRuntime();

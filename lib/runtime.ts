@@ -6,15 +6,18 @@
  * - A failed initialisation is not cached: the next invocation tries again (e.g. Aerospike was briefly unreachable).
  * - The Aerospike client is shared per process and never closed by a handler; the embedded engine is closed only by
  *   closeRuntime() (local server shutdown, tests).
- * - Modules with native code or heavy SDKs (aerospike, S3, SQS) are required only when the configuration asks for them.
+ * - Modules with native code or heavy SDKs are required only when needed: aerospike when the configuration names it,
+ *   the S3 and SQS clients when a call first needs the blob store or the queue.
  */
 import { mkdirSync } from 'fs';
 import * as path from 'path';
+import { LazyBlobStore } from './blob/lazy-blob-store';
 import type { BlobStore } from './blob/port';
 import { CleanupService } from './cleanup';
 import { loadConfig, type Config } from './domain/config';
 import { maxRecordSizeBytes } from './domain/record-size';
 import type { RecordEngine } from './engine/port';
+import { LazyQueue } from './signals/lazy-queue';
 import type { SignalHandler, SignalQueue } from './signals/port';
 import { Reconciler } from './signals/reconciler';
 import { createUtxoStore } from './store/utxo-store';
@@ -58,24 +61,38 @@ async function openEngine(config: Config): Promise<RecordEngine> {
   });
 }
 
+/**
+ * The S3 store and the SQS queue are opened on first use: the functions that never touch a blob or never send a
+ * signal never load that AWS SDK client (and their bundles leave it out: cdk/bundling.ts).
+ */
 function openBlobStore(config: Config): BlobStore {
   const spec = config.blobStore;
-  const blob = require('./blob') as typeof import('./blob');
-  if (spec.kind === 'file') return new blob.FileBlobStore({ dir: spec.dir });
-  const { S3Client } = require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
-  return new blob.S3BlobStore({
-    client: new S3Client(awsClientOptions(config)),
-    bucket: spec.bucket,
-    prefix: spec.prefix,
+  if (spec.kind === 'file') {
+    const { FileBlobStore } = require('./blob/file-blob-store') as typeof import('./blob/file-blob-store');
+    return new FileBlobStore({ dir: spec.dir });
+  }
+  return new LazyBlobStore('s3', () => {
+    const { S3BlobStore } = require('./blob/s3-blob-store') as typeof import('./blob/s3-blob-store');
+    const { S3Client } = require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
+    return new S3BlobStore({
+      client: new S3Client(awsClientOptions(config)),
+      bucket: spec.bucket,
+      prefix: spec.prefix,
+    });
   });
 }
 
 function openQueue(config: Config): SignalQueue {
   const spec = config.signalQueue;
-  const signals = require('./signals') as typeof import('./signals');
-  if (spec.kind === 'inline') return new signals.InlineQueue();
-  const { SQSClient } = require('@aws-sdk/client-sqs') as typeof import('@aws-sdk/client-sqs');
-  return new signals.SqsQueue({ client: new SQSClient(awsClientOptions(config)), queueUrl: spec.queueUrl });
+  if (spec.kind === 'inline') {
+    const { InlineQueue } = require('./signals/inline-queue') as typeof import('./signals/inline-queue');
+    return new InlineQueue();
+  }
+  return new LazyQueue('sqs', () => {
+    const { SqsQueue } = require('./signals/sqs-queue') as typeof import('./signals/sqs-queue');
+    const { SQSClient } = require('@aws-sdk/client-sqs') as typeof import('@aws-sdk/client-sqs');
+    return new SqsQueue({ client: new SQSClient(awsClientOptions(config)), queueUrl: spec.queueUrl });
+  });
 }
 
 /** S3 and SQS clients: a stalled connection fails after its timeouts instead of holding the function. */

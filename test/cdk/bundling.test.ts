@@ -34,7 +34,7 @@ import {
 } from '../../cdk/bundling';
 import { FUNCTION_NAMES } from '../../cdk/config';
 import { debugSections, elfSections, loadedSectionsDigest, neededLibraries } from '../../cdk/elf';
-import { FUNCTION_TABLE } from '../../cdk/functions';
+import { FUNCTION_TABLE, unusedSdkClients } from '../../cdk/functions';
 
 /** The goal of issue 11: each zip Lambda downloads on a cold start at most 3 MB. */
 const MAX_ZIP_BYTES = 3 * 1024 * 1024;
@@ -76,7 +76,13 @@ test('the bundling options: minified, names kept, linked source map without sour
   const options = nodejsBundling();
   expect(options).toMatchObject({ minify: true, keepNames: true, sourceMap: true, sourcesContent: false });
   expect(options.forceDockerBundling).toBe(false);
-  expect(options.externalModules).toEqual(expect.arrayContaining(['aerospike', 'better-sqlite3', 'wasmoon']));
+  expect(options.externalModules).toEqual(['aerospike', 'better-sqlite3', 'wasmoon']);
+  expect(nodejsBundling({ leaveOut: ['@aws-sdk/client-s3'] }).externalModules).toEqual([
+    'aerospike',
+    'better-sqlite3',
+    'wasmoon',
+    '@aws-sdk/client-s3',
+  ]);
 });
 
 test('each function asset: minified index.js, its source map, utxo.lua; no node_modules; zip <= 3 MB', () => {
@@ -128,6 +134,28 @@ test('positions in the minified bundle map back to the TypeScript sources (NODE_
   });
   expect(run.stderr).toBe('');
   expect(run.stdout.trim()).toMatch(/\/lib\/runtime\.ts$/);
+});
+
+test('each function leaves out the AWS SDK clients it never uses, and every bundle loads with no module reachable', () => {
+  // the hot paths of a validator: spend never touches a blob, getUtxo neither touches a blob nor sends a signal
+  expect(unusedSdkClients(FUNCTION_TABLE.spend)).toEqual(['@aws-sdk/client-s3']);
+  expect(unusedSdkClients(FUNCTION_TABLE.getUtxo)).toEqual(['@aws-sdk/client-s3', '@aws-sdk/client-sqs']);
+  expect(unusedSdkClients(FUNCTION_TABLE.create)).toEqual([]);
+  for (const name of FUNCTION_NAMES) {
+    const index = path.join(bundled.functions[name], 'index.js');
+    const js = readFileSync(index, 'utf8');
+    const leftOut = unusedSdkClients(FUNCTION_TABLE[name]);
+    // a left-out client is an external require; a used one is bundled (no require of the package remains)
+    for (const client of ['@aws-sdk/client-s3', '@aws-sdk/client-sqs'])
+      expect([name, client, js.includes(`require("${client}")`)]).toEqual([name, client, leftOut.includes(client)]);
+    // nothing external (aerospike, a left-out SDK client) is required at load: the bundle loads where none resolves
+    const run = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(index)})`], {
+      cwd: tmp(),
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    expect([name, run.status, run.stderr]).toEqual([name, 0, '']);
+  }
 });
 
 test('the layer: the aerospike package with only the Node 22 binding, its run-time dependencies, zip <= 3 MB', () => {
