@@ -79,9 +79,14 @@ export function benchColdStart(runs = Number(process.env.COLD_START_RUNS ?? 5)):
   try {
     if (localLayer) buildNativeLayer(localLayer, { binding: localBinding });
     const layerZipBytes = zipSize(bundled.layer);
+    // round robin (each round probes every function once), so that the machine's drift during the section weighs
+    // on every function alike instead of on whichever ran in a busy moment
+    const probes = new Map<FunctionName, ReturnType<typeof probe>[]>(FUNCTION_NAMES.map((fn) => [fn, []]));
+    for (let round = 0; round < runs; round++)
+      for (const fn of FUNCTION_NAMES)
+        probes.get(fn)!.push(probe(path.join(bundled.functions[fn], 'index.js'), localLayer));
     return FUNCTION_NAMES.map((fn) => {
-      const handler = path.join(bundled.functions[fn], 'index.js');
-      const runsOf = Array.from({ length: runs }, () => probe(handler, localLayer));
+      const runsOf = probes.get(fn)!;
       const aerospike = runsOf.map((r) => r.aerospikeMs).filter((x): x is number => x !== null);
       return {
         fn,
