@@ -262,6 +262,8 @@ export const ROUTES = [
     method: 'POST',
     path: '/v1/mined',
     summary: 'Add (or with unsetMined remove) a block to each transaction',
+    description:
+      'On the longest chain (and not unsetting) the chain tip rises to blockHeight; a blockHeight more than MAX_TIP_ADVANCE (default 10) above the tip is 400 INVALID_ARGUMENT naming blockHeight, with details.current and details.maxAdvance, and nothing is marked.',
     body: s.minedBody,
     responses: {
       200: { description: 'block ids of each tx', schema: s.minedResponse },

@@ -88,16 +88,13 @@ export async function moveChainTip(
       throw storageError('reading the chain tip failed', err);
     }
     const current = toInt(record?.bins.height) ?? 0;
-    if (height < current || height > current + maxAdvance) {
+    if (height < current)
       throw new InvalidArgumentError(
         'height',
-        height < current
-          ? `${height} is below the chain tip ${current}: moving the tip back needs PUT /v1/chain/tip/force (admin)`
-          : `${height} is more than MAX_TIP_ADVANCE (${maxAdvance}) blocks above the chain tip ${current}; ` +
-              'move it in steps or use PUT /v1/chain/tip/force (admin)',
+        `${height} is below the chain tip ${current}: moving the tip back needs PUT /v1/chain/tip/force (admin)`,
         { current, maxAdvance },
       );
-    }
+    checkTipAdvance('height', height, current, maxAdvance);
     if (height === current && record) return current;
     try {
       if (record) await engine.update(CHAIN_TIP_KEY, { height }, { generation: record.generation });
@@ -109,6 +106,20 @@ export async function moveChainTip(
     }
   }
   throw storageError('writing the chain tip failed', new Error('too many concurrent updates'));
+}
+
+/**
+ * Refuses a height more than `maxAdvance` blocks above the tip `current` (400 naming `field`, details.current and
+ * details.maxAdvance): PUT /v1/chain/tip, and POST /v1/mined on the longest chain, which raises the tip to its block.
+ */
+export function checkTipAdvance(field: string, height: number, current: number, maxAdvance: number): void {
+  if (height > current + maxAdvance)
+    throw new InvalidArgumentError(
+      field,
+      `${height} is more than MAX_TIP_ADVANCE (${maxAdvance}) blocks above the chain tip ${current}; ` +
+        'move it in steps or use PUT /v1/chain/tip/force (admin)',
+      { current, maxAdvance },
+    );
 }
 
 /** Raises H to `height` if it is lower (generation-checked; retried on a concurrent change). Returns H. */

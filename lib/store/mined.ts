@@ -1,13 +1,14 @@
 /**
  * setMined (docs/operations.md): adds or removes a block on each tx's master, evaluated at H + 1, as chunked engine
  * batches (ENGINE_BATCH_SIZE masters each, all in flight; one tip read); on the longest
- * chain it raises the chain tip to the block's height. It also finishes an unfinished multi-record create.
+ * chain it raises the chain tip to the block's height (at most MAX_TIP_ADVANCE above it, as PUT /v1/chain/tip). It
+ * also finishes an unfinished multi-record create.
  */
 import { TxNotFoundError } from '../domain/errors';
 import { masterKey, paginationKey } from '../domain/keys';
 import { intArg, optionalBoolArg, txidListArg } from './args';
 import type { StoreContext } from './context';
-import { raiseChainTip } from './meta';
+import { checkTipAdvance, raiseChainTip } from './meta';
 import { SignalBuffer } from './signals';
 import type { SetMinedRequest, SetMinedResult } from './types';
 import { callUdfChunked } from './batch';
@@ -20,7 +21,12 @@ export async function setMined(ctx: StoreContext, request: SetMinedRequest): Pro
   const subtreeIdx = intArg(request.subtreeIdx, 'subtreeIdx');
   const onLongestChain = optionalBoolArg(request.onLongestChain, 'onLongestChain', true);
   const unsetMined = optionalBoolArg(request.unsetMined, 'unsetMined');
-  const height = (await ctx.tip()) + 1;
+  const tip = await ctx.tip();
+  const raisesTip = onLongestChain && !unsetMined;
+  // the block raises the tip to its height: bounded like PUT /v1/chain/tip, checked before anything is written
+  if (raisesTip && ctx.settings.maxTipAdvance !== undefined)
+    checkTipAdvance('blockHeight', blockHeight, tip, ctx.settings.maxTipAdvance);
+  const height = tip + 1;
   const R = ctx.settings.blockHeightRetention;
   const signals = new SignalBuffer();
 
@@ -84,7 +90,7 @@ export async function setMined(ctx: StoreContext, request: SetMinedRequest): Pro
     });
   }
 
-  if (onLongestChain && !unsetMined) await raiseChainTip(ctx.engine, blockHeight);
+  if (raisesTip) await raiseChainTip(ctx.engine, blockHeight);
   await signals.flush(ctx);
   if (firstError) throw firstError;
   return { blockIds };

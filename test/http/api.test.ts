@@ -370,6 +370,16 @@ describe('POST /v1/mined', () => {
     await api.put('/v1/chain/tip/force', { height: 1000 });
   });
 
+  test('a block more than MAX_TIP_ADVANCE (10) above the tip on the longest chain is 400 naming blockHeight, nothing marked', async () => {
+    const f = rootTx(1);
+    await create(f);
+    const far = await api.post('/v1/mined', { txids: [f.txid], blockId: 9, blockHeight: 1011, subtreeIdx: 0 });
+    expectError(far, 400, 'INVALID_ARGUMENT', 'blockHeight');
+    expect(far.body.error.details).toMatchObject({ current: 1000, maxAdvance: 10 });
+    expect((await api.get(`/v1/txs/${f.txid}`)).body).toMatchObject({ blockIDs: [] });
+    expect((await api.get('/v1/chain/tip')).body).toEqual({ height: 1000 });
+  });
+
   test('errors: missing txid 404 (not when unsetting), bad numbers 400', async () => {
     const missing = rootTx(1).txid;
     const base = { blockId: 1, blockHeight: 1001, subtreeIdx: 0 };

@@ -152,6 +152,29 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         await expect(h().store.getChainTip()).resolves.toBe(1005);
       });
 
+      test('setMined on the longest chain raises H by at most 5: a block further up is INVALID_ARGUMENT naming blockHeight, nothing marked', async () => {
+        await h().store.setChainTip(1000, { force: true });
+        const f = rootTx(1);
+        await h().store.create(f.hex);
+        const mined = (blockId: number, blockHeight: number, more: object = {}) =>
+          h().store.setMined({ txids: [f.txid], blockId, blockHeight, subtreeIdx: 0, ...more });
+        await expect(mined(1, 1006)).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          details: { field: 'blockHeight', current: 1000, maxAdvance: 5 },
+        });
+        expect(await h().store.get(f.txid)).toMatchObject({ blockIDs: [] });
+        await expect(h().store.getChainTip()).resolves.toBe(1000);
+        // within the bound: marked, and H follows the block
+        await expect(mined(2, 1005)).resolves.toEqual({ blockIds: { [f.txid]: [2] } });
+        await expect(h().store.getChainTip()).resolves.toBe(1005);
+        // not bounded, since H does not move: a side chain's block, an older block, removing a block
+        await mined(3, 9000, { onLongestChain: false });
+        await mined(4, 900);
+        await mined(3, 9000, { unsetMined: true });
+        expect(await h().store.get(f.txid)).toMatchObject({ blockIDs: [2, 4] });
+        await expect(h().store.getChainTip()).resolves.toBe(1005);
+      });
+
       test('force moves it anywhere, back or far forward', async () => {
         await expect(h().store.setChainTip(5_000_000, { force: true })).resolves.toBe(5_000_000);
         await expect(h().store.setChainTip(1000, { force: true })).resolves.toBe(1000);
