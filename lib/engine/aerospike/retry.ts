@@ -4,6 +4,10 @@
  * Writes keep maxRetries 0 (connect.ts: a retried write whose first attempt did apply would answer RECORD_EXISTS /
  * GENERATION_MISMATCH for its own effect); this retries only a failure that is both not in doubt and transient
  * (no connection, connection refused or lost before sending, node gone, timeout before sending, cluster in flux).
+ *
+ * Batches are not retried here: the client runs one command per node, and one failing fails the whole call with that
+ * command's error, whose `inDoubt` says nothing of the other nodes' commands (they may have applied). The store
+ * recovers failed batches itself (rollback by expected spender, idempotent re-sends).
  */
 import { AS_STATUS } from './errors';
 
