@@ -76,6 +76,11 @@ export const FUNCTION_TABLE: Record<FunctionName, FunctionSpec> = {
   },
 };
 
+/** The S3 object actions a function's role is granted on the blobs (plus s3:ListBucket when there is any). */
+export function blobObjectActions(spec: FunctionSpec): string[] {
+  return [...new Set(spec.blobs.flatMap((b) => BLOB_ACTIONS[b]))];
+}
+
 /** The AWS SDK clients of lib/runtime.ts a function never uses: left out of its bundle (cdk/bundling.ts). */
 export function unusedSdkClients(spec: FunctionSpec): string[] {
   return [
@@ -183,7 +188,7 @@ export class Functions extends Construct {
   }
 
   private grantAccess(fn: nodejs.NodejsFunction, spec: FunctionSpec, storage: Storage): void {
-    const actions = [...new Set(spec.blobs.flatMap((b) => BLOB_ACTIONS[b]))];
+    const actions = blobObjectActions(spec);
     if (actions.length > 0) {
       fn.addToRolePolicy(
         new iam.PolicyStatement({ sid: 'BlobObjects', actions, resources: [storage.blobObjectsArn()] }),
