@@ -3,6 +3,7 @@
  * in memory): every single-request operation, the typed error of each conflict the server can answer, no retry of
  * a 409, and the setMined block job split into requests with progress.
  */
+import '../http/quiet-logs';
 import {
   ApiError,
   ConflictError,

@@ -1,6 +1,7 @@
 /**
  * Every route of docs/api.md through the local server, with success and each documented error.
  */
+import './quiet-logs';
 import { Transaction } from '@bsv/sdk';
 import {
   GOLDEN_EF_HEX,

@@ -3,6 +3,7 @@
  * negative or non-integer numbers, raw tx with inputs, tx without outputs, missing fields, unknown fields, malformed
  * JSON), 413 over 10 MiB, 404 for unknown routes; nothing is stored by a rejected request.
  */
+import './quiet-logs';
 import { Transaction } from '@bsv/sdk';
 import { makeTx, rootTx, utxoHashOf, type Fixture } from '../fixtures/txs';
 import { MAX_BODY_BYTES } from '../../lib/http/payload-limits';

@@ -3,6 +3,7 @@
  * code and details its single request would have answered; a malformed envelope or more than MAX_BATCH_ITEMS items
  * is a 400 naming the field; a malformed item fails alone and stores nothing.
  */
+import './quiet-logs';
 import { makeTx, rootTx, utxoHashOf, type Fixture } from '../fixtures/txs';
 import { expectError, startApi, type Api } from './harness';
 

@@ -2,6 +2,7 @@
  * Multi-record transactions with a small UTXO_BATCH_SIZE, and a full delete-at-height cycle through
  * POST /v1/cleanup (the first timeline of docs/cleanup.md: R = 288, child mined at 1001, kept at 1288, deleted at 1289).
  */
+import './quiet-logs';
 import { makeTx, rootTx, spendItem, utxoHashOf } from '../fixtures/txs';
 import { expectError, startApi, type Api } from './harness';
 

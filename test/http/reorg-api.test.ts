@@ -3,6 +3,7 @@
  * conflicting children, marking on the longest chain, double-spend resolution, unspend with flagAsLocked and the
  * unmined iteration.
  */
+import './quiet-logs';
 import { makeTx, rootTx, spendItem, type Fixture } from '../fixtures/txs';
 import { expectError, startApi, type Api } from './harness';
 

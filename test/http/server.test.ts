@@ -2,6 +2,7 @@
  * The local server itself: OpenAPI document, one log line per request, configuration errors, clean shutdown
  * without losing an acknowledged write, and `npm start` (scripts/start.ts) end to end.
  */
+import './quiet-logs';
 import { spawn } from 'child_process';
 import { mkdtempSync, rmSync } from 'fs';
 import * as http from 'http';
