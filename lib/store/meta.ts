@@ -111,9 +111,10 @@ export async function moveChainTip(
 /**
  * Refuses a height more than `maxAdvance` blocks above the tip `current` (400 naming `field`, details.current and
  * details.maxAdvance): PUT /v1/chain/tip, and POST /v1/mined on the longest chain, which raises the tip to its block.
+ * `maxAdvance` undefined: no bound (the store as a library; the service always sets MAX_TIP_ADVANCE).
  */
-export function checkTipAdvance(field: string, height: number, current: number, maxAdvance: number): void {
-  if (height > current + maxAdvance)
+export function checkTipAdvance(field: string, height: number, current: number, maxAdvance: number | undefined): void {
+  if (maxAdvance !== undefined && height > current + maxAdvance)
     throw new InvalidArgumentError(
       field,
       `${height} is more than MAX_TIP_ADVANCE (${maxAdvance}) blocks above the chain tip ${current}; ` +

@@ -24,8 +24,7 @@ export async function setMined(ctx: StoreContext, request: SetMinedRequest): Pro
   const tip = await ctx.tip();
   const raisesTip = onLongestChain && !unsetMined;
   // the block raises the tip to its height: bounded like PUT /v1/chain/tip, checked before anything is written
-  if (raisesTip && ctx.settings.maxTipAdvance !== undefined)
-    checkTipAdvance('blockHeight', blockHeight, tip, ctx.settings.maxTipAdvance);
+  if (raisesTip) checkTipAdvance('blockHeight', blockHeight, tip, ctx.settings.maxTipAdvance);
   const height = tip + 1;
   const R = ctx.settings.blockHeightRetention;
   const signals = new SignalBuffer();

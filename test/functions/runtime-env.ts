@@ -1,8 +1,7 @@
 /**
  * The process-wide runtime of the handlers (lib/runtime.ts) for one test file: the store named by `utxoStore`
  * (default an in-memory embedded engine), blobs in a temporary directory, the inline queue, and any other settings in
- * `env`. Built before the file's
- * tests, closed and the environment restored after them.
+ * `env`. Built before the file's tests, closed and the environment restored after them.
  */
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
