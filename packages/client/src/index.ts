@@ -7,16 +7,16 @@
  *   const direct = lambdaClient({ region: 'eu-west-1', functionNames: { spend: 'utxo-store-spend', ... } });
  *   await aws.spend(efHex);   // typed result, or a typed ApiError (ConflictError with details.spends, ...)
  */
-import { UtxoStoreClient, type ClientOptions } from './client';
-import { LambdaTransport, type LambdaTransportOptions } from './lambda-transport';
-import { SigV4HttpTransport, type SigV4Options } from './sigv4-transport';
-import { HttpTransport } from './transport';
+import { UtxoStoreClient, type ClientOptions } from './client.js';
+import { LambdaTransport, type LambdaTransportOptions } from './lambda-transport.js';
+import { SigV4HttpTransport, type SigV4Options } from './sigv4-transport.js';
+import { HttpTransport } from './transport.js';
 
-export { UtxoStoreClient } from './client';
-export type { BatchingOptions, ClientOptions, CreateOptions, MinedBlock, SpendOptions } from './client';
-export { Batcher } from './batcher';
-export type { BatcherOptions, BatcherStats, ItemResult, SendBatch } from './batcher';
-export { BATCH_OPERATIONS, decodeBatchItem, decodeBatchResponse } from './batch-routes';
+export { UtxoStoreClient } from './client.js';
+export type { BatchingOptions, ClientOptions, CreateOptions, MinedBlock, SpendOptions } from './client.js';
+export { Batcher } from './batcher.js';
+export type { BatcherOptions, BatcherStats, ItemResult, SendBatch } from './batcher.js';
+export { BATCH_OPERATIONS, decodeBatchItem, decodeBatchResponse } from './batch-routes.js';
 export type {
   BatchCreateRequest,
   BatchGetRequest,
@@ -26,20 +26,20 @@ export type {
   BatchTypes,
   BatchUtxosRequest,
   PreviousOutput,
-} from './batch-routes';
-export * from './errors';
-export { chunkItems, JobError, runChunks } from './jobs';
-export type { JobOptions, JobProgress } from './jobs';
-export { OPERATIONS } from './operations';
-export type * from './operations';
-export { backoffMs, isRetryable, withRetries } from './retry';
-export type { RetryOptions } from './retry';
-export { HttpTransport, concretePath, queryString } from './transport';
-export type { HttpTransportOptions, Transport, TransportRequest, TransportResponse } from './transport';
-export { RequestSigner, SigV4HttpTransport } from './sigv4-transport';
-export type { SigV4Options, SigV4TransportOptions } from './sigv4-transport';
-export { LambdaTransport, directEvent } from './lambda-transport';
-export type { DirectInvocationEvent, LambdaInvoker, LambdaTransportOptions } from './lambda-transport';
+} from './batch-routes.js';
+export * from './errors.js';
+export { chunkItems, JobError, runChunks } from './jobs.js';
+export type { JobOptions, JobProgress } from './jobs.js';
+export { OPERATIONS } from './operations.js';
+export type * from './operations.js';
+export { backoffMs, isRetryable, withRetries } from './retry.js';
+export type { RetryOptions } from './retry.js';
+export { HttpTransport, concretePath, queryString } from './transport.js';
+export type { HttpTransportOptions, Transport, TransportRequest, TransportResponse } from './transport.js';
+export { RequestSigner, SigV4HttpTransport } from './sigv4-transport.js';
+export type { SigV4Options, SigV4TransportOptions } from './sigv4-transport.js';
+export { LambdaTransport, directEvent } from './lambda-transport.js';
+export type { DirectInvocationEvent, LambdaInvoker, LambdaTransportOptions } from './lambda-transport.js';
 
 type Extra = Omit<ClientOptions, 'transport'>;
 
