@@ -11,11 +11,7 @@ import type { FunctionName, HttpMethod, ROUTES } from '../../lib/http/routes';
 import type * as api from '../../packages/client/src/generated/api-types';
 
 /** Deeply the same shape: a mapped copy keeps optional modifiers and index signatures and flattens intersections. */
-type Normal<T> = T extends readonly (infer E)[]
-  ? Normal<E>[]
-  : T extends object
-    ? { [K in keyof T]: Normal<T[K]> }
-    : T;
+type Normal<T> = T extends readonly (infer E)[] ? Normal<E>[] : T extends object ? { [K in keyof T]: Normal<T[K]> } : T;
 type Equal<A, B> = (<G>() => G extends Normal<A> ? 1 : 2) extends <G>() => G extends Normal<B> ? 1 : 2 ? true : false;
 
 type AnyRoute = (typeof ROUTES)[number];
@@ -25,22 +21,22 @@ type SchemaOf<R, K extends 'params' | 'query' | 'body'> = K extends keyof R ? Ex
 
 /**
  * One request part as the server reads it: absent (a route without the part infers the bare z.ZodType or
- * z.ZodUndefined), optional (every field optional) or required.
+ * z.ZodUndefined; the client types it never), optional (every field optional) or required.
  */
 type Part<S, K extends string> = [S] extends [never]
-  ? unknown
+  ? { [k in K]?: never }
   : z.ZodType extends S
-    ? unknown
+    ? { [k in K]?: never }
     : S extends z.ZodUndefined
-    ? unknown
-    : S extends z.ZodType
-      ? object extends z.input<S>
-        ? { [k in K]?: z.input<S> }
-        : { [k in K]: z.input<S> }
-      : unknown;
+      ? { [k in K]?: never }
+      : S extends z.ZodType
+        ? object extends z.input<S>
+          ? { [k in K]?: z.input<S> }
+          : { [k in K]: z.input<S> }
+        : never;
 type ServerRequest<Id extends ServerId> = Part<SchemaOf<RouteOf<Id>, 'params'>, 'params'> &
   Part<SchemaOf<RouteOf<Id>, 'query'>, 'query'> &
-  Part<SchemaOf<RouteOf<Id>, 'body'>, 'body'> & {};
+  Part<SchemaOf<RouteOf<Id>, 'body'>, 'body'>;
 
 type SuccessStatus = 200 | 201 | 204;
 type ServerResponse<Id extends ServerId> = {
@@ -60,7 +56,11 @@ type Mismatched = {
       ? Equal<api.Operations[Id]['response'], ServerResponse<Id>> extends true
         ? Equal<
             Routes[Id],
-            { readonly method: RouteOf<Id>['method']; readonly path: RouteOf<Id>['path']; readonly fn: RouteOf<Id>['fn'] }
+            {
+              readonly method: RouteOf<Id>['method'];
+              readonly path: RouteOf<Id>['path'];
+              readonly fn: RouteOf<Id>['fn'];
+            }
           > extends true
           ? never
           : `${Id}: route`

@@ -92,7 +92,8 @@ class TypeRenderer {
       case 'union':
         return (def.options ?? []).map((o) => this.typeOf(o, io, where)).join(' | ');
       case 'record': {
-        if (defOf(def.keyType as z.ZodType).type !== 'string') throw new Error(`${where}: a record keyed by non-strings`);
+        if (defOf(def.keyType as z.ZodType).type !== 'string')
+          throw new Error(`${where}: a record keyed by non-strings`);
         return `{ [key: string]: ${this.typeOf(def.valueType as z.ZodType, io, `${where}[key]`)} }`;
       }
       case 'object':
@@ -149,7 +150,11 @@ export async function renderApiTypes(): Promise<string> {
     const parts: string[] = [];
     for (const part of ['params', 'query', 'body'] as const) {
       const schema = route[part];
-      if (!schema) continue;
+      if (!schema) {
+        // a part the route does not take is a type error when given
+        parts.push(`${part}?: never;`);
+        continue;
+      }
       const optional = TypeRenderer.allOptional(schema);
       parts.push(`${part}${optional ? '?' : ''}: ${types.typeOf(schema, 'input', `${id}.${part}`)};`);
     }
@@ -160,7 +165,7 @@ export async function renderApiTypes(): Promise<string> {
       responses.push(status === 204 || !doc.schema ? 'void' : types.typeOf(doc.schema, 'output', `${id}.${status}`));
     }
     if (responses.length === 0) throw new Error(`${id}: no success response (200, 201 or 204) documented`);
-    const request = parts.length === 0 ? '{}' : `{\n${parts.join('\n')}\n}`;
+    const request = `{\n${parts.join('\n')}\n}`;
     operations.push(`/** ${route.method} ${route.path}: ${route.summary} */\n${id}: {
       request: ${request};
       response: ${[...new Set(responses)].join(' | ')};

@@ -1,5 +1,5 @@
 /**
- * `bsv-utxo-store/client`: a typed client of the UTXO store's API for node services (validators, block assembly,
+ * `@bsv-utxo-store/client`: a typed client of the UTXO store's API for node services (validators, block assembly,
  * block validation).
  *
  *   const local = localClient('http://127.0.0.1:8080');
@@ -39,7 +39,17 @@ export type { HttpTransportOptions, Transport, TransportRequest, TransportRespon
 export { RequestSigner, SigV4HttpTransport } from './sigv4-transport.js';
 export type { SigV4Options, SigV4TransportOptions } from './sigv4-transport.js';
 export { LambdaTransport, directEvent } from './lambda-transport.js';
-export type { DirectInvocationEvent, LambdaInvoker, LambdaTransportOptions } from './lambda-transport.js';
+export type {
+  DirectInvocationEvent,
+  InvokeInput,
+  InvokeOutput,
+  LambdaInvoker,
+  LambdaTransportOptions,
+} from './lambda-transport.js';
+/** The API's request and answer types by their OpenAPI names, e.g. `api.SpendResponse`, and `api.Operations`. */
+export type * as api from './generated/api-types.js';
+export { MAX_BODY_BYTES, ROUTES } from './generated/api-types.js';
+export type { FunctionName, HttpMethod, HttpErrorCode, StoreErrorCode } from './generated/api-types.js';
 
 type Extra = Omit<ClientOptions, 'transport'>;
 

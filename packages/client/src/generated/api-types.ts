@@ -396,6 +396,8 @@ export type Operations = {
   /** POST /v1/txs: Store a transaction and its outputs */
   createTx: {
     request: {
+      params?: never;
+      query?: never;
       body: CreateRequest;
     };
     response: CreateResponse;
@@ -410,6 +412,7 @@ export type Operations = {
       query?: {
         fields?: string;
       };
+      body?: never;
     };
     response: TxView;
   };
@@ -420,12 +423,16 @@ export type Operations = {
         /** txid, 64 hex characters, display (block explorer) order */
         txid: string;
       };
+      query?: never;
+      body?: never;
     };
     response: void;
   };
   /** POST /v1/spends: Spend outputs: all inputs of a spending tx, or explicit spends (all or nothing) */
   spend: {
     request: {
+      params?: never;
+      query?: never;
       body?: SpendRequest;
     };
     response: SpendResponse;
@@ -433,6 +440,8 @@ export type Operations = {
   /** POST /v1/unspends: Undo spends: clears each output that holds exactly the given spender */
   unspend: {
     request: {
+      params?: never;
+      query?: never;
       body: UnspendRequest;
     };
     response: Ok;
@@ -440,6 +449,8 @@ export type Operations = {
   /** POST /v1/mined: Add (or with unsetMined remove) a block to each transaction */
   setMined: {
     request: {
+      params?: never;
+      query?: never;
       body: SetMinedRequest;
     };
     response: SetMinedResponse;
@@ -447,6 +458,8 @@ export type Operations = {
   /** POST /v1/locked: Lock or unlock transactions (a locked tx cannot be spent) */
   setLocked: {
     request: {
+      params?: never;
+      query?: never;
       body: SetLockedRequest;
     };
     response: Ok;
@@ -454,6 +467,8 @@ export type Operations = {
   /** POST /v1/conflicting: Mark or unmark transactions as conflicting */
   setConflicting: {
     request: {
+      params?: never;
+      query?: never;
       body: SetConflictingRequest;
     };
     response: Ok;
@@ -461,6 +476,8 @@ export type Operations = {
   /** POST /v1/freeze: Freeze outputs */
   freeze: {
     request: {
+      params?: never;
+      query?: never;
       body: UtxoListRequest;
     };
     response: Ok;
@@ -468,6 +485,8 @@ export type Operations = {
   /** POST /v1/unfreeze: Unfreeze outputs */
   unfreeze: {
     request: {
+      params?: never;
+      query?: never;
       body: UtxoListRequest;
     };
     response: Ok;
@@ -475,6 +494,8 @@ export type Operations = {
   /** POST /v1/reassign: Reassign a frozen output to a new UTXO hash (spendable 1000 blocks later) */
   reassign: {
     request: {
+      params?: never;
+      query?: never;
       body: ReassignRequest;
     };
     response: Ok;
@@ -482,6 +503,8 @@ export type Operations = {
   /** POST /v1/preserve: Keep transactions (no delete-at-height) until a height */
   preserve: {
     request: {
+      params?: never;
+      query?: never;
       body: PreserveRequest;
     };
     response: Ok;
@@ -498,12 +521,14 @@ export type Operations = {
         /** UTXO hash, 64 hex characters, display order */
         utxoHash?: string;
       };
+      body?: never;
     };
     response: UtxoStatus;
   };
   /** GET /v1/unmined: Transactions not mined on the longest chain since at most `cutoff`, paged */
   queryUnmined: {
     request: {
+      params?: never;
       query: {
         /** txids with unminedSince <= cutoff */
         cutoff: string;
@@ -511,6 +536,7 @@ export type Operations = {
         /** cursor of the previous page (same cutoff; valid for an hour) */
         cursor?: string;
       };
+      body?: never;
     };
     response: UnminedPage;
   };
@@ -521,6 +547,8 @@ export type Operations = {
         /** txid, 64 hex characters, display (block explorer) order */
         txid: string;
       };
+      query?: never;
+      body?: never;
     };
     response: CounterConflicting;
   };
@@ -531,12 +559,16 @@ export type Operations = {
         /** txid, 64 hex characters, display (block explorer) order */
         txid: string;
       };
+      query?: never;
+      body?: never;
     };
     response: ConflictingChildren;
   };
   /** POST /v1/longest-chain: Mark transactions on or off the longest chain (unminedSince only; block lists kept) */
   setLongestChain: {
     request: {
+      params?: never;
+      query?: never;
       body: SetLongestChainRequest;
     };
     response: Ok;
@@ -544,6 +576,8 @@ export type Operations = {
   /** POST /v1/conflicting/resolve: Double-spend resolution: each conflicting tx of a new longest chain becomes the spender of its inputs */
   processConflicting: {
     request: {
+      params?: never;
+      query?: never;
       body: ProcessConflictingRequest;
     };
     response: ProcessConflictingResponse;
@@ -551,22 +585,30 @@ export type Operations = {
   /** GET /v1/unmined/txs: Every unmined transaction with what block assembly needs to reload it, in createdAt order, paged */
   iterateUnmined: {
     request: {
+      params?: never;
       query?: {
         limit?: string;
         /** cursor of the previous page (valid for an hour) */
         cursor?: string;
       };
+      body?: never;
     };
     response: UnminedTxsPage;
   };
   /** GET /v1/chain/tip: The chain tip height H the store evaluates at */
   getChainTip: {
-    request: {};
+    request: {
+      params?: never;
+      query?: never;
+      body?: never;
+    };
     response: ChainTipResponse;
   };
   /** PUT /v1/chain/tip: Move the chain tip forward by at most MAX_TIP_ADVANCE blocks (or keep it) */
   setChainTip: {
     request: {
+      params?: never;
+      query?: never;
       body: ChainTip;
     };
     response: ChainTipResponse;
@@ -574,18 +616,26 @@ export type Operations = {
   /** PUT /v1/chain/tip/force: Set the chain tip height to any height, back or far forward (admin) */
   forceChainTip: {
     request: {
+      params?: never;
+      query?: never;
       body: ChainTip;
     };
     response: ChainTipResponse;
   };
   /** GET /v1/health: Liveness of the engine, blob store and queue */
   health: {
-    request: {};
+    request: {
+      params?: never;
+      query?: never;
+      body?: never;
+    };
     response: Health;
   };
   /** POST /v1/batch/txs: Store many transactions (each as POST /v1/txs, on its own) */
   createTxs: {
     request: {
+      params?: never;
+      query?: never;
       body: BatchCreateRequest;
     };
     response: BatchCreateResponse;
@@ -593,6 +643,8 @@ export type Operations = {
   /** POST /v1/batch/spends: Spend the inputs of many EF transactions (each all or nothing, as POST /v1/spends) */
   spendTxs: {
     request: {
+      params?: never;
+      query?: never;
       body: BatchSpendRequest;
     };
     response: BatchSpendResponse;
@@ -600,6 +652,8 @@ export type Operations = {
   /** POST /v1/batch/get: Read many transaction records (each as GET /v1/txs/{txid}) */
   getTxs: {
     request: {
+      params?: never;
+      query?: never;
       body: BatchGetRequest;
     };
     response: BatchGetResponse;
@@ -607,6 +661,8 @@ export type Operations = {
   /** POST /v1/batch/outputs: Satoshis and locking script of many outpoints (to extend a raw tx to EF) */
   previousOutputs: {
     request: {
+      params?: never;
+      query?: never;
       body: BatchOutputsRequest;
     };
     response: BatchOutputsResponse;
@@ -614,6 +670,8 @@ export type Operations = {
   /** POST /v1/batch/utxos: Spendability of many outputs at the chain tip + 1 (each as GET /v1/utxos/{txid}/{vout}) */
   getUtxos: {
     request: {
+      params?: never;
+      query?: never;
       body: BatchUtxosRequest;
     };
     response: BatchUtxosResponse;
@@ -621,6 +679,8 @@ export type Operations = {
   /** POST /v1/cleanup: Run one cleanup pass now (deletes fully spent, buried transactions) */
   cleanup: {
     request: {
+      params?: never;
+      query?: never;
       body?: CleanupRequest;
     };
     response: CleanupReport;
