@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', 'data/', 'coverage/', 'dist/', '**/*.js', '**/*.mjs'] },
+  { ignores: ['node_modules/', 'cdk.out/', 'data/', 'coverage/', 'dist/', '**/dist/', '**/*.js', '**/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

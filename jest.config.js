@@ -15,8 +15,11 @@ module.exports = {
     ],
   },
   transformIgnorePatterns: ['/node_modules/(?!(@middy)/)'],
-  // the package's subpath export, as a consumer imports it (package.json "exports")
-  moduleNameMapper: { '^bsv-utxo-store/client$': '<rootDir>/lib/client/index.ts' },
+  // the client workspace package from its sources (packages/client), whose relative imports name the .js they build to
+  moduleNameMapper: {
+    '^@bsv-utxo-store/client$': '<rootDir>/packages/client/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   testTimeout: 30000,
 };

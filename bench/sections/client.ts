@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
-import { isApiError, localClient, type UtxoStoreClient } from '../../lib/client';
+import { isApiError, localClient, type UtxoStoreClient } from '@bsv-utxo-store/client';
 import { makeTx, rootTx, type Fixture } from '../../test/fixtures/txs';
 import { registerBench, type BenchRow } from '../registry';
 

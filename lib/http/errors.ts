@@ -8,15 +8,17 @@ import { ConfigError } from '../domain/config';
 import { SpendFailedError, UtxoStoreError, type ErrorDetails } from '../domain/errors';
 import { EngineError } from '../engine/port';
 
-/** Codes of the HTTP layer itself, beside the store's codes. */
-export type HttpErrorCode =
-  | 'INVALID_ARGUMENT'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'RESPONSE_TOO_LARGE'
-  | 'ROUTE_NOT_FOUND'
-  | 'METHOD_NOT_ALLOWED'
-  | 'CONFIG_ERROR'
-  | 'INTERNAL_ERROR';
+/** Codes of the HTTP layer itself, beside the store's codes (a list too: the client's generated types carry it). */
+export const HTTP_ERROR_CODES = [
+  'INVALID_ARGUMENT',
+  'PAYLOAD_TOO_LARGE',
+  'RESPONSE_TOO_LARGE',
+  'ROUTE_NOT_FOUND',
+  'METHOD_NOT_ALLOWED',
+  'CONFIG_ERROR',
+  'INTERNAL_ERROR',
+] as const;
+export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
 
 export interface ErrorBody {
   error: { code: string; message: string; details?: ErrorDetails };

@@ -83,7 +83,7 @@ export interface Route {
 
 /**
  * A route with its static types kept (operation id, method, path, function, schemas, responses): the typed client
- * (lib/client) derives its operations from them, so a change of the table is a compile error there.
+ * (packages/client) renders its types from them, so a change of the table is a change of the client (npm test).
  */
 export interface TypedRoute<
   Id extends string,

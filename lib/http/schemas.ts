@@ -405,7 +405,7 @@ export const previousOutputSchema = z
   .register(apiSchemas, { id: 'PreviousOutput' });
 
 /** One item's outcome: the status the single request would have answered, and its body or its error. */
-export function batchResponse(id: string, result: z.ZodType) {
+export function batchResponse<T extends z.ZodType>(id: string, result: T) {
   return z
     .object({
       results: z.array(

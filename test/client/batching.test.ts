@@ -11,7 +11,7 @@ import {
   NotFoundError,
   QueueFullError,
   UtxoStoreClient,
-} from '../../lib/client';
+} from '@bsv-utxo-store/client';
 import { fakeSpend, FakeBatchServer } from './fake-batch-server';
 
 const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));

@@ -21,7 +21,7 @@ import {
   TxExistsError,
   type DirectInvocationEvent,
   type LambdaInvoker,
-} from '../../lib/client';
+} from '@bsv-utxo-store/client';
 import type { FunctionName } from '../../lib/http/routes';
 import { lambdaContext } from '../functions/events';
 import { makeTx, rootTx, utxoHashOf } from '../fixtures/txs';

@@ -25,7 +25,7 @@ import {
   type Transport,
   type TransportRequest,
   type TransportResponse,
-} from '../../lib/client';
+} from '@bsv-utxo-store/client';
 import { mapError, HttpError, type HttpErrorCode } from '../../lib/http/errors';
 import { UtxoStoreError } from '../../lib/domain/errors';
 

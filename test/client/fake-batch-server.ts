@@ -3,7 +3,7 @@
  * item, in order), over a tiny in-memory model of outputs: enough to test automatic batching, per-item outcomes and
  * block jobs in the client without the server's batch routes.
  */
-import type { Transport, TransportRequest, TransportResponse } from '../../lib/client';
+import type { Transport, TransportRequest, TransportResponse } from '@bsv-utxo-store/client';
 
 export interface FakeOptions {
   /** delay of each answer, ms */

@@ -16,7 +16,7 @@ import {
   UtxoStoreClient,
   type Transport,
   type TransportRequest,
-} from '../../lib/client';
+} from '@bsv-utxo-store/client';
 import { coinbaseTx, makeTx, rootTx, spendItem, utxoHashOf } from '../fixtures/txs';
 import { startApi, type Api } from '../http/harness';
 

@@ -15,7 +15,7 @@ import {
   UtxoStoreClient,
   type OperationRequest,
   type OperationResponse,
-} from '../../lib/client';
+} from '@bsv-utxo-store/client';
 import { ROUTES } from '../../lib/http/routes';
 import { MAX_BODY_BYTES } from '../../lib/http/payload-limits';
 import { FakeBatchServer } from './fake-batch-server';

@@ -7,8 +7,8 @@
  * A transport turns a request into the service's answer (status + parsed JSON body) or throws a TransportError
  * (nothing came back). It does not interpret statuses or retry: the client does (client.ts, retry.ts).
  */
-import type { FunctionName, HttpMethod } from '../http/routes';
-import { TransportError } from './errors';
+import type { FunctionName, HttpMethod } from './generated/api-types.js';
+import { TransportError } from './errors.js';
 
 export interface TransportRequest {
   /** operationId of the route (for errors and logs) */

@@ -16,11 +16,13 @@
  * crashed or timed out) is a 500 FUNCTION_ERROR; Lambda's throttle (TooManyRequestsException, 429) is THROTTLED.
  *
  * Function names come from the stack outputs; the caller's role needs lambda:InvokeFunction on them.
+ *
+ * @aws-sdk/client-lambda is an optional peer dependency, loaded (dynamic import) on the first invocation only: a
+ * service that does not invoke directly neither installs nor loads it.
  */
-import { InvokeCommand, LambdaClient, type InvokeCommandOutput } from '@aws-sdk/client-lambda';
-import type { FunctionName } from '../http/routes';
-import { TransportError } from './errors';
-import { fetchFailure, parseJson, type Transport, type TransportRequest, type TransportResponse } from './transport';
+import type { FunctionName } from './generated/api-types.js';
+import { TransportError } from './errors.js';
+import { fetchFailure, parseJson, type Transport, type TransportRequest, type TransportResponse } from './transport.js';
 
 /** The event of a direct invocation (what this transport sends). */
 export interface DirectInvocationEvent {
@@ -30,9 +32,45 @@ export interface DirectInvocationEvent {
   queryStringParameters?: Record<string, string>;
 }
 
-/** The part of a Lambda client this transport uses (a fake in tests). */
+/** What this transport gives the Invoke API (an InvokeCommand's input). */
+export interface InvokeInput {
+  FunctionName?: string;
+  InvocationType?: string;
+  /** the event's JSON, UTF-8 bytes (a Uint8Array; typed as the SDK's wider payload type allows) */
+  Payload?: unknown;
+}
+
+/** What it reads of the answer (an InvokeCommandOutput). */
+export interface InvokeOutput {
+  StatusCode?: number;
+  FunctionError?: string;
+  Payload?: Uint8Array;
+}
+
+/**
+ * The part of a Lambda client this transport uses: a LambdaClient of @aws-sdk/client-lambda (it is sent an
+ * InvokeCommand), or a fake in tests. Typed without the SDK, so the client's types need it installed only to invoke.
+ */
 export interface LambdaInvoker {
-  send(command: InvokeCommand): Promise<InvokeCommandOutput>;
+  send(command: { input: InvokeInput }): Promise<InvokeOutput>;
+}
+
+type LambdaSdk = typeof import('@aws-sdk/client-lambda');
+
+let sdk: Promise<LambdaSdk> | undefined;
+
+/** @aws-sdk/client-lambda, imported once, on first use. */
+function loadSdk(): Promise<LambdaSdk> {
+  sdk ??= import('@aws-sdk/client-lambda').catch((err: unknown) => {
+    sdk = undefined;
+    throw new TransportError(
+      'direct invocation needs @aws-sdk/client-lambda, an optional peer dependency of @bsv-utxo-store/client: ' +
+        `npm install @aws-sdk/client-lambda (${(err as Error).message})`,
+      false,
+      { cause: err },
+    );
+  });
+  return sdk;
 }
 
 export interface LambdaTransportOptions {
@@ -62,12 +100,14 @@ const NOT_RUN = new Set([
 ]);
 
 export class LambdaTransport implements Transport {
-  private readonly client: LambdaInvoker;
+  private client: LambdaInvoker | undefined;
+  private readonly region: string | undefined;
   private readonly functionNames: Partial<Record<FunctionName, string>>;
 
   constructor(options: LambdaTransportOptions) {
     this.functionNames = options.functionNames;
-    this.client = options.client ?? new LambdaClient({ region: options.region, maxAttempts: 1 });
+    this.client = options.client;
+    this.region = options.region;
   }
 
   async send(request: TransportRequest): Promise<TransportResponse> {
@@ -76,7 +116,10 @@ export class LambdaTransport implements Transport {
       throw new TransportError(`no function name configured for the ${request.fn} function`, false);
     }
     const payload = Buffer.from(JSON.stringify(directEvent(request)), 'utf8');
-    let out: InvokeCommandOutput;
+    const { InvokeCommand, LambdaClient } = await loadSdk();
+    // no SDK retries: the client retries, knowing which operations are safe to repeat
+    this.client ??= new LambdaClient({ region: this.region, maxAttempts: 1 });
+    let out: InvokeOutput;
     try {
       out = await this.client.send(
         new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: payload }),

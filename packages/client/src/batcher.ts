@@ -11,7 +11,7 @@
  *
  * Generic: it knows nothing of HTTP; the client gives it a function sending one batch request.
  */
-import { QueueFullError } from './errors';
+import { QueueFullError } from './errors.js';
 
 export type ItemResult<O> = { ok: true; value: O } | { ok: false; error: unknown };
 

@@ -1,12 +1,11 @@
 /**
- * Typed errors of the client. Every error code the API answers (the store's codes, lib/domain/errors.ts, and the HTTP
- * layer's, lib/http/errors.ts) is an ApiError whose `code` discriminates its `details`; a family of codes also has
+ * Typed errors of the client. Every error code the API answers (the store's codes and the HTTP layer's, both generated from the
+ * server's lists) is an ApiError whose `code` discriminates its `details`; a family of codes also has
  * its own class (ConflictError for the state conflicts, NotFoundError, ...) for `instanceof`. Answers that are not
  * the API's envelope (API Gateway's 429 and 403, a 502 from a failed Lambda, an unhandled function error) get client
  * codes. A failure to reach the service at all is a TransportError, which says whether the request may have been sent.
  */
-import type { ErrorCode } from '../domain/errors';
-import type { HttpErrorCode } from '../http/errors';
+import type { HttpErrorCode, StoreErrorCode as ErrorCode } from './generated/api-types.js';
 
 /** Codes the client gives to answers that are not the API's error envelope. */
 export type ClientErrorCode =

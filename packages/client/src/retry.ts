@@ -10,7 +10,7 @@
  *   which and why: spend and create of the same tx, setMined, reads, ...).
  * - Never: 4xx other than 429 (a 409 conflict stays a conflict), 500 INTERNAL_ERROR, FUNCTION_ERROR.
  */
-import { ApiError, TransportError } from './errors';
+import { ApiError, TransportError } from './errors.js';
 
 export interface RetryOptions {
   /** attempts in all, the first included; default 4; 1 disables retries */

@@ -4,7 +4,7 @@
  * errors (errors.ts), safe retries (retry.ts), automatic batching of single calls (batcher.ts) and block-size jobs
  * (jobs.ts).
  */
-import { Batcher, type BatcherOptions, type ItemResult } from './batcher';
+import { Batcher, type BatcherOptions, type ItemResult } from './batcher.js';
 import {
   BATCH_OPERATIONS,
   decodeBatchResponse,
@@ -12,9 +12,9 @@ import {
   type BatchSpendRequest,
   type BatchTypes,
   type PreviousOutput,
-} from './batch-routes';
-import { ApiError, errorFromResponse, isApiError } from './errors';
-import { chunkItems, DEFAULT_MAX_REQUEST_BYTES, runChunks, type JobOptions } from './jobs';
+} from './batch-routes.js';
+import { ApiError, errorFromResponse, isApiError } from './errors.js';
+import { chunkItems, DEFAULT_MAX_REQUEST_BYTES, runChunks, type JobOptions } from './jobs.js';
 import {
   OPERATIONS,
   type CleanupReport,
@@ -34,9 +34,9 @@ import {
   type TxView,
   type UnminedPage,
   type UtxoStatus,
-} from './operations';
-import { withRetries, type RetryOptions } from './retry';
-import type { Transport, TransportRequest, TransportResponse } from './transport';
+} from './operations.js';
+import { withRetries, type RetryOptions } from './retry.js';
+import type { Transport, TransportRequest, TransportResponse } from './transport.js';
 
 /** Which single calls are batched automatically, and how. */
 export interface BatchingOptions extends BatcherOptions {

@@ -1,9 +1,9 @@
 /**
  * Block-size jobs: a million txids are split into requests whose JSON body stays under the payload limit (Lambda's
- * 6 MB less the event reserve, lib/http/payload-limits.ts) and an item count, and the requests run with bounded
+ * 6 MB less the event reserve, the server's MAX_BODY_BYTES) and an item count, and the requests run with bounded
  * concurrency, reporting progress after each.
  */
-import { MAX_BODY_BYTES } from '../http/payload-limits';
+import { MAX_BODY_BYTES } from './generated/api-types.js';
 
 export interface JobProgress {
   /** items whose request has finished */

@@ -2,14 +2,14 @@
  * HTTPS to API Gateway with IAM auth: each request is signed with Signature Version 4 by the AWS SDK's signer
  * (@smithy/signature-v4, SHA-256 from @smithy/hash-node), with credentials from the default provider chain
  * (@aws-sdk/credential-provider-node: environment, SSO, shared config / credentials files, web identity, ECS and
- * EC2 instance roles), cached and refreshed by the chain.
+ * EC2 instance roles), cached and refreshed by the chain. The chain is imported on the first signature that needs it,
+ * so a client given its credentials, or a local one, does not load it.
  */
-import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { Hash } from '@smithy/hash-node';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
-import { HttpTransport, type HttpTransportOptions, type PreparedRequest, type TransportRequest } from './transport';
+import { HttpTransport, type HttpTransportOptions, type PreparedRequest, type TransportRequest } from './transport.js';
 
 export interface SigV4Options {
   /** e.g. eu-west-1 */
@@ -38,7 +38,7 @@ export class RequestSigner {
     this.signer = new SignatureV4({
       region: options.region,
       service: options.service ?? 'execute-api',
-      credentials: options.credentials ?? defaultProvider(),
+      credentials: options.credentials ?? defaultCredentials(),
       sha256: Hash.bind(null, 'sha256'),
       applyChecksum: options.signBodyHash ?? true,
     });
@@ -82,4 +82,13 @@ export class SigV4HttpTransport extends HttpTransport {
   protected override async prepare(request: TransportRequest): Promise<PreparedRequest> {
     return this.signer.sign(await super.prepare(request));
   }
+}
+
+/** The SDK's default credential chain, imported on first use. */
+function defaultCredentials(): AwsCredentialIdentityProvider {
+  let chain: Promise<AwsCredentialIdentityProvider> | undefined;
+  return async (props) => {
+    chain ??= import('@aws-sdk/credential-provider-node').then((m) => m.defaultProvider());
+    return (await chain)(props);
+  };
 }

@@ -5,8 +5,7 @@
  * types derive from the route table like OPERATIONS (operations.ts); decodeBatchItem is the one place that reads an
  * item's outcome.
  */
-import type { z } from 'zod';
-import type * as s from '../http/schemas';
+import type * as api from './generated/api-types.js';
 import {
   OPERATIONS,
   type CreateResult,
@@ -14,9 +13,9 @@ import {
   type SpendResult,
   type TxView,
   type UtxoStatus,
-} from './operations';
-import { apiError, errorEnvelope, errorFromResponse } from './errors';
-import type { ItemResult } from './batcher';
+} from './operations.js';
+import { apiError, errorEnvelope, errorFromResponse } from './errors.js';
+import type { ItemResult } from './batcher.js';
 
 /** POST /v1/batch/txs: create many txs, each with its own options. */
 export type BatchCreateRequest = OperationRequest<'createTxs'>['body'];
@@ -30,7 +29,7 @@ export type BatchOutputsRequest = OperationRequest<'previousOutputs'>['body'];
 export type BatchUtxosRequest = OperationRequest<'getUtxos'>['body'];
 
 /** An output as /v1/batch/outputs answers it. */
-export type PreviousOutput = z.output<typeof s.previousOutputSchema>;
+export type PreviousOutput = api.PreviousOutput;
 
 export interface BatchResponse {
   results: unknown[];
