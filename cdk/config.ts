@@ -432,6 +432,17 @@ function int(key: string, v: unknown, min: number, max: number): void {
     throw new ConfigurationError(key, `expected an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
 }
 
+/** A package the nodes download: an https:// or s3:// URL of a `kind` file, s3:// only without internet egress. */
+function packageUrl(key: string, url: string, kind: '.tgz' | '.rpm', natGateways: number): void {
+  if (!new RegExp(`^(https|s3)://\\S+\\${kind}$`).test(url))
+    throw new ConfigurationError(key, `expected an https:// or s3:// URL of ${kind === '.tgz' ? 'a' : 'an'} ${kind}`);
+  if (natGateways === 0 && !url.startsWith('s3://'))
+    throw new ConfigurationError(
+      key,
+      'with natGateways=0 the nodes have no internet egress: stage the package in S3 and give its s3:// URL',
+    );
+}
+
 /** The retention periods CloudWatch Logs accepts. */
 export const LOG_RETENTION_DAYS = [
   1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
@@ -479,13 +490,7 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
       'instanceType',
       `"${a.instanceType}" is not an x86_64 NVMe instance-store type (families: ${NVME_FAMILIES.join(', ')})`,
     );
-  if (!/^(https|s3):\/\/\S+\.tgz$/.test(a.packageUrl))
-    throw new ConfigurationError('aerospikePackageUrl', 'expected an https:// or s3:// URL of a .tgz');
-  if (c.natGateways === 0 && !a.packageUrl.startsWith('s3://'))
-    throw new ConfigurationError(
-      'aerospikePackageUrl',
-      'with natGateways=0 the nodes have no internet egress: stage the package in S3 and give its s3:// URL',
-    );
+  packageUrl('aerospikePackageUrl', a.packageUrl, '.tgz', c.natGateways);
   int('replicationFactor', a.replicationFactor, 1, 4);
   const azCount = c.availabilityZones?.length ?? c.maxAzs;
   const replication = effectiveReplication(a);
@@ -525,13 +530,7 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
   ] as const)
     if (sha !== undefined && !/^[0-9a-f]{64}$/.test(sha))
       throw new ConfigurationError(key, 'expected the 64 hex digits of a SHA-256');
-  if (!/^(https|s3):\/\/\S+\.rpm$/.test(a.exporterPackageUrl))
-    throw new ConfigurationError('exporterPackageUrl', 'expected an https:// or s3:// URL of an .rpm');
-  if (c.natGateways === 0 && !a.exporterPackageUrl.startsWith('s3://'))
-    throw new ConfigurationError(
-      'exporterPackageUrl',
-      'with natGateways=0 the nodes have no internet egress: stage the package in S3 and give its s3:// URL',
-    );
+  packageUrl('exporterPackageUrl', a.exporterPackageUrl, '.rpm', c.natGateways);
   int('protoFdMax', a.protoFdMax, 1000, 2 ** 31 - 1);
   int('clientMaxConnsPerNode', a.clientMaxConnsPerNode, 1, 10000);
   int('deviceUsedAlarmPercent', a.deviceUsedAlarmPercent, 1, 99);

@@ -282,27 +282,33 @@ local function withSignal(r, signal, childCount)
 end
 
 ---------------------------------------------------------------------------------------------------------------------
--- argument checks (each returns an error response or nil)
+-- argument checks (each returns an error response or nil, so that a function's checks chain with `or` in order)
 ---------------------------------------------------------------------------------------------------------------------
 
-local function checkHeights(height, retention)
-    local h = toInt(height)
-    if h == nil or h < 0 then
-        return invalid("currentBlockHeight must be a non-negative integer")
-    end
-    local r = toInt(retention)
-    if r == nil or r < 0 then
-        return invalid("blockHeightRetention must be a non-negative integer")
+local function checkNonNegative(v, name)
+    local n = toInt(v)
+    if n == nil or n < 0 then
+        return invalid(name .. " must be a non-negative integer")
     end
     return nil
 end
 
-local function checkOffset(offset)
-    local o = toInt(offset)
-    if o == nil or o < 0 then
-        return invalid("offset must be a non-negative integer")
+local function checkInt(v, name)
+    if toInt(v) == nil then
+        return invalid(name .. " must be an integer")
     end
     return nil
+end
+
+local function checkBool(v, name)
+    if toBool(v) == nil then
+        return invalid(name .. " must be a boolean")
+    end
+    return nil
+end
+
+local function checkHeights(height, retention)
+    return checkNonNegative(height, "currentBlockHeight") or checkNonNegative(retention, "blockHeightRetention")
 end
 
 local function checkHash(v, name)
@@ -315,6 +321,13 @@ end
 local function checkSpendingData(v, name)
     if not isBytesOfSize(v, SPENDING_DATA_SIZE) then
         return invalid(name .. " must be " .. SPENDING_DATA_SIZE .. " bytes")
+    end
+    return nil
+end
+
+local function checkNotFrozenMarker(data, name)
+    if isFrozenMarker(data, 1) then
+        return invalid(name .. " is the frozen marker")
     end
     return nil
 end
@@ -468,6 +481,47 @@ local function utxosOf(rec)
     return utxos, n, nil
 end
 
+-- The record's utxos list and the checked slot at a 0-based offset, or nil, nil, errorResponse.
+local function slotOf(rec, offset, utxoHash)
+    local utxos, n, missing = utxosOf(rec)
+    if missing then
+        return nil, nil, missing
+    end
+    local slot, code, message = checkedSlot(utxos, n, offset, utxoHash)
+    if slot == nil then
+        return nil, nil, errorResponse(code, message)
+    end
+    return utxos, slot, nil
+end
+
+-- Record checks, each an error response or nil like the argument checks; checkLive goes first (the others read
+-- bins of a record that must exist).
+local function checkLive(rec)
+    if not isLive(rec) then
+        return notFound()
+    end
+    return nil
+end
+
+local function checkNotCreating(rec)
+    if flag(rec[B_CREATING]) then
+        return errorResponse("CREATING", "TX is being created and cannot be spent yet")
+    end
+    return nil
+end
+
+local function checkNotDeleting(rec)
+    if flag(rec[B_DELETING]) then
+        return errorResponse("DELETING", "TX is being deleted")
+    end
+    return nil
+end
+
+-- finish with an OK response, the heights given as the function's (checked) arguments.
+local function finishOk(rec, currentBlockHeight, retention, dirty)
+    return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), dirty)
+end
+
 ---------------------------------------------------------------------------------------------------------------------
 -- implementations
 ---------------------------------------------------------------------------------------------------------------------
@@ -477,52 +531,37 @@ local function spendMultiImpl(rec, spends, ignoreConflicting, ignoreLocked, curr
     if count == nil then
         return invalid("spends must be a list")
     end
-    local ignoreC = toBool(ignoreConflicting)
-    if ignoreC == nil then
-        return invalid("ignoreConflicting must be a boolean")
-    end
-    local ignoreL = toBool(ignoreLocked)
-    if ignoreL == nil then
-        return invalid("ignoreLocked must be a boolean")
-    end
-    local bad = checkHeights(currentBlockHeight, retention)
+    local bad = checkBool(ignoreConflicting, "ignoreConflicting")
+        or checkBool(ignoreLocked, "ignoreLocked")
+        or checkHeights(currentBlockHeight, retention)
     if bad then
         return bad
     end
+    local ignoreC, ignoreL = toBool(ignoreConflicting), toBool(ignoreLocked)
     local height = toInt(currentBlockHeight)
     local R = toInt(retention)
 
     local items = {}
     for i = 1, count do
         local item = spends[i]
+        local at = "spends[" .. (i - 1) .. "]"
         if mapSize(item) == nil then
-            return invalid("spends[" .. (i - 1) .. "] must be a map")
+            return invalid(at .. " must be a map")
         end
-        local offset = toInt(item["offset"])
-        if offset == nil or offset < 0 then
-            return invalid("spends[" .. (i - 1) .. "].offset must be a non-negative integer")
+        local offset, utxoHash, data = item["offset"], item["utxoHash"], item["spendingData"]
+        bad = checkNonNegative(offset, at .. ".offset")
+            or checkHash(utxoHash, at .. ".utxoHash")
+            or checkSpendingData(data, at .. ".spendingData")
+            or checkNotFrozenMarker(data, at .. ".spendingData")
+        if bad then
+            return bad
         end
-        if not isBytesOfSize(item["utxoHash"], HASH_SIZE) then
-            return invalid("spends[" .. (i - 1) .. "].utxoHash must be 32 bytes")
-        end
-        local data = item["spendingData"]
-        if not isBytesOfSize(data, SPENDING_DATA_SIZE) then
-            return invalid("spends[" .. (i - 1) .. "].spendingData must be 36 bytes")
-        end
-        if isFrozenMarker(data, 1) then
-            return invalid("spends[" .. (i - 1) .. "].spendingData is the frozen marker")
-        end
-        items[i] = { offset = offset, utxoHash = item["utxoHash"], spendingData = data }
+        items[i] = { offset = toInt(offset), utxoHash = utxoHash, spendingData = data }
     end
 
-    if not isLive(rec) then
-        return notFound()
-    end
-    if flag(rec[B_CREATING]) then
-        return errorResponse("CREATING", "TX is being created and cannot be spent yet")
-    end
-    if flag(rec[B_DELETING]) then
-        return errorResponse("DELETING", "TX is being deleted")
+    bad = checkLive(rec) or checkNotCreating(rec) or checkNotDeleting(rec)
+    if bad then
+        return bad
     end
     if not ignoreC and flag(rec[B_CONFLICTING]) then
         return errorResponse("CONFLICTING", "TX is conflicting")
@@ -628,27 +667,19 @@ local function spendMultiImpl(rec, spends, ignoreConflicting, ignoreLocked, curr
 end
 
 local function unspendImpl(rec, offset, utxoHash, expected, currentBlockHeight, retention)
-    local bad = checkOffset(offset)
+    local bad = checkNonNegative(offset, "offset")
         or checkHash(utxoHash, "utxoHash")
         or checkSpendingData(expected, "expectedSpendingData")
         or checkHeights(currentBlockHeight, retention)
+        or checkLive(rec)
+        or checkNotDeleting(rec)
     if bad then
         return bad
     end
     offset = toInt(offset)
-    if not isLive(rec) then
-        return notFound()
-    end
-    if flag(rec[B_DELETING]) then
-        return errorResponse("DELETING", "TX is being deleted")
-    end
-    local utxos, n, missing = utxosOf(rec)
-    if missing then
-        return missing
-    end
-    local slot, code, message = checkedSlot(utxos, n, offset, utxoHash)
-    if slot == nil then
-        return errorResponse(code, message)
+    local utxos, slot, err = slotOf(rec, offset, utxoHash)
+    if err then
+        return err
     end
     local cleared = false
     if bytesSize(slot) == SPENT_SIZE then
@@ -667,7 +698,7 @@ local function unspendImpl(rec, offset, utxoHash, expected, currentBlockHeight, 
         end
     end
     -- a different spender or an unspent slot: nothing to clear (the DAH rule still runs)
-    return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), cleared)
+    return finishOk(rec, currentBlockHeight, retention, cleared)
 end
 
 -- Rebuilds the three parallel block lists without the entries for blockID.
@@ -702,39 +733,21 @@ end
 
 local function setMinedImpl(rec, blockID, blockHeight, subtreeIdx, currentBlockHeight, retention, onLongestChain,
                             unsetMined)
-    local id = toInt(blockID)
-    if id == nil then
-        return invalid("blockID must be an integer")
-    end
-    local bh = toInt(blockHeight)
-    if bh == nil or bh < 0 then
-        return invalid("blockHeight must be a non-negative integer")
-    end
-    local st = toInt(subtreeIdx)
-    if st == nil then
-        return invalid("subtreeIdx must be an integer")
-    end
-    local bad = checkHeights(currentBlockHeight, retention)
+    local bad = checkInt(blockID, "blockID")
+        or checkNonNegative(blockHeight, "blockHeight")
+        or checkInt(subtreeIdx, "subtreeIdx")
+        or checkHeights(currentBlockHeight, retention)
+        or checkBool(onLongestChain, "onLongestChain")
+        or checkBool(unsetMined, "unsetMined")
+        or checkLive(rec)
+        or checkNotDeleting(rec)
     if bad then
         return bad
     end
-    local longest = toBool(onLongestChain)
-    if longest == nil then
-        return invalid("onLongestChain must be a boolean")
-    end
-    local unset = toBool(unsetMined)
-    if unset == nil then
-        return invalid("unsetMined must be a boolean")
-    end
+    local id, bh, st = toInt(blockID), toInt(blockHeight), toInt(subtreeIdx)
+    local longest, unset = toBool(onLongestChain), toBool(unsetMined)
     local height = toInt(currentBlockHeight)
     local R = toInt(retention)
-
-    if not isLive(rec) then
-        return notFound()
-    end
-    if flag(rec[B_DELETING]) then
-        return errorResponse("DELETING", "TX is being deleted")
-    end
 
     local ids = rec[B_BLOCK_IDS]
     local before = listSize(ids) or 0
@@ -805,25 +818,19 @@ local function setMinedImpl(rec, blockID, blockHeight, subtreeIdx, currentBlockH
     return response
 end
 
--- Common argument and slot checks of freeze / unfreeze. Returns utxos, slot, offset or nil, nil, nil, errorResponse.
+-- Common argument and slot checks of freeze / unfreeze / reassign. Returns utxos, slot, offset or nil, nil, nil,
+-- errorResponse.
 local function slotForAdmin(rec, offset, utxoHash, currentBlockHeight, retention)
-    local bad = checkOffset(offset) or checkHash(utxoHash, "utxoHash") or checkHeights(currentBlockHeight, retention)
+    local bad = checkNonNegative(offset, "offset")
+        or checkHash(utxoHash, "utxoHash")
+        or checkHeights(currentBlockHeight, retention)
+        or checkLive(rec)
     if bad then
         return nil, nil, nil, bad
     end
-    offset = toInt(offset)
-    if not isLive(rec) then
-        return nil, nil, nil, notFound()
-    end
-    local utxos, n, missing = utxosOf(rec)
-    if missing then
-        return nil, nil, nil, missing
-    end
-    local slot, code, message = checkedSlot(utxos, n, offset, utxoHash)
-    if slot == nil then
-        return nil, nil, nil, errorResponse(code, message)
-    end
-    return utxos, slot, offset, nil
+    local o = toInt(offset)
+    local utxos, slot, err = slotOf(rec, o, utxoHash)
+    return utxos, slot, o, err
 end
 
 local function freezeImpl(rec, offset, utxoHash, currentBlockHeight, retention)
@@ -841,7 +848,7 @@ local function freezeImpl(rec, offset, utxoHash, currentBlockHeight, retention)
     end
     utxos[o + 1] = frozenSlot(slot)
     rec[B_UTXOS] = utxos
-    return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), true)
+    return finishOk(rec, currentBlockHeight, retention, true)
 end
 
 local function unfreezeImpl(rec, offset, utxoHash, currentBlockHeight, retention)
@@ -854,23 +861,18 @@ local function unfreezeImpl(rec, offset, utxoHash, currentBlockHeight, retention
     end
     utxos[o + 1] = newSlot(slot, nil)
     rec[B_UTXOS] = utxos
-    return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), true)
+    return finishOk(rec, currentBlockHeight, retention, true)
 end
 
 local function reassignImpl(rec, offset, utxoHash, newUtxoHash, blockHeight, spendableAfter, currentBlockHeight,
                             retention)
     local bad = checkHash(newUtxoHash, "newUtxoHash")
+        or checkNonNegative(blockHeight, "blockHeight")
+        or checkNonNegative(spendableAfter, "spendableAfter")
     if bad then
         return bad
     end
-    local bh = toInt(blockHeight)
-    if bh == nil or bh < 0 then
-        return invalid("blockHeight must be a non-negative integer")
-    end
-    local after = toInt(spendableAfter)
-    if after == nil or after < 0 then
-        return invalid("spendableAfter must be a non-negative integer")
-    end
+    local bh, after = toInt(blockHeight), toInt(spendableAfter)
     local utxos, slot, o, err = slotForAdmin(rec, offset, utxoHash, currentBlockHeight, retention)
     if err then
         return err
@@ -900,23 +902,16 @@ local function reassignImpl(rec, offset, utxoHash, newUtxoHash, blockHeight, spe
     spendableIn[o] = bh + after
     rec[B_SPENDABLE_IN] = spendableIn
 
-    return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), true)
+    return finishOk(rec, currentBlockHeight, retention, true)
 end
 
 -- setConflicting / setLocked: a boolean bin, then the DAH rule.
 local function setFlagImpl(rec, bin, setValue, currentBlockHeight, retention)
-    local value = toBool(setValue)
-    if value == nil then
-        return invalid("setValue must be a boolean")
-    end
-    local bad = checkHeights(currentBlockHeight, retention)
+    local bad = checkBool(setValue, "setValue") or checkHeights(currentBlockHeight, retention) or checkLive(rec)
     if bad then
         return bad
     end
-    if not isLive(rec) then
-        return notFound()
-    end
-    rec[bin] = value
+    rec[bin] = toBool(setValue)
     local response = okResponse()
     local total = childCountOf(rec)
     if total ~= nil then
@@ -926,22 +921,15 @@ local function setFlagImpl(rec, bin, setValue, currentBlockHeight, retention)
 end
 
 local function preserveUntilImpl(rec, untilHeight, currentBlockHeight, retention)
-    local untilH = toInt(untilHeight)
-    if untilH == nil or untilH < 0 then
-        return invalid("untilHeight must be a non-negative integer")
-    end
-    local bad = checkHeights(currentBlockHeight, retention)
+    local bad = checkNonNegative(untilHeight, "untilHeight")
+        or checkHeights(currentBlockHeight, retention)
+        or checkLive(rec)
+        -- cleanup finishes a marked delete without re-reading the record: a preserve must not report success
+        or checkNotDeleting(rec)
     if bad then
         return bad
     end
-    if not isLive(rec) then
-        return notFound()
-    end
-    if flag(rec[B_DELETING]) then
-        -- cleanup finishes a marked delete without re-reading the record: a preserve must not report success
-        return errorResponse("DELETING", "TX is being deleted")
-    end
-    rec[B_PRESERVE_UNTIL] = untilH
+    rec[B_PRESERVE_UNTIL] = toInt(untilHeight)
     if rec[B_DAH] ~= nil then
         rec[B_DAH] = nil
     end
@@ -955,12 +943,9 @@ local function preserveUntilImpl(rec, untilHeight, currentBlockHeight, retention
 end
 
 local function expirePreserveImpl(rec, currentBlockHeight, retention)
-    local bad = checkHeights(currentBlockHeight, retention)
+    local bad = checkHeights(currentBlockHeight, retention) or checkLive(rec)
     if bad then
         return bad
-    end
-    if not isLive(rec) then
-        return notFound()
     end
     local height = toInt(currentBlockHeight)
     local untilH = rec[B_PRESERVE_UNTIL]
@@ -973,21 +958,15 @@ local function expirePreserveImpl(rec, currentBlockHeight, retention)
         rec[B_PRESERVE_UNTIL] = nil
         removed = true
     end
-    return finish(rec, okResponse(), height, toInt(retention), removed)
+    return finishOk(rec, currentBlockHeight, retention, removed)
 end
 
 local function spentExtraRecsImpl(rec, value, isIncrement, currentBlockHeight, retention)
-    local v = toInt(value)
-    if v == nil then
-        return invalid("value must be an integer")
-    end
-    local bad = checkHeights(currentBlockHeight, retention)
+    local bad = checkInt(value, "value") or checkHeights(currentBlockHeight, retention) or checkLive(rec)
     if bad then
         return bad
     end
-    if not isLive(rec) then
-        return notFound()
-    end
+    local v = toInt(value)
     local total = toInt(rec[B_TOTAL_EXTRA_RECS])
     if total == nil then
         return invalid("totalExtraRecs not found in record: not a master record")
@@ -1008,30 +987,25 @@ local function spentExtraRecsImpl(rec, value, isIncrement, currentBlockHeight, r
         spent = v
     end
     rec[B_SPENT_EXTRA_RECS] = spent
-    return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), true)
+    return finishOk(rec, currentBlockHeight, retention, true)
 end
 
 local function clearCreatingImpl(rec, currentBlockHeight, retention)
-    local bad = checkHeights(currentBlockHeight, retention)
+    local bad = checkHeights(currentBlockHeight, retention) or checkLive(rec)
     if bad then
         return bad
-    end
-    if not isLive(rec) then
-        return notFound()
     end
     local wasCreating = rec[B_CREATING] ~= nil
     if wasCreating then
         rec[B_CREATING] = nil
     end
-    return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), wasCreating)
+    return finishOk(rec, currentBlockHeight, retention, wasCreating)
 end
 
 local function addConflictingChildImpl(rec, childTxid)
-    if not isBytesOfSize(childTxid, HASH_SIZE) then
-        return invalid("childTxid must be 32 bytes")
-    end
-    if not isLive(rec) then
-        return notFound()
+    local bad = checkHash(childTxid, "childTxid") or checkLive(rec)
+    if bad then
+        return bad
     end
     local children = rec[B_CONFLICTING_CS]
     local n = listSize(children)
@@ -1054,8 +1028,9 @@ local function setDeletedChildImpl(rec, childHex)
     if type(childHex) ~= "string" or #childHex ~= 64 or string_find(childHex, "^[0-9a-fA-F]+$") == nil then
         return invalid("child txid must be 64 hex characters")
     end
-    if not isLive(rec) then
-        return notFound()
+    local bad = checkLive(rec)
+    if bad then
+        return bad
     end
     local key = string_lower(childHex)
     local children = rec[B_DELETED_CHILDREN]
@@ -1071,37 +1046,30 @@ local function setDeletedChildImpl(rec, childHex)
 end
 
 local function rerunDahImpl(rec, currentBlockHeight, retention)
-    local bad = checkHeights(currentBlockHeight, retention)
+    local bad = checkHeights(currentBlockHeight, retention) or checkLive(rec)
     if bad then
         return bad
     end
-    if not isLive(rec) then
-        return notFound()
-    end
-    return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), false)
+    return finishOk(rec, currentBlockHeight, retention, false)
 end
 
 -- Marks a tx on or off the longest chain without touching its block lists (a reorg moves txs on and off the longest
 -- chain while their blocks stay known). Off: unminedSince = currentBlockHeight unless already set. On: unminedSince
 -- removed, but only when the tx is in at least one block (a tx in no block stays unmined). Then the DAH rule.
 local function setLongestChainImpl(rec, onLongestChain, currentBlockHeight, retention)
-    local longest = toBool(onLongestChain)
-    if longest == nil then
-        return invalid("onLongestChain must be a boolean")
-    end
-    local bad = checkHeights(currentBlockHeight, retention)
+    local bad = checkBool(onLongestChain, "onLongestChain") or checkHeights(currentBlockHeight, retention)
+        or checkLive(rec)
     if bad then
         return bad
-    end
-    if not isLive(rec) then
-        return notFound()
     end
     if isPagination(rec) then
         return invalid("setLongestChain applies to a master record only")
     end
-    if flag(rec[B_DELETING]) then
-        return errorResponse("DELETING", "TX is being deleted")
+    bad = checkNotDeleting(rec)
+    if bad then
+        return bad
     end
+    local longest = toBool(onLongestChain)
     local height = toInt(currentBlockHeight)
     local dirty = false
     if longest then
@@ -1114,7 +1082,7 @@ local function setLongestChainImpl(rec, onLongestChain, currentBlockHeight, rete
         rec[B_UNMINED_SINCE] = height
         dirty = true
     end
-    return finish(rec, okResponse(), height, toInt(retention), dirty)
+    return finishOk(rec, currentBlockHeight, retention, dirty)
 end
 
 -- Moves one output to a new spender in one atomic step (double-spend resolution): the slot held by
@@ -1122,38 +1090,26 @@ end
 -- unspent slot is spent by spendingData. The output is never unspent in between, so no third tx can take it. Another
 -- spender -> SPENT (with its spendingData), a frozen output -> FROZEN; neither writes.
 local function replaceSpendImpl(rec, offset, utxoHash, spendingData, expected, currentBlockHeight, retention)
-    local bad = checkOffset(offset)
+    local bad = checkNonNegative(offset, "offset")
         or checkHash(utxoHash, "utxoHash")
         or checkSpendingData(spendingData, "spendingData")
         or checkSpendingData(expected, "expectedSpendingData")
         or checkHeights(currentBlockHeight, retention)
+        or checkNotFrozenMarker(spendingData, "spendingData")
+        or checkLive(rec)
+        or checkNotCreating(rec)
+        or checkNotDeleting(rec)
     if bad then
         return bad
     end
-    if isFrozenMarker(spendingData, 1) then
-        return invalid("spendingData is the frozen marker")
-    end
     offset = toInt(offset)
-    if not isLive(rec) then
-        return notFound()
-    end
-    if flag(rec[B_CREATING]) then
-        return errorResponse("CREATING", "TX is being created and cannot be spent yet")
-    end
-    if flag(rec[B_DELETING]) then
-        return errorResponse("DELETING", "TX is being deleted")
-    end
-    local utxos, n, missing = utxosOf(rec)
-    if missing then
-        return missing
-    end
-    local slot, code, message = checkedSlot(utxos, n, offset, utxoHash)
-    if slot == nil then
-        return errorResponse(code, message)
+    local utxos, slot, err = slotOf(rec, offset, utxoHash)
+    if err then
+        return err
     end
     if bytesSize(slot) == SPENT_SIZE then
         if bytesEqual(slot, HASH_SIZE + 1, spendingData, 1, SPENDING_DATA_SIZE) then
-            return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), false)
+            return finishOk(rec, currentBlockHeight, retention, false)
         end
         if isFrozenMarker(slot, HASH_SIZE + 1) then
             return errorResponse("FROZEN", "UTXO is frozen")
@@ -1168,7 +1124,7 @@ local function replaceSpendImpl(rec, offset, utxoHash, spendingData, expected, c
     end
     utxos[offset + 1] = newSlot(slot, spendingData)
     rec[B_UTXOS] = utxos
-    return finish(rec, okResponse(), toInt(currentBlockHeight), toInt(retention), true)
+    return finishOk(rec, currentBlockHeight, retention, true)
 end
 
 -- Runs an implementation; an unexpected Lua error becomes an ERROR map instead of failing the call.

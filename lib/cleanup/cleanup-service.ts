@@ -3,7 +3,7 @@
  * mined and stable. Runs on any RecordEngine; a pass stops before its deadline and the next pass resumes.
  */
 import type { BlobStore } from '../blob/port';
-import type { Bins, EngineRecord, RecordEngine } from '../engine/port';
+import type { Bins, EngineRecord, RangeQuery, RecordEngine } from '../engine/port';
 import { BIN } from '../domain/bins';
 import { collectChildren, extraRecordCount, isMaster, masterDecision, type ChildRef } from './candidates';
 import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
@@ -116,19 +116,9 @@ export class CleanupService {
     try {
       if (tip >= 1) {
         await this.expirePreserved(tip, report, checkDeadline);
-        let cursor: string | undefined;
-        do {
-          checkDeadline();
-          const page = await this.engine.queryRange({
-            bin: 'deleteAtHeight',
-            min: 1,
-            max: tip,
-            limit: this.settings.batchSize,
-            cursor,
-          });
-          await this.processChunk(tip, page.records.filter(isMaster), report, checkDeadline);
-          cursor = page.cursor;
-        } while (cursor !== undefined);
+        for await (const records of this.pages({ bin: 'deleteAtHeight', min: 1, max: tip }, checkDeadline)) {
+          await this.processChunk(tip, records.filter(isMaster), report, checkDeadline);
+        }
       }
     } catch (err) {
       // an engine failure of a range query ends the pass; it is counted and the next pass resumes
@@ -146,21 +136,26 @@ export class CleanupService {
     return report;
   }
 
-  private async expirePreserved(tip: number, report: CleanupReport, checkDeadline: () => void): Promise<void> {
+  /** The pages (batchSize records) of a range query, the deadline checked before each. */
+  private async *pages(
+    query: Omit<RangeQuery, 'limit' | 'cursor'>,
+    checkDeadline: () => void,
+  ): AsyncGenerator<EngineRecord[]> {
     let cursor: string | undefined;
     do {
       checkDeadline();
-      const page = await this.engine.queryRange({
-        bin: 'preserveUntil',
-        min: 0,
-        max: tip,
-        limit: this.settings.batchSize,
-        bins: [BIN.preserveUntil],
-        cursor,
-      });
-      if (page.records.length > 0) {
+      const page = await this.engine.queryRange({ ...query, limit: this.settings.batchSize, cursor });
+      yield page.records;
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+  }
+
+  private async expirePreserved(tip: number, report: CleanupReport, checkDeadline: () => void): Promise<void> {
+    const preserved = this.pages({ bin: 'preserveUntil', min: 0, max: tip, bins: [BIN.preserveUntil] }, checkDeadline);
+    for await (const records of preserved) {
+      if (records.length > 0) {
         const results = await this.engine.batchApply(
-          page.records.map((r) => ({
+          records.map((r) => ({
             key: r.key,
             module: this.moduleName,
             fn: 'expirePreserve',
@@ -173,7 +168,7 @@ export class CleanupService {
             report.preserveExpired++;
             const signal = r.result.signal;
             if (typeof signal === 'string') {
-              const txid = txidHex(page.records[i].key.subarray(0, 32));
+              const txid = txidHex(records[i].key.subarray(0, 32));
               signals.push({ txid, signal: signal as SignalName, height: tip });
             }
           } else if (!(!r.ok && r.error.code === 'RECORD_NOT_FOUND')) report.errors++;
@@ -183,8 +178,7 @@ export class CleanupService {
           await this.signals.send(signals).catch(() => void report.errors++);
         }
       }
-      cursor = page.cursor;
-    } while (cursor !== undefined);
+    }
   }
 
   private async processChunk(

@@ -7,7 +7,7 @@
 import * as z from 'zod';
 import type { ItemResult } from '../store/types';
 import { invalidArgument, mapError } from './errors';
-import { zodError } from './middleware';
+import { zodError } from './zod-error';
 
 export interface BatchItemOutcome {
   status: number;

@@ -20,6 +20,7 @@ import { isDirectInvocation, directInvocationProblem, toDirectResult, toProxyEve
 import type { DirectInvocation, DirectResult } from './direct-invocation';
 import { LAMBDA_PAYLOAD_BYTES, MAX_BODY_BYTES, payloadBytes } from './payload-limits';
 import { emptyObject } from './schemas';
+import { zodError } from './zod-error';
 
 /** An API function's handler: API Gateway proxy events, and direct invocations (lib/http/direct-invocation.ts). */
 export interface ApiHandler {
@@ -42,42 +43,6 @@ function stateOf(event: APIGatewayProxyEvent) {
     state.set(event, s);
   }
   return s;
-}
-
-/** "a.b[0].c" from a zod issue path. */
-function fieldName(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const p of path) {
-    if (typeof p === 'number') out += `[${p}]`;
-    else out += out === '' ? String(p) : `.${String(p)}`;
-  }
-  return out;
-}
-
-function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
-  let v = value;
-  for (const p of path) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<PropertyKey, unknown>)[p];
-  }
-  return v;
-}
-
-/** The first zod issue as a 400 naming the field; every issue in details.issues (also for one item of a batch). */
-export function zodError(where: 'body' | 'query' | 'path', input: unknown, error: z.ZodError): HttpError {
-  const issues = error.issues.map((issue) => {
-    if (issue.code === 'unrecognized_keys') {
-      const key = issue.keys[0];
-      return { field: fieldName([...issue.path, key]), message: 'unknown field' };
-    }
-    if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined && issue.path.length > 0) {
-      return { field: fieldName(issue.path), message: 'required' };
-    }
-    return { field: fieldName(issue.path), message: issue.message };
-  });
-  const first = issues[0];
-  const field = first.field === '' ? (where === 'path' ? 'path' : where) : first.field;
-  return invalidArgument(field, first.message, { in: where, issues });
 }
 
 function parse<T extends z.ZodType>(where: 'body' | 'query' | 'path', schema: T, input: unknown): z.output<T> {

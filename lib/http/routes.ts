@@ -10,6 +10,7 @@ import type { Runtime } from '../runtime';
 import { emitMetrics } from '../cleanup/report';
 import type { CleanupMetrics } from '../cleanup';
 import type { ApiRole } from './roles';
+import type { ItemResult } from '../store/types';
 import { checkBatchSize, parseItems, parseScalarItems, runItems } from './batch-items';
 import * as s from './schemas';
 
@@ -134,6 +135,84 @@ const E413 = {
 const E503 = { description: 'STORAGE_ERROR: the engine, blob store or queue failed; retry', schema: s.errorEnvelope };
 const OK = { description: 'done', schema: s.okResponse };
 const ok = (): RouteResult => ({ statusCode: 200, body: { status: 'OK' } });
+
+/**
+ * What sets one batch route (POST /v1/batch/...) apart; batchRoute derives its entry. The body's `items` list is
+ * checked against MAX_BATCH_ITEMS, each item with the single request's schema (`item`, or [field, schema] for a
+ * scalar item checked as that field of the single request), the valid ones go to `run` together, and each outcome
+ * comes back in order as {status, result} (`status`, default 200; `result` maps the store's value) or {status,
+ * error}. The 200 answer is s.batchResponse(id, itemSchema) described as `description`.
+ */
+interface BatchSpec<
+  Id extends string,
+  Path extends string,
+  F extends FunctionName,
+  K extends string,
+  B extends z.ZodType<Record<K, unknown[]>>,
+  T extends z.ZodType,
+  R,
+> {
+  operationId: Id;
+  fn: F;
+  path: Path;
+  summary: string;
+  description?: string;
+  body: B;
+  items: K;
+  item: T | [field: string, schema: T];
+  response: [id: string, itemSchema: z.ZodType, description: string];
+  run(store: Runtime['store'], valid: z.output<T>[], body: z.output<B>): Promise<ItemResult<R>[]>;
+  status?: number;
+  result?: (value: R) => unknown;
+}
+
+/** The responses of every batch route (the same as a route literal's inferred ones). */
+type BatchResponses = {
+  200: { description: string; schema: ReturnType<typeof s.batchResponse> };
+  400: typeof E400;
+  413: typeof E413;
+  503: typeof E503;
+};
+
+function batchRoute<
+  const Id extends string,
+  const Path extends string,
+  F extends FunctionName,
+  K extends string,
+  B extends z.ZodType<Record<K, unknown[]>>,
+  T extends z.ZodType,
+  R,
+>(spec: BatchSpec<Id, Path, F, K, B, T, R>): TypedRoute<Id, 'POST', Path, F, z.ZodType, z.ZodType, B, BatchResponses> {
+  const [id, itemSchema, description] = spec.response;
+  const { item, status = 200, result = (value: R) => value } = spec;
+  return route({
+    operationId: spec.operationId,
+    fn: spec.fn,
+    role: 'validator',
+    method: 'POST',
+    path: spec.path,
+    summary: spec.summary,
+    ...(spec.description !== undefined && { description: spec.description }),
+    body: spec.body,
+    responses: {
+      200: { description, schema: s.batchResponse(id, itemSchema) },
+      400: E400,
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      const runtime = await ctx.runtime();
+      const list = body[spec.items];
+      checkBatchSize(list, spec.items, runtime.config.maxBatchItems);
+      const out = await runItems(
+        Array.isArray(item) ? parseScalarItems(list, item[0], item[1]) : parseItems(list, item),
+        (valid) => spec.run(runtime.store, valid, body),
+        (value) => ({ status, result: result(value) }),
+      );
+      return { statusCode: 200, body: out };
+    },
+  });
+}
 
 /** Default (and maximum) time budget of POST /v1/cleanup: below API Gateway's 29 s integration timeout. */
 export const CLEANUP_DEFAULT_SECONDS = 25;
@@ -559,151 +638,73 @@ export const ROUTES = [
       return { statusCode: report.status === 'ok' ? 200 : 503, body: report };
     },
   }),
-  route({
+  batchRoute({
     operationId: 'createTxs',
     fn: 'create',
-    role: 'validator',
-    method: 'POST',
     path: '/v1/batch/txs',
     summary: 'Store many transactions (each as POST /v1/txs, on its own)',
     description:
       'One result per tx, in order: {status: 201, result} or {status, error} as POST /v1/txs would answer. The txs go out as create-only engine batches (ENGINE_BATCH_SIZE records each). A second copy of a txid in the batch is TX_EXISTS.',
     body: s.batchTxsBody,
-    responses: {
-      200: { description: "each tx's outcome", schema: s.batchResponse('BatchCreateResponse', s.createResponse) },
-      400: E400,
-      413: E413,
-      503: E503,
-    },
-    async handle({ body }, ctx) {
-      const runtime = await ctx.runtime();
-      checkBatchSize(body.txs, 'txs', runtime.config.maxBatchItems);
-      const out = await runItems(
-        parseItems(body.txs, s.createBody),
-        (valid) => runtime.store.createMany(valid.map(({ tx, ...options }) => ({ tx, options }))),
-        (result) => ({ status: 201, result }),
-      );
-      return { statusCode: 200, body: out };
-    },
+    items: 'txs',
+    item: s.createBody,
+    response: ['BatchCreateResponse', s.createResponse, "each tx's outcome"],
+    run: (store, valid) => store.createMany(valid.map(({ tx, ...options }) => ({ tx, options }))),
+    status: 201,
   }),
-  route({
+  batchRoute({
     operationId: 'spendTxs',
     fn: 'spend',
-    role: 'validator',
-    method: 'POST',
     path: '/v1/batch/spends',
     summary: 'Spend the inputs of many EF transactions (each all or nothing, as POST /v1/spends)',
     description:
       'One result per tx, in order: {status: 200, result: {spends}} or {status, error} (details.spends as POST /v1/spends). Of two txs of the batch spending one output the earlier one wins; the later one is rolled back whole.',
     body: s.batchSpendsBody,
-    responses: {
-      200: { description: "each tx's outcome", schema: s.batchResponse('BatchSpendResponse', s.spendResponse) },
-      400: E400,
-      413: E413,
-      503: E503,
-    },
-    async handle({ body }, ctx) {
-      const runtime = await ctx.runtime();
-      const { txs, ...options } = body;
-      checkBatchSize(txs, 'txs', runtime.config.maxBatchItems);
-      const out = await runItems(
-        parseScalarItems(txs, 'tx', s.txHexSchema),
-        (valid) =>
-          runtime.store.spendMany(
-            valid.map((tx) => ({ tx })),
-            options,
-          ),
-        (result) => ({
-          status: 200,
-          result: { spends: result.spends.map((o) => ({ txid: o.txid, vout: o.vout, status: o.status })) },
-        }),
-      );
-      return { statusCode: 200, body: out };
-    },
+    items: 'txs',
+    item: ['tx', s.txHexSchema],
+    response: ['BatchSpendResponse', s.spendResponse, "each tx's outcome"],
+    run: (store, valid, { txs: _txs, ...options }) =>
+      store.spendMany(
+        valid.map((tx) => ({ tx })),
+        options,
+      ),
+    result: (result) => ({ spends: result.spends.map((o) => ({ txid: o.txid, vout: o.vout, status: o.status })) }),
   }),
-  route({
+  batchRoute({
     operationId: 'getTxs',
     fn: 'get',
-    role: 'validator',
-    method: 'POST',
     path: '/v1/batch/get',
     summary: 'Read many transaction records (each as GET /v1/txs/{txid})',
     description: 'One result per txid, in order: {status: 200, result: view} or {status: 404, error}.',
     body: s.batchGetBody,
-    responses: {
-      200: { description: "each txid's outcome", schema: s.batchResponse('BatchGetResponse', s.txViewSchema) },
-      400: E400,
-      413: E413,
-      503: E503,
-    },
-    async handle({ body }, ctx) {
-      const runtime = await ctx.runtime();
-      checkBatchSize(body.txids, 'txids', runtime.config.maxBatchItems);
-      const out = await runItems(
-        parseScalarItems(body.txids, 'txid', s.txidSchema),
-        (valid) => runtime.store.getMany(valid, body.fields),
-        (result) => ({ status: 200, result }),
-      );
-      return { statusCode: 200, body: out };
-    },
+    items: 'txids',
+    item: ['txid', s.txidSchema],
+    response: ['BatchGetResponse', s.txViewSchema, "each txid's outcome"],
+    run: (store, valid, body) => store.getMany(valid, body.fields),
   }),
-  route({
+  batchRoute({
     operationId: 'previousOutputs',
     fn: 'get',
-    role: 'validator',
-    method: 'POST',
     path: '/v1/batch/outputs',
     summary: 'Satoshis and locking script of many outpoints (to extend a raw tx to EF)',
     description:
       'One result per outpoint, in order: {status: 200, result: {txid, vout, satoshis, lockingScript}} or {status: 404, error} (TX_NOT_FOUND, UTXO_NOT_FOUND).',
     body: s.batchOutputsBody,
-    responses: {
-      200: {
-        description: "each outpoint's outcome",
-        schema: s.batchResponse('BatchOutputsResponse', s.previousOutputSchema),
-      },
-      400: E400,
-      413: E413,
-      503: E503,
-    },
-    async handle({ body }, ctx) {
-      const runtime = await ctx.runtime();
-      checkBatchSize(body.outpoints, 'outpoints', runtime.config.maxBatchItems);
-      const out = await runItems(
-        parseItems(body.outpoints, s.outpointRefSchema),
-        (valid) => runtime.store.previousOutputs(valid),
-        (result) => ({ status: 200, result }),
-      );
-      return { statusCode: 200, body: out };
-    },
+    items: 'outpoints',
+    item: s.outpointRefSchema,
+    response: ['BatchOutputsResponse', s.previousOutputSchema, "each outpoint's outcome"],
+    run: (store, valid) => store.previousOutputs(valid),
   }),
-  route({
+  batchRoute({
     operationId: 'getUtxos',
     fn: 'get-utxo',
-    role: 'validator',
-    method: 'POST',
     path: '/v1/batch/utxos',
     summary: 'Spendability of many outputs at the chain tip + 1 (each as GET /v1/utxos/{txid}/{vout})',
     body: s.batchUtxosBody,
-    responses: {
-      200: {
-        description: "each output's outcome",
-        schema: s.batchResponse('BatchUtxosResponse', s.spendStatusSchema),
-      },
-      400: E400,
-      413: E413,
-      503: E503,
-    },
-    async handle({ body }, ctx) {
-      const runtime = await ctx.runtime();
-      checkBatchSize(body.utxos, 'utxos', runtime.config.maxBatchItems);
-      const out = await runItems(
-        parseItems(body.utxos, s.utxoRefSchema),
-        (valid) => runtime.store.getSpendMany(valid),
-        (result) => ({ status: 200, result }),
-      );
-      return { statusCode: 200, body: out };
-    },
+    items: 'utxos',
+    item: s.utxoRefSchema,
+    response: ['BatchUtxosResponse', s.spendStatusSchema, "each output's outcome"],
+    run: (store, valid) => store.getSpendMany(valid),
   }),
   route({
     operationId: 'cleanup',

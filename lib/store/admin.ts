@@ -9,7 +9,7 @@ import { REASSIGN_SPENDABLE_AFTER, type UdfFunction } from '../domain/udf';
 import { boolArg, hashArg, intArg, listArg, optionalIntArg, txidArg, txidListArg } from './args';
 import type { StoreContext } from './context';
 import { readMasters } from './record-reads';
-import { SignalBuffer } from './signals';
+import { callUdfBatchAndSignal, SignalBuffer } from './signals';
 import type { OutpointRef, ReassignRequest } from './types';
 import { callUdfBatch, callUdfOk, storageError, udfError, type UdfBatchItem } from './udf-call';
 
@@ -53,15 +53,7 @@ async function setFlag(
       calls.push({ txid: t.hex, key: paginationKey(t.bytes, n), fn, args: [setValue, height, R] });
     calls.push({ txid: t.hex, key: masterKey(t.bytes), fn, args: [setValue, height, R] });
   });
-  const signals = new SignalBuffer();
-  const results = await callUdfBatch(ctx, calls);
-  results.forEach((r, i) => {
-    if (!r.ok) firstError ??= r.error;
-    else if (r.response.status !== 'OK') firstError ??= udfError(r.response, { txid: calls[i].txid });
-    else signals.addFrom(calls[i].txid, r.response, height);
-  });
-  await signals.flush(ctx);
-  if (firstError) throw firstError;
+  await callUdfBatchAndSignal(ctx, calls, height, firstError);
 }
 
 export function setLocked(ctx: StoreContext, txids: string[], locked: boolean): Promise<void> {
@@ -212,17 +204,14 @@ export async function preserve(ctx: StoreContext, txidsValue: string[], untilHei
   const until = intArg(untilHeight, 'untilHeight');
   const height = await ctx.tip();
   const R = ctx.settings.blockHeightRetention;
-  const results = await callUdfBatch(
+  await callUdfBatchAndSignal(
     ctx,
-    txids.map((t) => ({ key: masterKey(t.bytes), fn: 'preserveUntil' as const, args: [until, height, R] })),
+    txids.map((t) => ({
+      txid: t.hex,
+      key: masterKey(t.bytes),
+      fn: 'preserveUntil' as const,
+      args: [until, height, R],
+    })),
+    height,
   );
-  const signals = new SignalBuffer();
-  let firstError: Error | undefined;
-  results.forEach((r, i) => {
-    if (!r.ok) firstError ??= r.error;
-    else if (r.response.status !== 'OK') firstError ??= udfError(r.response, { txid: txids[i].hex });
-    else signals.addFrom(txids[i].hex, r.response, height);
-  });
-  await signals.flush(ctx);
-  if (firstError) throw firstError;
 }

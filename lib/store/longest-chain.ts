@@ -3,12 +3,10 @@
  * the longest chain while their blocks stay known, so only `unminedSince` changes (set to H when off, unless already
  * set; removed when on, for a tx in at least one block); the UDF re-runs the DAH rule. One engine batch per call.
  */
-import { TxNotFoundError } from '../domain/errors';
 import { masterKey } from '../domain/keys';
 import { boolArg, txidListArg } from './args';
 import type { StoreContext } from './context';
-import { SignalBuffer } from './signals';
-import { callUdfBatch, udfError } from './udf-call';
+import { callUdfBatchAndSignal } from './signals';
 
 /** TX_NOT_FOUND (the first missing txid) after every other tx was changed. */
 export async function setOnLongestChain(
@@ -20,21 +18,14 @@ export async function setOnLongestChain(
   const longest = boolArg(onLongestChain, 'onLongestChain');
   const height = await ctx.tip();
   const R = ctx.settings.blockHeightRetention;
-  const results = await callUdfBatch(
+  await callUdfBatchAndSignal(
     ctx,
-    txids.map((t) => ({ key: masterKey(t.bytes), fn: 'setLongestChain' as const, args: [longest, height, R] })),
+    txids.map((t) => ({
+      txid: t.hex,
+      key: masterKey(t.bytes),
+      fn: 'setLongestChain' as const,
+      args: [longest, height, R],
+    })),
+    height,
   );
-  const signals = new SignalBuffer();
-  let firstError: Error | undefined;
-  results.forEach((r, i) => {
-    if (!r.ok) firstError ??= r.error;
-    else if (r.response.status !== 'OK') {
-      firstError ??=
-        r.response.errorCode === 'TX_NOT_FOUND'
-          ? new TxNotFoundError(txids[i].hex)
-          : udfError(r.response, { txid: txids[i].hex });
-    } else signals.addFrom(txids[i].hex, r.response, height);
-  });
-  await signals.flush(ctx);
-  if (firstError) throw firstError;
 }

@@ -5,7 +5,7 @@
 import type { Signal, SignalName } from '../signals/port';
 import type { UdfResponse } from '../domain/udf';
 import type { StoreContext } from './context';
-import { storageError } from './udf-call';
+import { callUdfBatch, storageError, udfError, type UdfBatchItem } from './udf-call';
 
 export class SignalBuffer {
   private readonly pending: Signal[] = [];
@@ -41,4 +41,27 @@ export class SignalBuffer {
       });
     }
   }
+}
+
+/**
+ * Runs `calls` (each on a record of tx `txid`) as one batch and forwards the signals of those that succeeded; then
+ * throws the first failure (`earlier`, else the first failed call's: its StorageError or the UDF's typed error), so
+ * every other tx is changed before a failure is reported.
+ */
+export async function callUdfBatchAndSignal(
+  ctx: StoreContext,
+  calls: (UdfBatchItem & { txid: string })[],
+  height: number,
+  earlier?: Error,
+): Promise<void> {
+  let firstError = earlier;
+  const results = await callUdfBatch(ctx, calls);
+  const signals = new SignalBuffer();
+  results.forEach((r, i) => {
+    if (!r.ok) firstError ??= r.error;
+    else if (r.response.status !== 'OK') firstError ??= udfError(r.response, { txid: calls[i].txid });
+    else signals.addFrom(calls[i].txid, r.response, height);
+  });
+  await signals.flush(ctx);
+  if (firstError) throw firstError;
 }

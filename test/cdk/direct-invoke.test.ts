@@ -6,7 +6,7 @@
 import { ROUTES } from '../../cdk/api';
 import { ConfigurationError } from '../../cdk/config';
 import { leastInvokerRole } from '../../cdk/direct-invoke';
-import { actionsOf, logicalId, resourcesOf, synth, type Synth } from './helpers';
+import { actionsOf, API_FUNCTION_IDS, logicalId, resourcesOf, synth, type Synth } from './helpers';
 
 const VALIDATOR_CALLER = 'arn:aws:iam::111122223333:role/validator-service';
 const ADMIN_ACCOUNT = '444455556666';
@@ -26,16 +26,6 @@ const API_FUNCTIONS = {
   admin: 'admin',
 } as const;
 
-const FN_PREFIX: Record<string, string> = {
-  create: 'FunctionsCreate',
-  get: 'FunctionsGetA',
-  spend: 'FunctionsSpend',
-  unspend: 'FunctionsUnspend',
-  setMined: 'FunctionsSetMined',
-  getUtxo: 'FunctionsGetUtxo',
-  admin: 'FunctionsAdmin',
-};
-
 /** Logical ids of the functions a role's identity policies allow to invoke. */
 function invocableBy(role: 'Validator' | 'BlockValidation' | 'Admin'): Set<string> {
   const roleId = logicalId(s.template, 'AWS::IAM::Role', `Api${role}Role`);
@@ -48,7 +38,7 @@ function invocableBy(role: 'Validator' | 'BlockValidation' | 'Admin'): Set<strin
       if (!actionsOf(st).includes('lambda:InvokeFunction')) continue;
       for (const r of [st.Resource].flat()) {
         const text = JSON.stringify(r);
-        for (const [fn, prefix] of Object.entries(FN_PREFIX)) if (text.includes(prefix)) out.add(fn);
+        for (const [fn, prefix] of Object.entries(API_FUNCTION_IDS)) if (text.includes(prefix)) out.add(fn);
       }
     }
   }
@@ -87,7 +77,7 @@ describe('direct invocation', () => {
       action: p.Properties!.Action,
     }));
     const granted = (principal: string) =>
-      Object.entries(FN_PREFIX)
+      Object.entries(API_FUNCTION_IDS)
         .filter(([, prefix]) =>
           permissions.some(
             (p) => p.principal.includes(principal) && p.fn.includes(prefix) && p.action === 'lambda:InvokeFunction',

@@ -36,6 +36,24 @@ export function synth(context: Record<string, unknown> = {}): Synth {
   };
 }
 
+/** The logical-id prefix of each API function (the functions API Gateway or a direct caller invokes). */
+export const API_FUNCTION_IDS: Record<string, string> = {
+  create: 'FunctionsCreate',
+  get: 'FunctionsGetA',
+  spend: 'FunctionsSpend',
+  unspend: 'FunctionsUnspend',
+  setMined: 'FunctionsSetMined',
+  getUtxo: 'FunctionsGetUtxo',
+  admin: 'FunctionsAdmin',
+};
+
+/** The logical-id prefix of every function of the app. */
+export const FUNCTION_IDS: Record<string, string> = {
+  ...API_FUNCTION_IDS,
+  signals: 'FunctionsSignals',
+  cleanup: 'FunctionsCleanup',
+};
+
 type Resources = Record<string, { Type: string; Properties?: Record<string, unknown>; [k: string]: unknown }>;
 
 export function resourcesOf(template: Template, type: string): Resources {

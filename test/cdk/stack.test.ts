@@ -9,24 +9,21 @@ import { ROUTES } from '../../cdk/api';
 import { ROUTES as HTTP_ROUTES } from '../../lib/http/routes';
 import { FUNCTION_NAMES } from '../../cdk/config';
 import { ACKNOWLEDGEMENTS } from '../../cdk/nag';
-import { actionsOf, appFunctions, logicalId, resourcesOf, statementsOf, synth, type Synth } from './helpers';
+import {
+  actionsOf,
+  appFunctions,
+  FUNCTION_IDS,
+  logicalId,
+  resourcesOf,
+  statementsOf,
+  synth,
+  type Synth,
+} from './helpers';
 
 let s: Synth;
 beforeAll(() => {
   s = synth();
 });
-
-const fnIds: Record<string, string> = {
-  create: 'FunctionsCreate',
-  get: 'FunctionsGetA',
-  spend: 'FunctionsSpend',
-  unspend: 'FunctionsUnspend',
-  setMined: 'FunctionsSetMined',
-  getUtxo: 'FunctionsGetUtxo',
-  admin: 'FunctionsAdmin',
-  signals: 'FunctionsSignals',
-  cleanup: 'FunctionsCleanup',
-};
 
 describe('network', () => {
   test('VPC with isolated function subnets in 3 AZs, S3 gateway and interface endpoints, flow logs', () => {
@@ -212,7 +209,7 @@ describe('functions', () => {
       signals: ['s3:GetObject', 's3:GetObjectTagging', 's3:PutObjectTagging'],
       cleanup: ['s3:GetObject', 's3:DeleteObject'],
     };
-    for (const [name, prefix] of Object.entries(fnIds)) {
+    for (const [name, prefix] of Object.entries(FUNCTION_IDS)) {
       const statements = statementsOf(t, prefix);
       const s3Statements = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
       const objectActions = s3Statements.filter((st) => st.Sid === 'BlobObjects').flatMap(actionsOf);
@@ -235,7 +232,7 @@ describe('functions', () => {
     const queue = { 'Fn::GetAtt': [logicalId(t, 'AWS::SQS::Queue', 'StorageSignalQueue'), 'Arn'] };
     // cleanup sends the DAHSET signals of expirePreserve (external and paginated txs)
     const senders = ['create', 'spend', 'unspend', 'setMined', 'admin', 'cleanup'];
-    for (const [name, prefix] of Object.entries(fnIds)) {
+    for (const [name, prefix] of Object.entries(FUNCTION_IDS)) {
       const sqs = statementsOf(t, prefix).filter((st) => actionsOf(st).some((a) => a.startsWith('sqs:')));
       const sends = sqs.filter((st) => actionsOf(st).includes('sqs:SendMessage'));
       const receives = sqs.filter((st) => actionsOf(st).includes('sqs:ReceiveMessage'));

@@ -5,14 +5,32 @@
  */
 import { CleanupService } from '../../lib/cleanup';
 import { keyOfRecord, txidBytes } from '../../lib/cleanup/record-facts';
-import { EngineError } from '../../lib/engine/port';
+import { EngineError, type RecordEngine, type RecordKey } from '../../lib/engine/port';
 import { DelegatingEngine, failingAt } from './fakes';
-import { CHILD_BLOCK, closeHarnesses, harness, minedChild, recordBins as bins } from './harness';
+import { CHILD_BLOCK, closeHarnesses, harness, minedChild, recordBins as bins, type Harness } from './harness';
 import { newTxid } from './ledger';
 
 const BLOCK = CHILD_BLOCK;
 
 afterEach(closeHarnesses);
+
+/** The engine of a pass that meets `race` once, just before its first mark (deleting = true) of a record `where` picks. */
+function raceAtFirstMark(
+  h: Harness,
+  race: () => Promise<unknown>,
+  where: (key: RecordKey) => boolean = () => true,
+): RecordEngine {
+  let raced = false;
+  return new DelegatingEngine(h.engine, {
+    update: async (key, b, policy, inner) => {
+      if (!raced && b.deleting === true && where(key)) {
+        raced = true;
+        await race();
+      }
+      return inner.update(key, b, policy);
+    },
+  });
+}
 
 describe('cleanup edge cases', () => {
   test('several children, only one unstable: kept until that one is stable', async () => {
@@ -281,16 +299,7 @@ describe('cleanup edge cases', () => {
     const h = await harness();
     const parent = await h.parent(1);
     const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
-    let raced = false;
-    const engine = new DelegatingEngine(h.engine, {
-      update: async (key, b, policy, inner) => {
-        if (!raced && b.deleting === true) {
-          raced = true;
-          await h.ledger.unspend(child, [{ txid: parent, vout: 0 }], 1288);
-        }
-        return inner.update(key, b, policy);
-      },
-    });
+    const engine = raceAtFirstMark(h, () => h.ledger.unspend(child, [{ txid: parent, vout: 0 }], 1288));
     expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
     expect(await h.ledger.exists(parent)).toBe(true);
     expect((await bins(h, parent))!.deleting).toBeUndefined();
@@ -306,17 +315,8 @@ describe('cleanup edge cases', () => {
       [0, 1, 2].map((vout) => ({ txid: parent, vout })),
       1000,
     );
-    let raced = false;
-    const engine = new DelegatingEngine(h.engine, {
-      update: async (key, b, policy, inner) => {
-        if (!raced && b.deleting === true) {
-          raced = true;
-          // another cleanup records a deleted child on the pagination record: its generation moves
-          await h.ledger.setDeletedChild(parent, 1, newTxid());
-        }
-        return inner.update(key, b, policy);
-      },
-    });
+    // another cleanup records a deleted child on the pagination record: its generation moves
+    const engine = raceAtFirstMark(h, () => h.ledger.setDeletedChild(parent, 1, newTxid()));
     expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
     for (const n of [0, 1]) expect((await bins(h, parent, n))!.deleting).toBeUndefined();
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1 });
@@ -399,17 +399,9 @@ describe('cleanup edge cases', () => {
       [0, 1, 2].map((vout) => ({ txid: parent, vout })),
       1000,
     );
-    let raced = false;
-    const engine = new DelegatingEngine(h.engine, {
-      update: async (key, b, policy, inner) => {
-        if (!raced && b.deleting === true && key.length === 32) {
-          raced = true;
-          // another cleanup records a deleted child on the master: its generation moves
-          await h.ledger.setDeletedChild(parent, 0, newTxid());
-        }
-        return inner.update(key, b, policy);
-      },
-    });
+    // another cleanup records a deleted child on the master: its generation moves
+    const isMaster = (key: RecordKey) => key.length === 32;
+    const engine = raceAtFirstMark(h, () => h.ledger.setDeletedChild(parent, 0, newTxid()), isMaster);
     expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
     for (const n of [0, 1]) expect((await bins(h, parent, n))!.deleting).toBeUndefined();
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 1 });

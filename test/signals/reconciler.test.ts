@@ -15,6 +15,7 @@ import { pageFullySpent, Reconciler } from '../../lib/signals/reconciler';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import type { UtxoStore } from '../../lib/store/types';
 import { makeTx, rootTx, utxoHashOf, type Fixture } from '../fixtures/txs';
+import { overriding } from '../store/doubles';
 
 const settings = {
   utxoBatchSize: 4,
@@ -157,21 +158,15 @@ describe('Reconciler', () => {
     const pausedAfterRead = new Promise<void>((resolve) => (paused = resolve));
     let first = true;
     const slow = new Reconciler({
-      engine: new Proxy(engine, {
-        get(target, prop) {
-          if (prop === 'batchGet') {
-            return async (...args: Parameters<RecordEngine['batchGet']>) => {
-              const pages = await target.batchGet(...args);
-              if (first) {
-                first = false;
-                paused();
-                await gate; // the other invocation runs meanwhile
-              }
-              return pages;
-            };
+      engine: overriding(engine, {
+        async batchGet(...args) {
+          const pages = await engine.batchGet(...args);
+          if (first) {
+            first = false;
+            paused();
+            await gate; // the other invocation runs meanwhile
           }
-          const v = Reflect.get(target, prop, target);
-          return typeof v === 'function' ? v.bind(target) : v;
+          return pages;
         },
       }),
       blobs,

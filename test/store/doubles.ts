@@ -72,6 +72,17 @@ function wrap<T extends object>(inner: T, steps: string[], prefix: string, plan:
   });
 }
 
+/** `inner` with the given methods replaced; every other member is inner's own (its methods bound to it). */
+export function overriding<T extends object>(inner: T, methods: Partial<T>): T {
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (Object.hasOwn(methods, prop)) return methods[prop as keyof T];
+      const v = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
 export function faultyEngine(inner: RecordEngine, plan: FaultPlan): RecordEngine {
   return wrap(inner, ENGINE_STEPS, 'engine', plan);
 }
@@ -112,18 +123,14 @@ export type HandledQueue = SignalQueue & { setHandler(handler: SignalHandler): v
  */
 export function nonRepeatablePaging(inner: RecordEngine): RecordEngine {
   const resumeFrom = new Map<string, string | null>();
-  return new Proxy(inner, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (prop !== 'queryRange') return typeof value === 'function' ? value.bind(target) : value;
-      return async (query: RangeQuery): Promise<RangePage> => {
-        if (query.cursor === undefined) return target.queryRange(query);
-        const from = resumeFrom.has(query.cursor) ? resumeFrom.get(query.cursor) : query.cursor;
-        if (from === null) return { records: [] };
-        const page = await target.queryRange({ ...query, cursor: from });
-        resumeFrom.set(query.cursor, page.cursor ?? null);
-        return page;
-      };
+  return overriding(inner, {
+    async queryRange(query: RangeQuery): Promise<RangePage> {
+      if (query.cursor === undefined) return inner.queryRange(query);
+      const from = resumeFrom.has(query.cursor) ? resumeFrom.get(query.cursor) : query.cursor;
+      if (from === null) return { records: [] };
+      const page = await inner.queryRange({ ...query, cursor: from });
+      resumeFrom.set(query.cursor, page.cursor ?? null);
+      return page;
     },
   });
 }

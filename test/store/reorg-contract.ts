@@ -5,28 +5,17 @@
  * iteration for block-assembly recovery.
  */
 import fc from 'fast-check';
-import { UtxoStoreError } from '../../lib/domain/errors';
 import { Reconciler } from '../../lib/signals/reconciler';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import type { StoreSettings, UnminedTx, UtxoStore } from '../../lib/store/types';
 import { makeTx, rootTx, spendItem, type Fixture } from '../fixtures/txs';
 import { FaultPlan, faultyBlobs, faultyEngine } from './doubles';
-import { BASE_SETTINGS, type MakeDeps } from './store-contract';
+import { BASE_SETTINGS, codeOf, type MakeDeps } from './store-contract';
 
 type Store = UtxoStore & { moduleName: string };
 
 const NOW = 1_700_000_000_000;
 const MINED = { minedBlocks: [{ blockId: 9, blockHeight: 900, subtreeIdx: 0 }] };
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'OK';
-  } catch (err) {
-    if (err instanceof UtxoStoreError) return err.code;
-    throw err;
-  }
-}
 
 export function describeReorgContract(name: string, makeDeps: MakeDeps): void {
   describe(`UtxoStore reorg contract: ${name}`, () => {

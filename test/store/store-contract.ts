@@ -21,7 +21,7 @@ import {
   GOLDEN_UTXO_HASHES,
 } from '../fixtures/golden-tx';
 import { coinbaseTx, makeTx, rootTx, spendItem, utxoHashOf, type Fixture } from '../fixtures/txs';
-import { FaultPlan, faultyBlobs, faultyEngine, RecordingQueue, type HandledQueue } from './doubles';
+import { FaultPlan, faultyBlobs, faultyEngine, overriding, RecordingQueue, type HandledQueue } from './doubles';
 
 export interface ContractTarget {
   engine: RecordEngine;
@@ -62,7 +62,8 @@ function key(txid: string, n?: number): Buffer {
   return Buffer.concat([bytes, suffix]);
 }
 
-async function codeOf(p: Promise<unknown>): Promise<string> {
+/** The code of the UtxoStoreError `p` rejects with, or 'OK'. */
+export async function codeOf(p: Promise<unknown>): Promise<string> {
   try {
     await p;
     return 'OK';
@@ -231,13 +232,7 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
       test('health reports ok, and degraded naming the failing port', async () => {
         await expect(h().store.health()).resolves.toMatchObject({ status: 'ok' });
         const down = async (): Promise<void> => Promise.reject(new Error('down'));
-        const engine = new Proxy(h().engine, {
-          get: (t, p) => {
-            if (p === 'ping') return down;
-            const v = Reflect.get(t, p, t);
-            return typeof v === 'function' ? v.bind(t) : v;
-          },
-        });
+        const engine = overriding(h().engine, { ping: down });
         const store = await createUtxoStore({
           engine,
           blobs: h().blobs,
@@ -1238,20 +1233,14 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         const t = await makeDeps();
         const inner = t.engine;
         let loseFirstAnswer = false;
-        t.engine = new Proxy(inner, {
-          get(target, prop) {
-            if (prop === 'batchApply') {
-              return async (items: Parameters<RecordEngine['batchApply']>[0]) => {
-                const results = await inner.batchApply(items);
-                if (loseFirstAnswer && items[0]?.fn === 'spendMulti') {
-                  loseFirstAnswer = false; // applied, but the answer for this record was lost (timeout)
-                  results[0] = { ok: false, error: new EngineError('TIMEOUT', 'injected: answer lost') };
-                }
-                return results;
-              };
+        t.engine = overriding(inner, {
+          async batchApply(items) {
+            const results = await inner.batchApply(items);
+            if (loseFirstAnswer && items[0]?.fn === 'spendMulti') {
+              loseFirstAnswer = false; // applied, but the answer for this record was lost (timeout)
+              results[0] = { ok: false, error: new EngineError('TIMEOUT', 'injected: answer lost') };
             }
-            const v = Reflect.get(target, prop, target);
-            return typeof v === 'function' ? v.bind(target) : v;
+            return results;
           },
         });
         const e = await open({}, t);
@@ -1293,20 +1282,14 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         const t = await makeDeps();
         const inner = t.engine;
         let loseAnswer = false;
-        t.engine = new Proxy(inner, {
-          get(target, prop) {
-            if (prop === 'batchApply') {
-              return async (items: Parameters<RecordEngine['batchApply']>[0]) => {
-                const results = await inner.batchApply(items);
-                if (loseAnswer && (items[0]?.fn === 'spendMulti' || items[0]?.fn === 'unspend')) {
-                  loseAnswer = false; // every record written, the answer lost
-                  throw new EngineError('TIMEOUT', 'injected: batch answer lost');
-                }
-                return results;
-              };
+        t.engine = overriding(inner, {
+          async batchApply(items) {
+            const results = await inner.batchApply(items);
+            if (loseAnswer && (items[0]?.fn === 'spendMulti' || items[0]?.fn === 'unspend')) {
+              loseAnswer = false; // every record written, the answer lost
+              throw new EngineError('TIMEOUT', 'injected: batch answer lost');
             }
-            const v = Reflect.get(target, prop, target);
-            return typeof v === 'function' ? v.bind(target) : v;
+            return results;
           },
         });
         const e = await open({}, t);
@@ -1339,16 +1322,10 @@ export function describeStoreContract(name: string, makeDeps: MakeDeps): void {
         const t = await makeDeps();
         const inner = t.signals;
         let failSends = false;
-        t.signals = new Proxy(inner, {
-          get(target, prop) {
-            if (prop === 'send') {
-              return async (signals: Parameters<HandledQueue['send']>[0]) => {
-                if (failSends) throw new Error('injected: queue unavailable');
-                return inner.send(signals);
-              };
-            }
-            const v = Reflect.get(target, prop, target);
-            return typeof v === 'function' ? v.bind(target) : v;
+        t.signals = overriding(inner, {
+          async send(signals) {
+            if (failSends) throw new Error('injected: queue unavailable');
+            return inner.send(signals);
           },
         });
         const e = await open({}, t);

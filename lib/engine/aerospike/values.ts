@@ -55,9 +55,7 @@ export function toAerospikeValue(value: BinValue, path = 'value'): AerospikeValu
     case 'bigint':
       if (value < INT64_MIN || value > INT64_MAX)
         throw invalid(`${path}: integer ${value} is outside the 64-bit range`);
-      return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
-        ? Number(value)
-        : value;
+      return narrowed(value);
     case 'object':
       if (Buffer.isBuffer(value)) return value;
       if (types.isUint8Array(value)) return Buffer.from(value);
@@ -73,6 +71,11 @@ export function toAerospikeValue(value: BinValue, path = 'value'): AerospikeValu
       break;
   }
   throw invalid(`${path}: unsupported value type ${describe(value)}`);
+}
+
+/** A bigint as a number when it is a safe integer (a number is exact there), else as it is. */
+function narrowed(value: bigint): number | bigint {
+  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
 }
 
 /** Bins for a write: values converted; null kept (removes the bin on update); undefined dropped. */
@@ -93,9 +96,7 @@ export function fromAerospikeValue(value: unknown, path = 'value'): BinValue {
     case 'number':
       return value;
     case 'bigint':
-      return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
-        ? Number(value)
-        : value;
+      return narrowed(value);
     case 'object':
       if (Buffer.isBuffer(value)) return value;
       if (types.isUint8Array(value)) return Buffer.from(value);
