@@ -36,13 +36,7 @@ import {
   renderDeviceScript,
   renderUserData,
 } from './aerospike-scripts';
-import {
-  effectiveReplication,
-  maxRecordSizeBytes,
-  minClusterSize,
-  type AerospikeConfig,
-  type StoreConfig,
-} from './config';
+import { aerospikeConfSettings, maxRecordSizeBytes, type AerospikeConfig, type StoreConfig } from './config';
 
 export { AEROSPIKE_FABRIC_PORT, AEROSPIKE_HEARTBEAT_PORT, AEROSPIKE_SERVICE_PORT };
 
@@ -123,16 +117,7 @@ export class AerospikeCluster extends Construct {
     this.zone = new route53.PrivateHostedZone(this, 'Zone', { zoneName: a.hostedZoneName, vpc: props.vpc });
     this.hostNames = Array.from({ length: a.nodeCount }, (_, i) => `aerospike-${i + 1}.${a.hostedZoneName}`);
     this.maxRecordSize = maxRecordSizeBytes(props.store);
-    this.conf = renderAerospikeConf({
-      clusterName: props.clusterName,
-      seeds: this.hostNames,
-      namespace: a.namespace,
-      replicationFactor: effectiveReplication(a),
-      minClusterSize: minClusterSize(a.nodeCount),
-      protoFdMax: a.protoFdMax,
-      nsupPeriodSeconds: a.nsupPeriodSeconds,
-      maxRecordSize: this.maxRecordSize,
-    });
+    this.conf = renderAerospikeConf(aerospikeConfSettings(a, props.store, props.clusterName, this.hostNames));
 
     const logGroupName = `/bsv-utxo-store/${props.clusterName}/aerospike`;
     this.logGroup = new logs.LogGroup(this, 'Logs', {

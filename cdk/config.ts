@@ -6,6 +6,7 @@
  * validated and an invalid one stops synthesis with a message naming the context key.
  */
 import { maxRecordSizeBytes as recordSizeFor } from '../lib/domain/record-size';
+import type { ConfSettings } from './aerospike-scripts';
 
 /**
  * Aerospike Community Edition limits (aerospike.com/docs/database/reference/limitations, "Cluster size" and
@@ -603,6 +604,25 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
 
 export function effectiveReplication(a: Pick<AerospikeConfig, 'replicationFactor' | 'nodeCount'>): number {
   return Math.min(a.replicationFactor, a.nodeCount);
+}
+
+/** The aerospike.conf settings of a deployment (cdk/aerospike-scripts.ts renderAerospikeConf); also the partition harness's. */
+export function aerospikeConfSettings(
+  a: AerospikeConfig,
+  store: Pick<StoreConfig, 'utxoBatchSize' | 'maxTxSizeInStore'>,
+  clusterName: string,
+  seeds: string[],
+): ConfSettings {
+  return {
+    clusterName,
+    seeds,
+    namespace: a.namespace,
+    replicationFactor: effectiveReplication(a),
+    minClusterSize: minClusterSize(a.nodeCount),
+    protoFdMax: a.protoFdMax,
+    nsupPeriodSeconds: a.nsupPeriodSeconds,
+    maxRecordSize: maxRecordSizeBytes(store),
+  };
 }
 
 /** `min-cluster-size`: a majority of the nodes, so a minority cut off by a partition cannot form its own cluster. */

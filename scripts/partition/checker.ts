@@ -8,8 +8,8 @@
  *    does not), unresolved only when the record could not be read;
  *  - no recorded spender that no client ever sent (phantom).
  * A double-acknowledged output counts as repaired when every acknowledged spender the record does not name (the
- * losers) is marked conflicting in the store (detection and repair, scripts/partition/repair.ts), or was never
- * created there.
+ * losers) is in the store and marked conflicting there (detection and repair, scripts/partition/repair.ts): a
+ * loser that was never created cannot be marked, and stays unrepaired.
  */
 import { outpointKey, type FinalState, type HistoryEvent, type MinedEvent, type SpendEvent } from './history';
 
