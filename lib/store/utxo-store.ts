@@ -25,6 +25,7 @@ import type { HealthReport, StoreSettings, UtxoStore } from './types';
 import { storageError } from './udf-call';
 import { loadUdfSource, udfModuleName } from './udf-module';
 import { iterateUnmined } from './unmined-iterator';
+import { verifySpenders } from './verify-spends';
 
 export interface UtxoStoreDeps {
   engine: RecordEngine;
@@ -106,6 +107,7 @@ export async function createUtxoStore(deps: UtxoStoreDeps): Promise<UtxoStore & 
     setOnLongestChain: (txids, onLongestChain) => setOnLongestChain(ctx, txids, onLongestChain),
     processConflicting: (txids) => processConflicting(ctx, txids),
     iterateUnmined: (query) => iterateUnmined(ctx, query),
+    verifySpenders: (txids, options) => verifySpenders(ctx, txids, options),
     getChainTip: () => readChainTip(engine),
     setChainTip: async (height, options) =>
       moveChainTip(engine, intArg(height, 'height'), { force: options?.force, maxAdvance: settings.maxTipAdvance }),

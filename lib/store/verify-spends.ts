@@ -1,130 +1,81 @@
 /**
  * Detection and repair of double-acknowledged outputs (docs/decisions/0006-partitions-on-community-edition.md).
  *
- * On Aerospike Community Edition (AP mode) a network partition can let both sides acknowledge a spend of the same
- * output; when the cluster heals, the records' conflict resolution keeps one of the two spenders and the other
- * acknowledgement is silently lost. This pass takes spends that were acknowledged while the cluster was changing,
- * compares each with the record once the cluster has settled, and resolves every output whose record names another
- * spender the way Teranode resolves a double spend: the spender in the record stands (it is what every reader has
- * seen since the heal), and the acknowledged spender it displaced (the loser) and all of the loser's descendants are
- * marked conflicting (setConflicting: every record of each tx, with the signals it sends).
+ * On Aerospike Community Edition (AP mode) a network partition can let a spend of an output be acknowledged and then
+ * lost when the cluster heals (the records' conflict resolution keeps the other side's version of the parent record),
+ * while another spender of the same output is acknowledged too. A validator stores each tx after its spends were
+ * acknowledged, so the stored txs are the journal of acknowledged spends: `verifySpenders(txids)` reads each tx's
+ * inputs and the parent outputs they spend, and finds every input whose output the record shows spent by another tx
+ * (or unspent). With `repair` (the default), each such tx (a loser: its acknowledged spend did not stand) and all its
+ * descendants are marked conflicting (setConflicting: every record of each tx, with the signals that sends), the way
+ * Teranode resolves a double spend: the spender in the record stands (every reader has seen it since the heal).
  *
- * An acknowledged spend whose output is unspent in the record (no second acknowledgement: the spend was lost
- * outright) is reported, not changed: the spender is valid and may be sent again.
- *
- * Idempotent: running it twice over the same spends marks the same txs.
+ * Idempotent: a second run finds the same losers and marks nothing new.
  */
-import { InvalidArgumentError } from '../domain/errors';
-import type { UtxoStore } from './types';
+import { setConflicting } from './admin';
+import { txidListArg } from './args';
+import type { StoreContext } from './context';
+import { descendantsOf, loadTxs, readInputSlots, type TxInput } from './tx-graph';
 
-export interface AcknowledgedSpend {
+export interface LostSpend {
+  /** the parent output */
   txid: string;
   vout: number;
+  /** the stored tx whose spend of it did not stand */
   spendingTxid: string;
+  vin: number;
+  /** the spender in the record (undefined: the output is unspent, or its record is missing) */
+  recorded?: string;
+  state: 'spent-by-other' | 'unspent' | 'missing' | 'frozen';
 }
 
-export interface DoubleAcknowledgedOutput {
-  txid: string;
-  vout: number;
-  /** the spender in the record: it stands */
-  recorded: string;
-  /** acknowledged spenders the record does not name: marked conflicting with their descendants */
-  losers: string[];
-}
-
-export interface VerifySpendsReport {
-  /** acknowledged spends checked */
+export interface VerifySpendersReport {
+  /** stored txs whose inputs were checked (txs not in the store are skipped) */
   checked: number;
-  /** outputs whose record names another spender than an acknowledged one */
-  doubleAcknowledged: DoubleAcknowledgedOutput[];
-  /** acknowledged spends whose output the record shows unspent */
-  unspent: AcknowledgedSpend[];
-  /** acknowledged spends whose output could not be read (record missing, or a read error) */
-  unreadable: AcknowledgedSpend[];
-  /** every tx marked conflicting: the losers and their descendants (losers not in the store are skipped) */
+  /** inputs whose output the record does not show spent by their tx */
+  lost: LostSpend[];
+  /** every tx marked conflicting: the txs with a lost input spent by another tx, and all their descendants */
   markedConflicting: string[];
 }
 
-/** Most txs a repair follows down the spend graph from the losers (a guard against a runaway walk). */
-export const MAX_DESCENDANTS = 100_000;
-
 const CHUNK = 500;
 
-async function descendantsOf(store: UtxoStore, roots: string[]): Promise<string[]> {
-  const seen = new Set<string>(roots);
-  let level = roots;
-  while (level.length > 0 && seen.size < MAX_DESCENDANTS) {
-    const next: string[] = [];
-    for (let i = 0; i < level.length; i += CHUNK) {
-      const views = await store.getMany(level.slice(i, i + CHUNK), ['utxos']);
-      for (const v of views) {
-        if (!v.ok) continue; // not in the store: nothing spends it here
-        for (const u of v.value.utxos ?? []) {
-          const child = u?.spendingTxid;
-          if (child && !seen.has(child)) {
-            seen.add(child);
-            next.push(child);
-          }
-        }
-      }
-    }
-    level = next;
-  }
-  return [...seen];
-}
-
-export async function verifyAcknowledgedSpends(
-  store: UtxoStore,
-  spends: AcknowledgedSpend[],
+export async function verifySpenders(
+  ctx: StoreContext,
+  txidsValue: unknown,
   options: { repair?: boolean } = {},
-): Promise<VerifySpendsReport> {
-  if (!Array.isArray(spends)) throw new InvalidArgumentError('spends', 'expected a list');
-  const byOutput = new Map<string, AcknowledgedSpend[]>();
-  for (const s of spends) {
-    const key = `${s.txid}:${s.vout}`;
-    if (!byOutput.has(key)) byOutput.set(key, []);
-    const list = byOutput.get(key)!;
-    if (!list.some((x) => x.spendingTxid === s.spendingTxid)) list.push(s);
-  }
-  const outputs = [...byOutput.values()].map((l) => l[0]);
-  const report: VerifySpendsReport = {
-    checked: spends.length,
-    doubleAcknowledged: [],
-    unspent: [],
-    unreadable: [],
-    markedConflicting: [],
-  };
-  for (let i = 0; i < outputs.length; i += CHUNK) {
-    const chunk = outputs.slice(i, i + CHUNK);
-    const states = await store.getSpendMany(chunk.map((o) => ({ txid: o.txid, vout: o.vout })));
-    states.forEach((state, k) => {
-      const acked = byOutput.get(`${chunk[k].txid}:${chunk[k].vout}`)!;
-      if (!state.ok || state.value.status === 'NOT_FOUND') {
-        report.unreadable.push(...acked);
-        return;
-      }
-      const recorded = state.value.spendingTxid;
-      if (!recorded) {
-        report.unspent.push(...acked);
-        return;
-      }
-      const losers = acked.filter((a) => a.spendingTxid !== recorded).map((a) => a.spendingTxid);
-      if (losers.length > 0)
-        report.doubleAcknowledged.push({ txid: chunk[k].txid, vout: chunk[k].vout, recorded, losers });
+): Promise<VerifySpendersReport> {
+  const refs = txidListArg(txidsValue, 'txids');
+  const report: VerifySpendersReport = { checked: 0, lost: [], markedConflicting: [] };
+  const losers = new Map<string, (typeof refs)[number]>();
+  for (let i = 0; i < refs.length; i += CHUNK) {
+    const txs = (await loadTxs(ctx, refs.slice(i, i + CHUNK))).filter((t) => t !== null);
+    report.checked += txs.length;
+    const inputs: { tx: (typeof txs)[number]; input: TxInput }[] = txs.flatMap((tx) =>
+      tx.conflicting ? [] : tx.inputs.map((input) => ({ tx, input })),
+    );
+    const slots = await readInputSlots(
+      ctx,
+      inputs.map((x) => x.input),
+    );
+    slots.forEach((slot, k) => {
+      const { tx, input } = inputs[k];
+      if (slot.state === 'spent' && slot.spender.hex === tx.ref.hex) return;
+      report.lost.push({
+        txid: input.parent.hex,
+        vout: input.vout,
+        spendingTxid: tx.ref.hex,
+        vin: input.vin,
+        recorded: slot.state === 'spent' ? slot.spender.hex : undefined,
+        state: slot.state === 'spent' ? 'spent-by-other' : slot.state,
+      });
+      if (slot.state === 'spent') losers.set(tx.ref.hex, tx.ref);
     });
   }
-  if (options.repair === false || report.doubleAcknowledged.length === 0) return report;
-
-  const losers = [...new Set(report.doubleAcknowledged.flatMap((d) => d.losers))];
-  const present: string[] = [];
-  for (let i = 0; i < losers.length; i += CHUNK) {
-    const part = losers.slice(i, i + CHUNK);
-    (await store.getMany(part, ['conflicting'])).forEach((r, k) => {
-      if (r.ok) present.push(part[k]);
-    });
-  }
-  const marked = await descendantsOf(store, present);
-  for (let i = 0; i < marked.length; i += CHUNK) await store.setConflicting(marked.slice(i, i + CHUNK), true);
+  if (options.repair === false || losers.size === 0) return report;
+  const roots = [...losers.values()];
+  const marked = [...roots, ...(await descendantsOf(ctx, roots, new Set()))].map((r) => r.hex);
+  for (let i = 0; i < marked.length; i += CHUNK) await setConflicting(ctx, marked.slice(i, i + CHUNK), true);
   report.markedConflicting = marked;
   return report;
 }
