@@ -71,6 +71,9 @@ export const DEFAULTS = {
   MAX_TIP_ADVANCE: 10,
   ENGINE_BATCH_SIZE: 100,
   MAX_BATCH_ITEMS: 1000,
+  /** docs/decisions/0006-partitions-on-community-edition.md */
+  SPEND_ACK_GUARD: 'refuse',
+  AEROSPIKE_CLUSTER_SIZE: 0,
 } as const;
 
 function raw(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -173,6 +176,12 @@ function loadAerospikeClientSettings(env: NodeJS.ProcessEnv): AerospikeClientSet
   return { maxConnsPerNode, maxCommandsInProcess, maxCommandsInQueue };
 }
 
+function spendAckGuardVar(env: NodeJS.ProcessEnv): 'refuse' | 'off' {
+  const v = raw(env, 'SPEND_ACK_GUARD') ?? DEFAULTS.SPEND_ACK_GUARD;
+  if (v !== 'refuse' && v !== 'off') throw new ConfigError('SPEND_ACK_GUARD', `expected refuse or off, got "${v}"`);
+  return v;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const blockHeightRetention = intVar(env, 'BLOCK_HEIGHT_RETENTION', DEFAULTS.BLOCK_HEIGHT_RETENTION, 0, 0x7fffffff);
   const settings: StoreSettings = {
@@ -183,6 +192,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     coinbaseMaturity: intVar(env, 'COINBASE_MATURITY', DEFAULTS.COINBASE_MATURITY, 0, 0x7fffffff),
     maxTipAdvance: intVar(env, 'MAX_TIP_ADVANCE', DEFAULTS.MAX_TIP_ADVANCE, 1, 0x7fffffff),
     engineBatchSize: intVar(env, 'ENGINE_BATCH_SIZE', DEFAULTS.ENGINE_BATCH_SIZE, 1, 100000),
+    spendAckGuard: spendAckGuardVar(env),
+    clusterSize: intVar(env, 'AEROSPIKE_CLUSTER_SIZE', DEFAULTS.AEROSPIKE_CLUSTER_SIZE, 0, 1000),
   };
   return {
     utxoStore: parseUtxoStore(raw(env, 'UTXO_STORE') ?? DEFAULTS.UTXO_STORE),

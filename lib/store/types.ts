@@ -23,6 +23,13 @@ export interface StoreSettings {
   maxTipAdvance?: number;
   /** records per engine batch of a batched operation (ENGINE_BATCH_SIZE; default 100) */
   engineBatchSize?: number;
+  /**
+   * SPEND_ACK_GUARD: `refuse` (default) answers a spend applied while the replicated engine's cluster is not settled
+   * as in doubt (STORAGE_ERROR) instead of acknowledging it; `off` acknowledges it (lib/store/spend-many.ts)
+   */
+  spendAckGuard?: 'refuse' | 'off';
+  /** AEROSPIKE_CLUSTER_SIZE: the nodes a settled cluster has (0 or unset: any size, all nodes agreeing) */
+  clusterSize?: number;
 }
 
 export interface MinedBlock {

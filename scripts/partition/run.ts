@@ -263,7 +263,7 @@ async function main(): Promise<void> {
   const workDir = '/tmp/us19/cluster';
   const deployment = defaultConfig('partition');
   const a = deployment.aerospike;
-  const settings = clusterSettings(args.settings);
+  const settings = clusterSettings(args.settings, a.nodeCount);
   const cluster = new Cluster({
     asdBin: process.env.ASD_BIN!,
     prefix: args.prefix,

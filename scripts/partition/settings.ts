@@ -1,8 +1,8 @@
 /**
- * The settings profiles the experiment compares: the cluster conf lines and client environment added to the
- * deployment's (cdk/aerospike-scripts.ts renders the deployed conf; these are applied on top of it).
- *  - baseline: the deployment as it was before the partition experiment (issue 19);
- *  - deployed: the deployment as it is now (nothing added: the conf as rendered).
+ * The settings profiles the experiment compares: cluster conf lines and client environment applied on top of the
+ * deployment's (cdk/aerospike-scripts.ts renders the deployed conf; the store reads its environment with loadConfig).
+ *  - baseline: the deployment as it was before the partition experiment (issue 19): no acknowledgement guard;
+ *  - deployed: the deployment as it is now (the conf as rendered; the functions' environment as the CDK sets it).
  */
 export type SettingsProfile = 'baseline' | 'deployed';
 
@@ -11,7 +11,7 @@ export interface ProfileSettings {
   clientEnv: Record<string, string>;
 }
 
-export function clusterSettings(profile: SettingsProfile): ProfileSettings {
-  if (profile === 'baseline') return { conf: {}, clientEnv: {} };
-  return { conf: {}, clientEnv: {} };
+export function clusterSettings(profile: SettingsProfile, nodeCount: number): ProfileSettings {
+  if (profile === 'baseline') return { conf: {}, clientEnv: { SPEND_ACK_GUARD: 'off' } };
+  return { conf: {}, clientEnv: { SPEND_ACK_GUARD: 'refuse', AEROSPIKE_CLUSTER_SIZE: String(nodeCount) } };
 }
