@@ -55,7 +55,7 @@ export async function spendMany(
       ok: false,
       error: new StorageError(
         `spend applied while the cluster was changing, not acknowledged (in doubt: retry once the cluster is stable); ${state.detail}`,
-        { txid: first?.txid, vout: first?.vout, spendingTxid: first?.spendingTxid, inDoubt: true },
+        { txid: first?.txid, vout: first?.vout, inDoubt: true },
       ),
     };
   });
