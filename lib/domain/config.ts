@@ -49,6 +49,8 @@ export interface AerospikeClientSettings {
   maxCommandsInProcess: number;
   /** commands waiting beyond that; one more is refused (503 STORAGE_ERROR) */
   maxCommandsInQueue: number;
+  /** AEROSPIKE_STRONG_CONSISTENCY: the namespace is in strong-consistency mode (Enterprise): linearizable reads */
+  strongConsistency: boolean;
 }
 
 export const DEFAULTS = {
@@ -74,6 +76,7 @@ export const DEFAULTS = {
   /** docs/decisions/0006-partitions-on-community-edition.md */
   SPEND_ACK_GUARD: 'refuse',
   AEROSPIKE_CLUSTER_SIZE: 0,
+  AEROSPIKE_STRONG_CONSISTENCY: false,
 } as const;
 
 function raw(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -173,7 +176,8 @@ function loadAerospikeClientSettings(env: NodeJS.ProcessEnv): AerospikeClientSet
     1,
     10_000_000,
   );
-  return { maxConnsPerNode, maxCommandsInProcess, maxCommandsInQueue };
+  const strongConsistency = boolVar(env, 'AEROSPIKE_STRONG_CONSISTENCY', DEFAULTS.AEROSPIKE_STRONG_CONSISTENCY);
+  return { maxConnsPerNode, maxCommandsInProcess, maxCommandsInQueue, strongConsistency };
 }
 
 function spendAckGuardVar(env: NodeJS.ProcessEnv): 'refuse' | 'off' {

@@ -4,8 +4,8 @@
  * spends when they are due, creating each spender it got acknowledged (a validator spends, then stores the tx), and
  * now and then marking created txs mined. Every request and its answer goes to the history file (JSONL).
  *
- * An in-doubt answer is retried (as an HTTP client retries a 503) up to `retries` times; each attempt is its own
- * history event.
+ * An in-doubt answer is retried (as an HTTP client retries a 503) up to `retries` times, the delay doubling from
+ * `retryDelayMs`; each attempt is its own history event.
  *
  * Run by run.ts: `tsx scripts/partition/worker.ts <job.json>`.
  */
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     record({ ...spendEvent(s), ...base('single', start), ...answer });
     if (answer.answer === 'ok') await createAll([s], 'single');
     else if (answer.answer === 'in-doubt' && attempt < job.retries) {
-      await sleep(job.retryDelayMs);
+      await sleep(job.retryDelayMs * 2 ** attempt);
       await sendSingle(s, attempt + 1);
     }
   };
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
     );
     const again = items.filter((_, i) => answers[i].answer === 'in-doubt');
     if (again.length > 0 && attempt < job.retries) {
-      await sleep(job.retryDelayMs);
+      await sleep(job.retryDelayMs * 2 ** attempt);
       await sendBatch(again, attempt + 1);
     }
   };

@@ -69,9 +69,15 @@ describe('hosts and client configuration', () => {
         expect.objectContaining({
           replica: Aerospike.policy.replica.MASTER,
           readModeAP: Aerospike.policy.readModeAP.ALL,
-          readModeSC: Aerospike.policy.readModeSC.LINEARIZE,
         }),
       ]);
+      // a Community server refuses LINEARIZE: only on a strong-consistency namespace
+      expect(policies[type].readModeSC).toBeUndefined();
+      const sc = aerospikeConfig({ hosts: 'a', namespace: 'n', strongConsistency: true }).policies as unknown as Record<
+        string,
+        Record<string, unknown>
+      >;
+      expect(sc[type].readModeSC).toBe(Aerospike.policy.readModeSC.LINEARIZE);
     }
     for (const type of ['write', 'remove', 'apply', 'operate', 'batchParentWrite']) {
       expect([type, policies[type]]).toEqual([

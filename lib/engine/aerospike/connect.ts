@@ -35,6 +35,11 @@ export interface AerospikeConnectOptions {
   maxConnsPerNode?: number;
   /** the process-wide command queue (setupCommandQueue); defaults from commandQueuePolicy */
   commandQueue?: Partial<CommandQueueOptions>;
+  /**
+   * The namespace is in strong-consistency mode (Enterprise): reads are linearizable (readModeSC LINEARIZE). A
+   * Community server refuses LINEARIZE reads (status 25, ENTERPRISE_ONLY), so it is set only then.
+   */
+  strongConsistency?: boolean;
 }
 
 export const DEFAULT_MAX_CONNS_PER_NODE = 32;
@@ -93,7 +98,11 @@ export function aerospikeConfig(options: AerospikeConnectOptions): ConfigOptions
   // (readModeAP ALL: after a split heals, a read sees the version the merge will keep, not one node's copy), and on
   // a strong-consistency namespace (Enterprise) reads are linearizable; writes answer only once every replica of the
   // master's cluster applied them (commitLevel ALL).
-  const reads = { replica: REPLICA_MASTER, readModeAP: READ_MODE_AP_ALL, readModeSC: READ_MODE_SC_LINEARIZE };
+  const reads = {
+    replica: REPLICA_MASTER,
+    readModeAP: READ_MODE_AP_ALL,
+    ...(options.strongConsistency ? { readModeSC: READ_MODE_SC_LINEARIZE } : {}),
+  };
   const writes = { replica: REPLICA_MASTER, commitLevel: COMMIT_ALL };
   const command = { totalTimeout: t.commandMs ?? 1000, socketTimeout: t.commandMs ?? 1000, maxRetries: 2, ...reads };
   const commandWrite = { ...command, maxRetries: 0, ...writes };
