@@ -33,6 +33,7 @@ import {
   renderAgentConfig,
   renderApplyConfigScript,
   renderBootstrap,
+  featureKeyParameterName,
   renderDeviceScript,
   renderUserData,
 } from './aerospike-scripts';
@@ -130,7 +131,11 @@ export class AerospikeCluster extends Construct {
       conf: this.conf,
       package: `${a.packageUrl} ${props.packageSha256}`,
       exporterPackage: `${a.exporterPackageUrl} ${props.exporterPackageSha256}`,
-      bootstrap: renderBootstrap({ prefix: props.parameterPrefix, logGroupName }),
+      bootstrap: renderBootstrap({
+        prefix: props.parameterPrefix,
+        logGroupName,
+        strongConsistency: a.strongConsistency ? { namespace: a.namespace, nodeCount: a.nodeCount } : undefined,
+      }),
       devicesScript: renderDeviceScript(),
       applyConfigScript: renderApplyConfigScript(props.parameterPrefix, a.nodeCount),
       agentConfig: JSON.stringify(renderAgentConfig({ metricsNamespace: props.metricsNamespace, logGroupName })),
@@ -165,6 +170,21 @@ export class AerospikeCluster extends Construct {
         resources: Object.values(this.parameters).map((p) => p.parameterArn),
       }),
     );
+    if (a.strongConsistency) {
+      this.role.addToPolicy(
+        new iam.PolicyStatement({
+          sid: 'FeatureKey',
+          actions: ['ssm:GetParameter'],
+          resources: [
+            Stack.of(this).formatArn({
+              service: 'ssm',
+              resource: 'parameter',
+              resourceName: featureKeyParameterName(props.parameterPrefix).replace(/^\//, ''),
+            }),
+          ],
+        }),
+      );
+    }
     for (const url of [a.packageUrl, a.exporterPackageUrl]) {
       if (!url.startsWith('s3://')) continue;
       const [bucket, ...key] = url.slice('s3://'.length).split('/');
