@@ -153,20 +153,28 @@ async function runOne(
   // the parents, before the fault, through the store (acknowledged creates are checked too)
   const history: HistoryEvent[] = [];
   for (let i = 0; i < plan.parents.length; i += 50) {
-    const chunk = plan.parents.slice(i, i + 50);
-    const results = await store.createMany(chunk.map((p) => ({ tx: p.hex })));
-    results.forEach((r, k) => {
-      if (!r.ok) throw new Error(`creating parent ${chunk[k].txid} failed: ${r.error.message}`);
-      history.push({
-        kind: 'create',
-        client: 'controller',
-        mode: 'batch',
-        start: -1,
-        end: -1,
-        answer: 'ok',
-        txid: chunk[k].txid,
+    let chunk = plan.parents.slice(i, i + 50);
+    // before the fault; a timeout (a busy machine) is retried, and TX_EXISTS then means the first attempt applied
+    for (let attempt = 0; chunk.length > 0; attempt++) {
+      const results = await store.createMany(chunk.map((p) => ({ tx: p.hex })));
+      const again: typeof chunk = [];
+      results.forEach((r, k) => {
+        if (r.ok || r.error.code === 'TX_EXISTS') {
+          history.push({
+            kind: 'create',
+            client: 'controller',
+            mode: 'batch',
+            start: -1,
+            end: -1,
+            answer: 'ok',
+            txid: chunk[k].txid,
+          });
+        } else if (r.error.code === 'STORAGE_ERROR' && attempt < 5) again.push(chunk[k]);
+        else throw new Error(`creating parent ${chunk[k].txid} failed: ${r.error.message}`);
       });
-    });
+      chunk = again;
+      if (chunk.length > 0) await sleep(1000);
+    }
   }
   writeFileSync(historyPath, history.map((e) => JSON.stringify(e)).join('\n') + '\n');
 
