@@ -134,7 +134,17 @@ async function runOne(
   mkdirSync(dir, { recursive: true });
   const historyPath = path.join(dir, 'history.jsonl');
   const env = storeEnv(set);
-  const runtime = await buildRuntime(loadConfig({ ...process.env, ...env }));
+  // a fresh cluster on a busy machine may time out the UDF registration: retried before anything is sent
+  let runtime: Runtime | undefined;
+  for (let attempt = 1; !runtime; attempt++) {
+    try {
+      runtime = await buildRuntime(loadConfig({ ...process.env, ...env }));
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      log(`${name}: opening the store failed (${err instanceof Error ? err.message : String(err)}), again`);
+      await sleep(2000);
+    }
+  }
   const { store } = runtime;
 
   const lead = 5000; // the workers' start-up (tsx, client connect, UDF check)
