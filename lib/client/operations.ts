@@ -109,6 +109,7 @@ export const OPERATIONS: { readonly [Id in OperationId]: EndpointOf<Id> } = {
   },
   setLongestChain: { method: 'POST', path: '/v1/longest-chain', fn: 'set-mined', idempotent: true },
   processConflicting: { method: 'POST', path: '/v1/conflicting/resolve', fn: 'admin', idempotent: true },
+  verifySpenders: { method: 'POST', path: '/v1/spends/verify', fn: 'admin', idempotent: true },
   iterateUnmined: { method: 'GET', path: '/v1/unmined/txs', fn: 'get', idempotent: true },
   createTxs: { method: 'POST', path: '/v1/batch/txs', fn: 'create', idempotent: true },
   spendTxs: { method: 'POST', path: '/v1/batch/spends', fn: 'spend', idempotent: true },

@@ -12,6 +12,7 @@ import type { CleanupMetrics } from '../cleanup';
 import type { ApiRole } from './roles';
 import { checkBatchSize, parseItems, parseScalarItems, runItems } from './batch-items';
 import * as s from './schemas';
+import { emitSingle } from './observability';
 
 export type FunctionName = 'create' | 'get' | 'spend' | 'unspend' | 'set-mined' | 'get-utxo' | 'admin';
 
@@ -483,6 +484,31 @@ export const ROUTES = [
     },
     async handle({ body }, ctx) {
       return { statusCode: 200, body: await (await ctx.runtime()).store.processConflicting(body.txids) };
+    },
+  }),
+  route({
+    operationId: 'verifySpenders',
+    fn: 'admin',
+    role: 'admin',
+    method: 'POST',
+    path: '/v1/spends/verify',
+    summary: 'After a cluster change: each stored tx must be the spender of its inputs; losers marked conflicting',
+    description:
+      'A tx whose acknowledged spend did not stand (a split brain on Community Edition: the output is spent by another tx) is listed in lost, and with repair (default true) it and its descendants are marked conflicting; the DoubleAcknowledgedOutputs metric counts them. An unspent input is listed, not changed. Idempotent. docs/decisions/0006-partitions-on-community-edition.md.',
+    body: s.verifySpendersBody,
+    responses: {
+      200: { description: 'what was found and marked', schema: s.verifySpendersResponse },
+      400: E400,
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      const report = await (await ctx.runtime()).store.verifySpenders(body.txids, { repair: body.repair });
+      const doubleAcknowledged = new Set(
+        report.lost.filter((l) => l.state === 'spent-by-other').map((l) => `${l.txid}:${l.vout}`),
+      ).size;
+      if (doubleAcknowledged > 0) emitSingle('DoubleAcknowledgedOutputs', {}, doubleAcknowledged);
+      return { statusCode: 200, body: report };
     },
   }),
   route({
