@@ -94,10 +94,6 @@ export function nodeConf(o: ClusterOptions, node: NodeSpec, all: NodeSpec[]): st
       out.push(`        address ${node.address}`, `        access-address ${node.address}`);
       continue;
     }
-    if (t.startsWith('mesh-seed-address-port')) {
-      out.push(line);
-      continue;
-    }
     out.push(line);
     if (t === 'service {' && section === '') {
       section = 'service';
