@@ -33,16 +33,11 @@ import {
   renderAgentConfig,
   renderApplyConfigScript,
   renderBootstrap,
+  featureKeyParameterName,
   renderDeviceScript,
   renderUserData,
 } from './aerospike-scripts';
-import {
-  effectiveReplication,
-  maxRecordSizeBytes,
-  minClusterSize,
-  type AerospikeConfig,
-  type StoreConfig,
-} from './config';
+import { aerospikeConfSettings, maxRecordSizeBytes, type AerospikeConfig, type StoreConfig } from './config';
 
 export { AEROSPIKE_FABRIC_PORT, AEROSPIKE_HEARTBEAT_PORT, AEROSPIKE_SERVICE_PORT };
 
@@ -123,16 +118,7 @@ export class AerospikeCluster extends Construct {
     this.zone = new route53.PrivateHostedZone(this, 'Zone', { zoneName: a.hostedZoneName, vpc: props.vpc });
     this.hostNames = Array.from({ length: a.nodeCount }, (_, i) => `aerospike-${i + 1}.${a.hostedZoneName}`);
     this.maxRecordSize = maxRecordSizeBytes(props.store);
-    this.conf = renderAerospikeConf({
-      clusterName: props.clusterName,
-      seeds: this.hostNames,
-      namespace: a.namespace,
-      replicationFactor: effectiveReplication(a),
-      minClusterSize: minClusterSize(a.nodeCount),
-      protoFdMax: a.protoFdMax,
-      nsupPeriodSeconds: a.nsupPeriodSeconds,
-      maxRecordSize: this.maxRecordSize,
-    });
+    this.conf = renderAerospikeConf(aerospikeConfSettings(a, props.store, props.clusterName, this.hostNames));
 
     const logGroupName = `/bsv-utxo-store/${props.clusterName}/aerospike`;
     this.logGroup = new logs.LogGroup(this, 'Logs', {
@@ -145,7 +131,11 @@ export class AerospikeCluster extends Construct {
       conf: this.conf,
       package: `${a.packageUrl} ${props.packageSha256}`,
       exporterPackage: `${a.exporterPackageUrl} ${props.exporterPackageSha256}`,
-      bootstrap: renderBootstrap({ prefix: props.parameterPrefix, logGroupName }),
+      bootstrap: renderBootstrap({
+        prefix: props.parameterPrefix,
+        logGroupName,
+        strongConsistency: a.strongConsistency ? { namespace: a.namespace, nodeCount: a.nodeCount } : undefined,
+      }),
       devicesScript: renderDeviceScript(),
       applyConfigScript: renderApplyConfigScript(props.parameterPrefix, a.nodeCount),
       agentConfig: JSON.stringify(renderAgentConfig({ metricsNamespace: props.metricsNamespace, logGroupName })),
@@ -180,6 +170,21 @@ export class AerospikeCluster extends Construct {
         resources: Object.values(this.parameters).map((p) => p.parameterArn),
       }),
     );
+    if (a.strongConsistency) {
+      this.role.addToPolicy(
+        new iam.PolicyStatement({
+          sid: 'FeatureKey',
+          actions: ['ssm:GetParameter'],
+          resources: [
+            Stack.of(this).formatArn({
+              service: 'ssm',
+              resource: 'parameter',
+              resourceName: featureKeyParameterName(props.parameterPrefix).replace(/^\//, ''),
+            }),
+          ],
+        }),
+      );
+    }
     for (const url of [a.packageUrl, a.exporterPackageUrl]) {
       if (!url.startsWith('s3://')) continue;
       const [bucket, ...key] = url.slice('s3://'.length).split('/');

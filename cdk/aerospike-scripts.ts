@@ -32,7 +32,12 @@ export interface ConfSettings {
   protoFdMax: number;
   nsupPeriodSeconds: number;
   maxRecordSize: number;
+  /** Enterprise Edition: the namespace in strong-consistency mode (roster set by the bootstrap) */
+  strongConsistency?: boolean;
 }
+
+/** Where the bootstrap writes the Enterprise feature key (from the SSM SecureString `<prefix>/feature-key`). */
+export const FEATURE_KEY_FILE = '/etc/aerospike/features.conf';
 
 /** aerospike.conf for a cluster whose nodes are `seeds` (DNS names). */
 export function renderAerospikeConf(o: ConfSettings): string {
@@ -41,8 +46,9 @@ export function renderAerospikeConf(o: ConfSettings): string {
     'service {',
     `    proto-fd-max ${o.protoFdMax}`,
     `    cluster-name ${o.clusterName}`,
-    '    # a majority: a minority cut off by a network partition cannot form a cluster of its own (README, Security)',
+    '    # a majority: a minority cut off by a network partition cannot form a cluster of its own (docs/reliability.md)',
     `    min-cluster-size ${o.minClusterSize}`,
+    ...(o.strongConsistency ? [`    feature-key-file ${FEATURE_KEY_FILE}`] : []),
     '}',
     'logging {',
     `    file ${AEROSPIKE_LOG} {`,
@@ -58,7 +64,8 @@ export function renderAerospikeConf(o: ConfSettings): string {
     '        mode mesh',
     `        port ${AEROSPIKE_HEARTBEAT_PORT}`,
     ...o.seeds.map((s) => `        mesh-seed-address-port ${s} ${AEROSPIKE_HEARTBEAT_PORT}`),
-    '        # cloud networks: interval 150 ms, timeout 20 intervals (Aerospike recommendation)',
+    '        # cloud networks: interval 150 ms, timeout 20 intervals (Aerospike recommendation): a node is declared gone',
+    '        # after 3 s; a node cut off from the others blocks client commands about 16 s later (docs/decisions/0006)',
     '        interval 150',
     '        timeout 20',
     '    }',
@@ -68,6 +75,16 @@ export function renderAerospikeConf(o: ConfSettings): string {
     '}',
     `namespace ${o.namespace} {`,
     `    replication-factor ${o.replicationFactor}`,
+    ...(o.strongConsistency
+      ? [
+          '    # Enterprise: no write is acknowledged unless the roster majority holds it (docs/decisions/0006)',
+          '    strong-consistency true',
+        ]
+      : [
+          '    # Community Edition (AP): after a split heals the version with more writes wins (docs/decisions/0006);',
+          '    # spends are not acknowledged while the cluster is not settled (SPEND_ACK_GUARD)',
+          '    conflict-resolution-policy generation',
+        ]),
     '    # records never expire by TTL: deletion is the cleanup service',
     '    default-ttl 0',
     '    # the supervisor must run: the create lock records carry a TTL',
@@ -99,6 +116,11 @@ export function parameterNames(prefix: string) {
     applyConfigScript: `${prefix}/aerospike-apply-config`,
     agentConfig: `${prefix}/cloudwatch-agent`,
   };
+}
+
+/** Enterprise Edition only: the feature key, a SecureString the operator creates (not in the template). */
+export function featureKeyParameterName(prefix: string): string {
+  return `${prefix}/feature-key`;
 }
 
 /** REGION from the instance metadata (IMDSv2) unless already set (tests, SSM Run Command sets AWS_REGION). */
@@ -202,8 +224,39 @@ fi
 }
 
 /** The first-boot script (fetched from SSM by the user data). */
-export function renderBootstrap(o: { prefix: string; logGroupName: string }): string {
+export function renderBootstrap(o: {
+  prefix: string;
+  logGroupName: string;
+  /** Enterprise strong consistency: the feature key from SSM; the last node sets the roster once all nodes joined */
+  strongConsistency?: { namespace: string; nodeCount: number };
+}): string {
   const names = parameterNames(o.prefix);
+  const sc = o.strongConsistency;
+  const featureKey = sc
+    ? `# Enterprise Edition: the feature key (SSM SecureString ${featureKeyParameterName(o.prefix)}) before the first start
+aws ssm get-parameter --region "$REGION" --with-decryption --name '${featureKeyParameterName(o.prefix)}' --query Parameter.Value \
+  --output text > ${FEATURE_KEY_FILE}
+chmod 600 ${FEATURE_KEY_FILE}
+`
+    : '';
+  const roster = sc
+    ? `
+# strong consistency: the roster is every node; the last node sets it once all ${sc.nodeCount} nodes are in the cluster
+# (aerospike.com/docs/database/manage/namespace/consistency: roster-set, then recluster)
+if [ "$INDEX" = "${sc.nodeCount}" ]; then
+  for i in $(seq 1 360); do
+    size=$(asinfo -v 'statistics' | tr ';' '\n' | sed -n 's/^cluster_size=//p')
+    [ "$size" = "${sc.nodeCount}" ] && break
+    sleep 10
+  done
+  [ "$size" = "${sc.nodeCount}" ] || { echo "aerospike-bootstrap: only $size of ${sc.nodeCount} nodes joined: roster not set" >&2; exit 1; }
+  observed=$(asinfo -v 'roster:namespace=${sc.namespace}' | tr ':' '\n' | sed -n 's/^observed_nodes=//p')
+  asinfo -v "roster-set:namespace=${sc.namespace};nodes=$observed"
+  asinfo -v 'recluster:'
+  echo "aerospike-bootstrap: roster of ${sc.namespace} set to $observed"
+fi
+`
+    : '';
   return `#!/bin/bash
 # aerospike-bootstrap <prefix> <index> <hostname>: install, verify, configure and start one node (first boot only)
 set -euo pipefail
@@ -247,7 +300,7 @@ cat > /etc/systemd/system/aerospike.service.d/devices.conf <<'UNIT'
 ExecStartPre=/usr/local/sbin/aerospike-devices check
 UNIT
 systemctl daemon-reload
-/usr/local/sbin/aerospike-apply-config
+${featureKey}/usr/local/sbin/aerospike-apply-config
 
 # metrics (exporter on :${EXPORTER_PORT}, scraped by the CloudWatch agent) and logs (${AEROSPIKE_LOG} -> ${o.logGroupName})
 cat > /etc/aerospike-prometheus-exporter/prometheus-scrape.yaml <<'SCRAPE'
@@ -265,7 +318,7 @@ systemctl enable aerospike aerospike-prometheus-exporter
 systemctl start aerospike
 systemctl start aerospike-prometheus-exporter
 echo "aerospike-bootstrap: node $INDEX started"
-`;
+${roster}`;
 }
 
 /** Exporter metrics kept in CloudWatch (EMF), and the names the alarms and the dashboard use. */

@@ -81,6 +81,7 @@ export const ROUTES: Route[] = [
     required: ['txids', 'onLongestChain'],
   },
   { method: 'POST', path: '/v1/conflicting/resolve', fn: 'admin', role: 'blockValidation', required: ['txids'] },
+  { method: 'POST', path: '/v1/spends/verify', fn: 'admin', role: 'admin', required: ['txids'] },
   { method: 'GET', path: '/v1/unmined/txs', fn: 'get', role: 'blockValidation', optionalQuery: ['cursor', 'limit'] },
   { method: 'GET', path: '/v1/chain/tip', fn: 'admin', role: 'validator' },
   { method: 'PUT', path: '/v1/chain/tip', fn: 'admin', role: 'blockValidation', required: ['height'] },

@@ -6,6 +6,7 @@
  * validated and an invalid one stops synthesis with a message naming the context key.
  */
 import { maxRecordSizeBytes as recordSizeFor } from '../lib/domain/record-size';
+import type { ConfSettings } from './aerospike-scripts';
 
 /**
  * Aerospike Community Edition limits (aerospike.com/docs/database/reference/limitations, "Cluster size" and
@@ -100,6 +101,18 @@ export interface AerospikeConfig {
   backupIntervalHours: number;
   /** days a backup is kept (noncurrent versions: the same) */
   backupRetentionDays: number;
+  /**
+   * The Enterprise path (docs/decisions/0006-partitions-on-community-edition.md): the namespace in strong-consistency
+   * mode, its roster set by the node bootstrap, the functions' reads linearizable. Needs an Enterprise Edition
+   * packageUrl and its feature key in the SSM SecureString `<prefix>/feature-key`. Default false (Community Edition).
+   */
+  strongConsistency: boolean;
+  /**
+   * SPEND_ACK_GUARD of the functions: `refuse` answers a spend applied while the cluster is not settled as in doubt
+   * (503); `off` acknowledges it. Default: `refuse` on Community Edition, `off` with strongConsistency (the engine
+   * itself then refuses what it cannot make durable).
+   */
+  spendAckGuard?: 'refuse' | 'off';
 }
 
 export interface StoreConfig {
@@ -206,6 +219,7 @@ export function defaultConfig(stage = 'dev'): UtxoStoreConfig {
       deviceUsedAlarmPercent: 70,
       backupIntervalHours: 24,
       backupRetentionDays: prod ? 35 : 7,
+      strongConsistency: false,
     },
     store: {
       utxoBatchSize: 20000,
@@ -277,6 +291,8 @@ export const CONTEXT_KEYS = {
   deviceUsedAlarmPercent: 'aerospike.deviceUsedAlarmPercent',
   backupIntervalHours: 'aerospike.backupIntervalHours',
   backupRetentionDays: 'aerospike.backupRetentionDays',
+  aerospikeStrongConsistency: 'aerospike.strongConsistency',
+  spendAckGuard: 'aerospike.spendAckGuard',
   signalMaxConcurrency: 'signalMaxConcurrency',
   maxTipAdvance: 'maxTipAdvance',
   apiRestrictToRoles: 'apiRestrictToRoles',
@@ -536,6 +552,10 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
   int('deviceUsedAlarmPercent', a.deviceUsedAlarmPercent, 1, 99);
   int('backupIntervalHours', a.backupIntervalHours, 1, 168);
   int('backupRetentionDays', a.backupRetentionDays, 1, 3650);
+  if (typeof a.strongConsistency !== 'boolean')
+    throw new ConfigurationError('aerospikeStrongConsistency', 'expected a boolean');
+  if (a.spendAckGuard !== undefined && a.spendAckGuard !== 'refuse' && a.spendAckGuard !== 'off')
+    throw new ConfigurationError('spendAckGuard', `expected refuse or off, got ${JSON.stringify(a.spendAckGuard)}`);
   int('nsupPeriod', a.nsupPeriodSeconds, 1, 86400);
   int('rootVolumeGb', a.rootVolumeGb, 8, 1024);
   if (!/^[a-z0-9-]+$/.test(a.namespace)) throw new ConfigurationError('aerospikeNamespace', 'expected [a-z0-9-]+');
@@ -602,6 +622,31 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
 
 export function effectiveReplication(a: Pick<AerospikeConfig, 'replicationFactor' | 'nodeCount'>): number {
   return Math.min(a.replicationFactor, a.nodeCount);
+}
+
+/** The aerospike.conf settings of a deployment (cdk/aerospike-scripts.ts renderAerospikeConf); also the partition harness's. */
+export function aerospikeConfSettings(
+  a: AerospikeConfig,
+  store: Pick<StoreConfig, 'utxoBatchSize' | 'maxTxSizeInStore'>,
+  clusterName: string,
+  seeds: string[],
+): ConfSettings {
+  return {
+    clusterName,
+    seeds,
+    namespace: a.namespace,
+    replicationFactor: effectiveReplication(a),
+    minClusterSize: minClusterSize(a.nodeCount),
+    protoFdMax: a.protoFdMax,
+    nsupPeriodSeconds: a.nsupPeriodSeconds,
+    maxRecordSize: maxRecordSizeBytes(store),
+    strongConsistency: a.strongConsistency,
+  };
+}
+
+/** The functions' SPEND_ACK_GUARD: as configured, else `refuse` on Community Edition and `off` in strong consistency. */
+export function spendAckGuard(a: Pick<AerospikeConfig, 'spendAckGuard' | 'strongConsistency'>): 'refuse' | 'off' {
+  return a.spendAckGuard ?? (a.strongConsistency ? 'off' : 'refuse');
 }
 
 /** `min-cluster-size`: a majority of the nodes, so a minority cut off by a partition cannot form its own cluster. */

@@ -12,7 +12,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { nativeLayerCode, NODE_OPTIONS, nodejsBundling, REPO_ROOT } from './bundling';
-import { FUNCTION_NAMES, type FunctionName, type UtxoStoreConfig } from './config';
+import { FUNCTION_NAMES, spendAckGuard, type FunctionName, type UtxoStoreConfig } from './config';
 import type { Storage } from './storage';
 
 export { REPO_ROOT } from './bundling';
@@ -131,6 +131,10 @@ export class Functions extends Construct {
       MAX_TIP_ADVANCE: String(config.maxTipAdvance),
       // the per-environment pool that cdk/config.ts connectionBudget counts against proto-fd-max
       AEROSPIKE_MAX_CONNS_PER_NODE: String(config.aerospike.clientMaxConnsPerNode),
+      // partitions (docs/decisions/0006-partitions-on-community-edition.md)
+      SPEND_ACK_GUARD: spendAckGuard(config.aerospike),
+      AEROSPIKE_CLUSTER_SIZE: String(config.aerospike.nodeCount),
+      AEROSPIKE_STRONG_CONSISTENCY: String(config.aerospike.strongConsistency),
       UTXO_UDF_PATH: '/var/task/utxo.lua',
       NODE_OPTIONS,
       POWERTOOLS_SERVICE_NAME: config.powertoolsServiceName,

@@ -124,6 +124,14 @@ export class Observability extends Construct {
       `The oldest signal is older than ${config.signalAgeAlarmSeconds} s: the consumer is behind or failing`,
     );
     alarm('CleanupFailures', cleanupErrors, 0, 'A scheduled cleanup pass failed', 3);
+    alarm(
+      'DoubleAcknowledgedOutputs',
+      emf('DoubleAcknowledgedOutputs'),
+      0,
+      'POST /v1/spends/verify found outputs acknowledged to two spenders after a cluster change (a split brain on ' +
+        'Community Edition): the losers and their descendants were marked conflicting; see ' +
+        'docs/decisions/0006-partitions-on-community-edition.md',
+    );
 
     // ---- dashboard
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {

@@ -141,6 +141,28 @@ registerBench('store (Aerospike)', async () => {
     const rows = await benchStore(`aerospike ${hosts}`, engine, blobs, 'batchApply');
     const store = await createUtxoStore({ engine, blobs, signals: nullQueue, settings });
     rows.push(...(await benchBatched(`aerospike ${hosts} batched`, store, engine)));
+    // the acknowledgement guard (SPEND_ACK_GUARD, docs/decisions/0006): on by default (every row above runs with it);
+    // the same single spend with and without it, side by side, is its cost (a cluster-stable info round per request)
+    for (const guard of ['refuse', 'off'] as const) {
+      const s2 = await createUtxoStore({
+        engine,
+        blobs,
+        signals: nullQueue,
+        settings: { ...settings, spendAckGuard: guard },
+      });
+      const parents = Array.from({ length: N }, () => rootTx(2));
+      for (let i = 0; i < parents.length; i += 500)
+        await s2.createMany(parents.slice(i, i + 500).map((p) => ({ tx: p.hex })));
+      const hexes = parents.map((p) => makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex);
+      rows.push(
+        await timeOps(`aerospike ${hosts}`, `store spend, guard ${guard} (1 input, EF)`, N, BUDGET_MS, (i) =>
+          s2.spend({ tx: hexes[i] }),
+        ),
+      );
+    }
+    const on = rows[rows.length - 2];
+    const off = rows[rows.length - 1];
+    if (off.opsPerSec > 0) on.note = `guard cost: off/on = ${(off.opsPerSec / Math.max(on.opsPerSec, 1)).toFixed(2)}`;
     const raw = rows[0].opsPerSec;
     const spend = rows.find((r) => r.measure.startsWith('store spend'));
     if (spend && raw > 0) spend.note = `store overhead: raw/store = ${(raw / Math.max(spend.opsPerSec, 1)).toFixed(2)}`;

@@ -49,6 +49,8 @@ export interface AerospikeClientSettings {
   maxCommandsInProcess: number;
   /** commands waiting beyond that; one more is refused (503 STORAGE_ERROR) */
   maxCommandsInQueue: number;
+  /** AEROSPIKE_STRONG_CONSISTENCY: the namespace is in strong-consistency mode (Enterprise): linearizable reads */
+  strongConsistency: boolean;
 }
 
 export const DEFAULTS = {
@@ -71,6 +73,10 @@ export const DEFAULTS = {
   MAX_TIP_ADVANCE: 10,
   ENGINE_BATCH_SIZE: 100,
   MAX_BATCH_ITEMS: 1000,
+  /** docs/decisions/0006-partitions-on-community-edition.md */
+  SPEND_ACK_GUARD: 'refuse',
+  AEROSPIKE_CLUSTER_SIZE: 0,
+  AEROSPIKE_STRONG_CONSISTENCY: false,
 } as const;
 
 function raw(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -170,7 +176,14 @@ function loadAerospikeClientSettings(env: NodeJS.ProcessEnv): AerospikeClientSet
     1,
     10_000_000,
   );
-  return { maxConnsPerNode, maxCommandsInProcess, maxCommandsInQueue };
+  const strongConsistency = boolVar(env, 'AEROSPIKE_STRONG_CONSISTENCY', DEFAULTS.AEROSPIKE_STRONG_CONSISTENCY);
+  return { maxConnsPerNode, maxCommandsInProcess, maxCommandsInQueue, strongConsistency };
+}
+
+function spendAckGuardVar(env: NodeJS.ProcessEnv): 'refuse' | 'off' {
+  const v = raw(env, 'SPEND_ACK_GUARD') ?? DEFAULTS.SPEND_ACK_GUARD;
+  if (v !== 'refuse' && v !== 'off') throw new ConfigError('SPEND_ACK_GUARD', `expected refuse or off, got "${v}"`);
+  return v;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -183,6 +196,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     coinbaseMaturity: intVar(env, 'COINBASE_MATURITY', DEFAULTS.COINBASE_MATURITY, 0, 0x7fffffff),
     maxTipAdvance: intVar(env, 'MAX_TIP_ADVANCE', DEFAULTS.MAX_TIP_ADVANCE, 1, 0x7fffffff),
     engineBatchSize: intVar(env, 'ENGINE_BATCH_SIZE', DEFAULTS.ENGINE_BATCH_SIZE, 1, 100000),
+    spendAckGuard: spendAckGuardVar(env),
+    clusterSize: intVar(env, 'AEROSPIKE_CLUSTER_SIZE', DEFAULTS.AEROSPIKE_CLUSTER_SIZE, 0, 1000),
   };
   return {
     utxoStore: parseUtxoStore(raw(env, 'UTXO_STORE') ?? DEFAULTS.UTXO_STORE),

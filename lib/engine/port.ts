@@ -117,6 +117,12 @@ export interface RangePage {
   cursor?: string;
 }
 
+export interface ClusterState {
+  stable: boolean;
+  /** what each node answered, for the error message */
+  detail: string;
+}
+
 export interface RecordEngine {
   /** 'embedded' or 'aerospike' */
   readonly kind: string;
@@ -152,5 +158,10 @@ export interface RecordEngine {
 
   /** Liveness check for /v1/health. */
   ping(): Promise<void>;
+  /**
+   * Whether the cluster is settled: every node the client knows agrees on one cluster (of `expectedSize` nodes when
+   * given) and no migration is pending. A replicated engine only; an engine without it is always settled.
+   */
+  clusterState?(expectedSize?: number): Promise<ClusterState>;
   close(): Promise<void>;
 }

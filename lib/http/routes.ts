@@ -13,6 +13,7 @@ import type { ApiRole } from './roles';
 import type { ItemResult } from '../store/types';
 import { checkBatchSize, parseItems, parseScalarItems, runItems } from './batch-items';
 import * as s from './schemas';
+import { emitSingle } from './observability';
 
 export type FunctionName = 'create' | 'get' | 'spend' | 'unspend' | 'set-mined' | 'get-utxo' | 'admin';
 
@@ -151,6 +152,7 @@ interface BatchSpec<
   B extends z.ZodType<Record<K, unknown[]>>,
   T extends z.ZodType,
   R,
+  RS extends z.ZodType,
 > {
   operationId: Id;
   fn: F;
@@ -160,15 +162,15 @@ interface BatchSpec<
   body: B;
   items: K;
   item: T | [field: string, schema: T];
-  response: [id: string, itemSchema: z.ZodType, description: string];
+  response: [id: string, itemSchema: RS, description: string];
   run(store: Runtime['store'], valid: z.output<T>[], body: z.output<B>): Promise<ItemResult<R>[]>;
   status?: number;
   result?: (value: R) => unknown;
 }
 
 /** The responses of every batch route (the same as a route literal's inferred ones). */
-type BatchResponses = {
-  200: { description: string; schema: ReturnType<typeof s.batchResponse> };
+type BatchResponses<RS extends z.ZodType> = {
+  200: { description: string; schema: ReturnType<typeof s.batchResponse<RS>> };
   400: typeof E400;
   413: typeof E413;
   503: typeof E503;
@@ -182,7 +184,10 @@ function batchRoute<
   B extends z.ZodType<Record<K, unknown[]>>,
   T extends z.ZodType,
   R,
->(spec: BatchSpec<Id, Path, F, K, B, T, R>): TypedRoute<Id, 'POST', Path, F, z.ZodType, z.ZodType, B, BatchResponses> {
+  RS extends z.ZodType,
+>(
+  spec: BatchSpec<Id, Path, F, K, B, T, R, RS>,
+): TypedRoute<Id, 'POST', Path, F, z.ZodType, z.ZodType, B, BatchResponses<RS>> {
   const [id, itemSchema, description] = spec.response;
   const { item, status = 200, result = (value: R) => value } = spec;
   return route({
@@ -562,6 +567,31 @@ export const ROUTES = [
     },
     async handle({ body }, ctx) {
       return { statusCode: 200, body: await (await ctx.runtime()).store.processConflicting(body.txids) };
+    },
+  }),
+  route({
+    operationId: 'verifySpenders',
+    fn: 'admin',
+    role: 'admin',
+    method: 'POST',
+    path: '/v1/spends/verify',
+    summary: 'After a cluster change: each stored tx must be the spender of its inputs; losers marked conflicting',
+    description:
+      'A tx whose acknowledged spend did not stand (a split brain on Community Edition: the output is spent by another tx) is listed in lost, and with repair (default true) it and its descendants are marked conflicting; the DoubleAcknowledgedOutputs metric counts them. An unspent input is listed, not changed. Idempotent. docs/decisions/0006-partitions-on-community-edition.md.',
+    body: s.verifySpendersBody,
+    responses: {
+      200: { description: 'what was found and marked', schema: s.verifySpendersResponse },
+      400: E400,
+      413: E413,
+      503: E503,
+    },
+    async handle({ body }, ctx) {
+      const report = await (await ctx.runtime()).store.verifySpenders(body.txids, { repair: body.repair });
+      const doubleAcknowledged = new Set(
+        report.lost.filter((l) => l.state === 'spent-by-other').map((l) => `${l.txid}:${l.vout}`),
+      ).size;
+      if (doubleAcknowledged > 0) emitSingle('DoubleAcknowledgedOutputs', {}, doubleAcknowledged);
+      return { statusCode: 200, body: report };
     },
   }),
   route({

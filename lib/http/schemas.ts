@@ -162,6 +162,10 @@ export const processConflictingBody = z
   .strictObject({ txids: txidList })
   .register(apiSchemas, { id: 'ProcessConflictingRequest' });
 
+export const verifySpendersBody = z
+  .strictObject({ txids: txidList, repair: bool.optional() })
+  .register(apiSchemas, { id: 'VerifySpendersRequest' });
+
 export const chainTipBody = z.strictObject({ height: uintSchema }).register(apiSchemas, { id: 'ChainTip' });
 
 export const cleanupBody = z
@@ -316,6 +320,23 @@ export const conflictingChildrenResponse = z
 export const processConflictingResponse = z
   .object({ losingTxids: z.array(z.string()), markedConflicting: z.array(z.string()) })
   .register(apiSchemas, { id: 'ProcessConflictingResponse' });
+
+export const verifySpendersResponse = z
+  .object({
+    checked: z.int(),
+    lost: z.array(
+      z.object({
+        txid: z.string(),
+        vout: z.int(),
+        spendingTxid: z.string(),
+        vin: z.int(),
+        recorded: z.string().optional(),
+        state: z.enum(['spent-by-other', 'unspent', 'missing', 'frozen']),
+      }),
+    ),
+    markedConflicting: z.array(z.string()),
+  })
+  .register(apiSchemas, { id: 'VerifySpendersResponse' });
 
 export const unminedTxSchema = z
   .object({

@@ -18,7 +18,7 @@
  * the same read, at most the batch's duration behind the live tip: cleanup then keeps a tx at most that much longer,
  * never deletes it early.
  */
-import { SpendFailedError, type UtxoStoreError } from '../domain/errors';
+import { SpendFailedError, StorageError, type UtxoStoreError } from '../domain/errors';
 import { listArg, optionalBoolArg, optionalIntArg } from './args';
 import { asItemError, unwrap, type ItemResult } from './batch';
 import { heightOf, type StoreContext } from './context';
@@ -30,7 +30,38 @@ import { rollBackLosers } from './spend-rollback';
 import { hasFailed, isLive, type SpendFlags, type TxSpend } from './spend-state';
 import type { SpendOptions, SpendRequest, SpendResult } from './types';
 
+/**
+ * Spends, then the acknowledgement guard (SPEND_ACK_GUARD, docs/decisions/0006-partitions-on-community-edition.md):
+ * on a replicated engine, a spend applied while the cluster is not settled (a node cut off, paused or gone, or
+ * migrations pending) may be lost when the cluster heals, while another side acknowledges a second spender. With
+ * `refuse` (the default) such a spend is not acknowledged: every tx that succeeded answers STORAGE_ERROR (in doubt,
+ * retry later; the retry of the same tx is idempotent: OK if its spend stood, SPENT if another spender's did). It is
+ * not rolled back: a rollback is a write into the same unsettled cluster.
+ */
 export async function spendMany(
+  ctx: StoreContext,
+  requests: SpendRequest[],
+  options: SpendOptions = {},
+): Promise<ItemResult<SpendResult>[]> {
+  const results = await spendManyUnguarded(ctx, requests, options);
+  const guard = ctx.settings.spendAckGuard ?? 'refuse';
+  if (guard === 'off' || !ctx.engine.clusterState || !results.some((r) => r.ok)) return results;
+  const state = await ctx.engine.clusterState(ctx.settings.clusterSize || undefined);
+  if (state.stable) return results;
+  return results.map((r): ItemResult<SpendResult> => {
+    if (!r.ok) return r;
+    const first = r.value.spends[0];
+    return {
+      ok: false,
+      error: new StorageError(
+        `spend applied while the cluster was changing, not acknowledged (in doubt: retry once the cluster is stable); ${state.detail}`,
+        { txid: first?.txid, vout: first?.vout, inDoubt: true },
+      ),
+    };
+  });
+}
+
+async function spendManyUnguarded(
   ctx: StoreContext,
   requests: SpendRequest[],
   options: SpendOptions = {},
@@ -83,7 +114,7 @@ async function retryBlocked(
     return onlyLost ? [i] : [];
   });
   if (blocked.length === 0 || blocked.length === txs.length) return results;
-  const again = await spendMany(
+  const again = await spendManyUnguarded(
     ctx,
     blocked.map((i) => requests[i]),
     options,

@@ -3,6 +3,9 @@
  * the HTTP layer serializes these shapes as they are.
  */
 import type { ItemOutcome, UtxoStoreError } from '../domain/errors';
+import type { VerifySpendersReport } from './verify-spends';
+
+export type { LostSpend, VerifySpendersReport } from './verify-spends';
 
 export interface StoreSettings {
   /** B: outputs per record; fixed for the life of a store */
@@ -20,6 +23,13 @@ export interface StoreSettings {
   maxTipAdvance?: number;
   /** records per engine batch of a batched operation (ENGINE_BATCH_SIZE; default 100) */
   engineBatchSize?: number;
+  /**
+   * SPEND_ACK_GUARD: `refuse` (default) answers a spend applied while the replicated engine's cluster is not settled
+   * as in doubt (STORAGE_ERROR) instead of acknowledging it; `off` acknowledges it (lib/store/spend-many.ts)
+   */
+  spendAckGuard?: 'refuse' | 'off';
+  /** AEROSPIKE_CLUSTER_SIZE: the nodes a settled cluster has (0 or unset: any size, all nodes agreeing) */
+  clusterSize?: number;
 }
 
 export interface MinedBlock {
@@ -210,6 +220,12 @@ export interface UtxoStore {
   processConflicting(txids: string[]): Promise<ProcessConflictingResult>;
   /** every unmined tx with what block assembly needs, in createdAt order, paged by retry-safe cursors */
   iterateUnmined(query?: UnminedIterationQuery): Promise<UnminedIterationPage>;
+  /**
+   * after a cluster change: each stored tx's inputs must be spent by it; a tx whose acknowledged spend did not stand
+   * (the output is spent by another tx) and its descendants are marked conflicting unless `repair` is false
+   * (lib/store/verify-spends.ts)
+   */
+  verifySpenders(txids: string[], options?: { repair?: boolean }): Promise<VerifySpendersReport>;
 }
 
 export interface UnspendOptions {

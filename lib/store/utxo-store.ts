@@ -25,6 +25,7 @@ import type { HealthReport, StoreSettings, UtxoStore } from './types';
 import { storageError } from './udf-call';
 import { loadUdfSource, udfModuleName } from './udf-module';
 import { iterateUnmined } from './unmined-iterator';
+import { verifySpenders } from './verify-spends';
 
 export interface UtxoStoreDeps {
   engine: RecordEngine;
@@ -46,6 +47,9 @@ function checkSettings(s: StoreSettings): StoreSettings {
   if (typeof s.externalizeAll !== 'boolean')
     throw new InvalidArgumentError('EXTERNALIZE_ALL', 'expected true or false');
   if (s.maxTipAdvance !== undefined) intArg(s.maxTipAdvance, 'MAX_TIP_ADVANCE', 1, 0x7fffffff);
+  if (s.spendAckGuard !== undefined && s.spendAckGuard !== 'refuse' && s.spendAckGuard !== 'off')
+    throw new InvalidArgumentError('SPEND_ACK_GUARD', 'expected refuse or off');
+  if (s.clusterSize !== undefined) intArg(s.clusterSize, 'AEROSPIKE_CLUSTER_SIZE', 0, 1000);
   return { ...s };
 }
 
@@ -106,6 +110,7 @@ export async function createUtxoStore(deps: UtxoStoreDeps): Promise<UtxoStore & 
     setOnLongestChain: (txids, onLongestChain) => setOnLongestChain(ctx, txids, onLongestChain),
     processConflicting: (txids) => processConflicting(ctx, txids),
     iterateUnmined: (query) => iterateUnmined(ctx, query),
+    verifySpenders: (txids, options) => verifySpenders(ctx, txids, options),
     getChainTip: () => readChainTip(engine),
     setChainTip: async (height, options) =>
       moveChainTip(engine, intArg(height, 'height'), { force: options?.force, maxAdvance: settings.maxTipAdvance }),

@@ -50,7 +50,7 @@ type ServerResponse<Id extends ServerId> = {
 type Routes = typeof api.ROUTES;
 
 /** The operations whose generated request, answer or route differs from the server's. */
-type Mismatched = {
+export type Mismatched = {
   [Id in ServerId]: Id extends keyof api.Operations
     ? Equal<api.Operations[Id]['request'], ServerRequest<Id>> extends true
       ? Equal<api.Operations[Id]['response'], ServerResponse<Id>> extends true

@@ -14,11 +14,20 @@ describe('loadConfig', () => {
       coinbaseMaturity: 100,
       maxTipAdvance: 10,
       engineBatchSize: 100,
+      spendAckGuard: 'refuse',
+      clusterSize: 0,
     });
     expect(c.maxBatchItems).toBe(1000);
     expect(c.cleanupSafetyWindow).toBe(288);
     expect(c.port).toBe(8080);
     expect(c.cleanupIntervalSeconds).toBe(60);
+  });
+
+  it('SPEND_ACK_GUARD and AEROSPIKE_CLUSTER_SIZE (docs/decisions/0006)', () => {
+    const c = loadConfig({ SPEND_ACK_GUARD: 'off', AEROSPIKE_CLUSTER_SIZE: '3' });
+    expect(c.settings).toMatchObject({ spendAckGuard: 'off', clusterSize: 3 });
+    expect(() => loadConfig({ SPEND_ACK_GUARD: 'sometimes' })).toThrow(/SPEND_ACK_GUARD.*refuse or off/);
+    expect(() => loadConfig({ AEROSPIKE_CLUSTER_SIZE: '-1' })).toThrow(/AEROSPIKE_CLUSTER_SIZE/);
   });
 
   it('reads every variable', () => {

@@ -56,10 +56,15 @@ jest.mock('../../lib/engine/aerospike/native', () => {
 describe('command queue settings', () => {
   test('defaults: as many commands in process as connections per node, a bounded queue', () => {
     const config = loadConfig({});
-    expect(config.aerospike).toEqual({ maxConnsPerNode: 32, maxCommandsInProcess: 32, maxCommandsInQueue: 4096 });
+    expect(config.aerospike).toEqual({
+      maxConnsPerNode: 32,
+      maxCommandsInProcess: 32,
+      maxCommandsInQueue: 4096,
+      strongConsistency: false,
+    });
     expect(
       loadConfig({ AEROSPIKE_MAX_CONNS_PER_NODE: '100', AEROSPIKE_MAX_COMMANDS_IN_QUEUE: '50' }).aerospike,
-    ).toEqual({ maxConnsPerNode: 100, maxCommandsInProcess: 100, maxCommandsInQueue: 50 });
+    ).toEqual({ maxConnsPerNode: 100, maxCommandsInProcess: 100, maxCommandsInQueue: 50, strongConsistency: false });
   });
 
   test('more commands in process than connections per node is refused, naming the variable', () => {

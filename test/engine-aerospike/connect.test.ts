@@ -7,6 +7,7 @@ import {
   getSharedAerospikeClient,
   parseHosts,
 } from '../../lib/engine/aerospike';
+import { loadAerospike } from '../../lib/engine/aerospike/native';
 
 describe('hosts and client configuration', () => {
   test('parseHosts', () => {
@@ -53,6 +54,39 @@ describe('hosts and client configuration', () => {
     expect(policies.batch.maxRetries).toBe(2);
     for (const type of ['write', 'remove', 'apply', 'operate', 'batchParentWrite']) {
       expect([type, policies[type].maxRetries]).toEqual([type, 0]);
+    }
+  });
+
+  test('consistency policies are pinned: master only, reads consult every duplicate / linearize, writes commit all', () => {
+    const policies = aerospikeConfig({ hosts: 'a', namespace: 'n' }).policies as unknown as Record<
+      string,
+      Record<string, unknown>
+    >;
+    const Aerospike = loadAerospike();
+    for (const type of ['read', 'batch']) {
+      expect([type, policies[type]]).toEqual([
+        type,
+        expect.objectContaining({
+          replica: Aerospike.policy.replica.MASTER,
+          readModeAP: Aerospike.policy.readModeAP.ALL,
+        }),
+      ]);
+      // a Community server refuses LINEARIZE: only on a strong-consistency namespace
+      expect(policies[type].readModeSC).toBeUndefined();
+      const sc = aerospikeConfig({ hosts: 'a', namespace: 'n', strongConsistency: true }).policies as unknown as Record<
+        string,
+        Record<string, unknown>
+      >;
+      expect(sc[type].readModeSC).toBe(Aerospike.policy.readModeSC.LINEARIZE);
+    }
+    for (const type of ['write', 'remove', 'apply', 'operate', 'batchParentWrite']) {
+      expect([type, policies[type]]).toEqual([
+        type,
+        expect.objectContaining({
+          replica: Aerospike.policy.replica.MASTER,
+          commitLevel: Aerospike.policy.commitLevel.ALL,
+        }),
+      ]);
     }
   });
 

@@ -592,3 +592,32 @@ describe('AerospikeEngine health', () => {
     expect(close).toHaveBeenCalledTimes(1);
   });
 });
+
+describe('AerospikeEngine.clusterState (the spend acknowledgement guard)', () => {
+  test('stable only when every node answers the same cluster key; the size is asked when given', async () => {
+    const ok = engineWith({ infoAll: [{ info: 'cluster-stable\tK1\n' }, { info: 'cluster-stable\tK1\n' }] });
+    await expect(ok.engine.clusterState(3)).resolves.toMatchObject({
+      stable: true,
+      detail: expect.stringMatching(/2 node/),
+    });
+    expect(ok.callsOf('infoAll')[0].args[0]).toBe('cluster-stable:size=3;ignore-migrations=false');
+    await ok.engine.clusterState();
+    expect(ok.callsOf('infoAll')[1].args[0]).toBe('cluster-stable:ignore-migrations=false');
+
+    const split = engineWith({ infoAll: [{ info: 'cluster-stable\tK1' }, { info: 'cluster-stable\tK2' }] });
+    await expect(split.engine.clusterState()).resolves.toMatchObject({
+      stable: false,
+      detail: expect.stringMatching(/K1, K2/),
+    });
+    const migrating = engineWith({
+      infoAll: [{ info: 'cluster-stable\tERROR::unstable-cluster' }, { info: 'cluster-stable\tK1' }],
+    });
+    await expect(migrating.engine.clusterState()).resolves.toMatchObject({ stable: false });
+    const failed = engineWith({ infoAll: [{ info: 'cluster-stable\tK1' }, { error: new Error('timeout') }] });
+    await expect(failed.engine.clusterState()).resolves.toMatchObject({ stable: false });
+    const none = engineWith({ infoAll: [] });
+    await expect(none.engine.clusterState()).resolves.toMatchObject({ stable: false });
+    const thrown = engineWith({ infoAll: Object.assign(new Error('Node not found'), { code: -8 }) });
+    await expect(thrown.engine.clusterState()).resolves.toMatchObject({ stable: false, detail: /Node not found/ });
+  });
+});

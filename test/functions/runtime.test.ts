@@ -78,6 +78,8 @@ test('the shared Aerospike client is obtained once and never closed', async () =
       hosts: '10.0.1.5:3000,10.0.2.5:3000',
       namespace: 'utxo',
       maxConnsPerNode: 32,
+      // linearizable reads only on an Enterprise strong-consistency namespace (AEROSPIKE_STRONG_CONSISTENCY)
+      strongConsistency: false,
       commandQueue: { maxCommandsInProcess: 32, maxCommandsInQueue: 4096 },
     },
   ]);

@@ -190,3 +190,31 @@ describe('GET /v1/unmined/txs', () => {
     expectError(await api.get(`/v1/unmined/txs?cursor=${'0'.repeat(32)}-0`), 400, 'INVALID_ARGUMENT', 'cursor');
   });
 });
+
+describe('POST /v1/spends/verify', () => {
+  test('200: a stored tx whose spend did not stand, and its child, are marked conflicting; bad input 400', async () => {
+    const { parent, first, child } = await doubleSpend();
+    // stored as if its spend of parent:0 had been acknowledged on the other side of a split brain
+    const lost = await create(makeTx({ inputs: [{ parent, vout: 0 }], outputs: [999] }));
+    const lostChild = await spent(makeTx({ inputs: [{ parent: lost, vout: 0 }], outputs: [99] }));
+    const reply = await api.post('/v1/spends/verify', { txids: [first.txid, child.txid, lost.txid] });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({
+      checked: 3,
+      lost: [
+        { txid: parent.txid, vout: 0, spendingTxid: lost.txid, vin: 0, recorded: first.txid, state: 'spent-by-other' },
+      ],
+      markedConflicting: [lost.txid, lostChild.txid],
+    });
+    const view = await api.get(`/v1/txs/${lostChild.txid}?fields=conflicting`);
+    expect(view.body.conflicting).toBe(true);
+    expect((await api.post('/v1/spends/verify', { txids: [lost.txid], repair: false })).body.lost).toEqual([]);
+    expectError(await api.post('/v1/spends/verify', { txids: ['x'] }), 400, 'INVALID_ARGUMENT', 'txids[0]');
+    expectError(
+      await api.post('/v1/spends/verify', { txids: [first.txid], repair: 1 }),
+      400,
+      'INVALID_ARGUMENT',
+      'repair',
+    );
+  });
+});

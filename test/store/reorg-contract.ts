@@ -268,6 +268,63 @@ export function describeReorgContract(name: string, makeDeps: MakeDeps): void {
       });
     });
 
+    describe('verifySpenders (after a split brain)', () => {
+      /**
+       * What a healed partition leaves: A's spend of p:0 was acknowledged and A stored, then the merge kept the
+       * other side's version of p's record, where B spent p:0 (simulated: A's spend undone, B's applied).
+       */
+      async function splitBrain() {
+        const p = await root(2);
+        const a = await spent(makeTx({ inputs: [{ parent: p, vout: 0 }], outputs: [1000, 1000] }));
+        const child = await spent(makeTx({ inputs: [{ parent: a, vout: 1 }], outputs: [100] }));
+        await store.unspend([spendItem(p, 0, a)]);
+        const b = makeTx({ inputs: [{ parent: p, vout: 0 }], outputs: [999] });
+        await store.spend({ tx: b.hex });
+        await store.create(b.hex);
+        const clean = await spent(makeTx({ inputs: [{ parent: p, vout: 1 }], outputs: [1000] }));
+        return { p, a, b, child, clean };
+      }
+
+      test('finds the stored tx whose acknowledged spend did not stand; marks it and its descendants conflicting', async () => {
+        const { p, a, b, child, clean } = await splitBrain();
+        const report = await store.verifySpenders([a.txid, b.txid, child.txid, clean.txid]);
+        expect(report.checked).toBe(4);
+        expect(report.lost).toEqual([
+          { txid: p.txid, vout: 0, spendingTxid: a.txid, vin: 0, recorded: b.txid, state: 'spent-by-other' },
+        ]);
+        expect([...report.markedConflicting].sort()).toEqual([a.txid, child.txid].sort());
+        for (const t of [a, child]) expect((await store.get(t.txid, ['conflicting'])).conflicting).toBe(true);
+        for (const t of [b, clean]) expect((await store.get(t.txid, ['conflicting'])).conflicting).toBe(false);
+        expect(await holder(p.txid, 0)).toBe(b.txid);
+
+        // again: the loser is conflicting now and is skipped; nothing new is marked
+        expect(await store.verifySpenders([a.txid, b.txid])).toEqual({ checked: 2, lost: [], markedConflicting: [] });
+      });
+
+      test('repair false only reports; an unspent input is reported, not marked; unknown txids are skipped', async () => {
+        const { a } = await splitBrain();
+        const report = await store.verifySpenders([a.txid, rootTx().txid], { repair: false });
+        expect(report.checked).toBe(1);
+        expect(report.lost.map((l) => l.spendingTxid)).toEqual([a.txid]);
+        expect(report.markedConflicting).toEqual([]);
+        expect((await store.get(a.txid, ['conflicting'])).conflicting).toBe(false);
+
+        const q = await root(1);
+        const lonely = makeTx({ inputs: [{ parent: q, vout: 0 }], outputs: [10] });
+        await store.create(lonely.hex); // stored, its spend never applied
+        const r2 = await store.verifySpenders([lonely.txid]);
+        expect(r2.lost).toEqual([{ txid: q.txid, vout: 0, spendingTxid: lonely.txid, vin: 0, state: 'unspent' }]);
+        expect(r2.markedConflicting).toEqual([]);
+      });
+
+      test('bad input names the field', async () => {
+        await expect(store.verifySpenders('nope' as unknown as string[])).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          details: { field: 'txids' },
+        });
+      });
+    });
+
     describe('processConflicting', () => {
       test('the winner takes its inputs; loser and descendants conflicting; the loser-only input freed', async () => {
         const p1 = await root();

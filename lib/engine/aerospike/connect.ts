@@ -35,9 +35,20 @@ export interface AerospikeConnectOptions {
   maxConnsPerNode?: number;
   /** the process-wide command queue (setupCommandQueue); defaults from commandQueuePolicy */
   commandQueue?: Partial<CommandQueueOptions>;
+  /**
+   * The namespace is in strong-consistency mode (Enterprise): reads are linearizable (readModeSC LINEARIZE). A
+   * Community server refuses LINEARIZE reads (status 25, ENTERPRISE_ONLY), so it is set only then.
+   */
+  strongConsistency?: boolean;
 }
 
 export const DEFAULT_MAX_CONNS_PER_NODE = 32;
+
+/** The client's policy enums (aerospike.d.ts policy.replica, readModeAP, readModeSC, commitLevel), by value. */
+export const REPLICA_MASTER = 0;
+export const READ_MODE_AP_ALL = 1;
+export const READ_MODE_SC_LINEARIZE = 1;
+export const COMMIT_ALL = 0;
 export const DEFAULT_MAX_COMMANDS_IN_QUEUE = 4096;
 
 /**
@@ -82,10 +93,21 @@ export function aerospikeConfig(options: AerospikeConnectOptions): ConfigOptions
   // Reads are retried; writes, removes and UDF applies are not (maxRetries 0, the C client's own default for
   // them): a retry after a connection lost once the command was sent re-runs it, and its answer (RECORD_EXISTS for
   // a create, GENERATION_MISMATCH, a UDF's no-op answer without the first run's signal) hides what happened.
-  const command = { totalTimeout: t.commandMs ?? 1000, socketTimeout: t.commandMs ?? 1000, maxRetries: 2 };
-  const commandWrite = { ...command, maxRetries: 0 };
-  const batch = { totalTimeout: t.batchMs ?? 5000, socketTimeout: t.batchMs ?? 5000, maxRetries: 2 };
-  const batchWrite = { ...batch, maxRetries: 0 };
+  // Consistency (docs/decisions/0006-partitions-on-community-edition.md), pinned rather than left to the client's
+  // defaults: every command goes to the partition's master; reads consult every duplicate while migrations run
+  // (readModeAP ALL: after a split heals, a read sees the version the merge will keep, not one node's copy), and on
+  // a strong-consistency namespace (Enterprise) reads are linearizable; writes answer only once every replica of the
+  // master's cluster applied them (commitLevel ALL).
+  const reads = {
+    replica: REPLICA_MASTER,
+    readModeAP: READ_MODE_AP_ALL,
+    ...(options.strongConsistency ? { readModeSC: READ_MODE_SC_LINEARIZE } : {}),
+  };
+  const writes = { replica: REPLICA_MASTER, commitLevel: COMMIT_ALL };
+  const command = { totalTimeout: t.commandMs ?? 1000, socketTimeout: t.commandMs ?? 1000, maxRetries: 2, ...reads };
+  const commandWrite = { ...command, maxRetries: 0, ...writes };
+  const batch = { totalTimeout: t.batchMs ?? 5000, socketTimeout: t.batchMs ?? 5000, maxRetries: 2, ...reads };
+  const batchWrite = { ...batch, maxRetries: 0, ...writes };
   const policies = {
     read: command,
     write: commandWrite,

@@ -31,6 +31,7 @@ import {
   type BatchWriteResult,
   type BinMap,
   type Bins,
+  type ClusterState,
   type EngineRecord,
   type RangePage,
   type RangeQuery,
@@ -59,6 +60,8 @@ export interface AerospikeEngineOptions {
 
 /** Records per batch command. */
 export const BATCH_CHUNK = 1000;
+/** ms a cluster-state check waits for the nodes' answers (a node that does not answer in time: unstable) */
+export const CLUSTER_STATE_TIMEOUT_MS = 1000;
 const DEFAULT_PAGE = 1000;
 
 /** Index name of an indexed bin in a set: `<set>_<bin>`. */
@@ -480,6 +483,25 @@ export class AerospikeEngine implements RecordEngine {
     } catch (err) {
       throw mapAerospikeError(err, 'ping');
     }
+  }
+
+  /**
+   * `cluster-stable` on every node the client knows (aerospike.com/docs/database/reference/info, cluster-stable:
+   * the cluster key when the node's cluster has `size` nodes, all agree and, with ignore-migrations=false, no
+   * migration is pending; an ERROR otherwise). Stable when every node answers the same key. A node cut off from the
+   * others, but still reachable by the client, answers another key or an error: unstable.
+   */
+  async clusterState(expectedSize?: number): Promise<ClusterState> {
+    const command = `cluster-stable:${expectedSize ? `size=${expectedSize};` : ''}ignore-migrations=false`;
+    let answers: { host?: unknown; info?: string; error?: unknown }[];
+    try {
+      answers = await this.client.infoAll(command, { timeout: CLUSTER_STATE_TIMEOUT_MS } as never);
+    } catch (err) {
+      return { stable: false, detail: `cluster-stable: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    const keys = answers.map((a) => (a.error ? 'ERROR' : (a.info ?? '').split('\t')[1]?.trim() || 'ERROR'));
+    const stable = keys.length > 0 && keys.every((k) => !k.startsWith('ERROR') && k === keys[0]);
+    return { stable, detail: `cluster-stable on ${keys.length} node(s): ${keys.join(', ')}` };
   }
 
   async close(): Promise<void> {

@@ -66,6 +66,7 @@ const IDEMPOTENT: { readonly [Id in OperationId]: boolean } = {
   getConflictingChildren: true,
   setLongestChain: true,
   processConflicting: true,
+  verifySpenders: true,
   iterateUnmined: true,
   getChainTip: true,
   setChainTip: true,

@@ -215,6 +215,24 @@ export type ProcessConflictingResponse = {
   markedConflicting: string[];
 };
 
+export type VerifySpendersRequest = {
+  txids: string[];
+  repair?: boolean;
+};
+
+export type VerifySpendersResponse = {
+  checked: number;
+  lost: {
+    txid: string;
+    vout: number;
+    spendingTxid: string;
+    vin: number;
+    recorded?: string;
+    state: 'spent-by-other' | 'unspent' | 'missing' | 'frozen';
+  }[];
+  markedConflicting: string[];
+};
+
 export type UnminedTx = {
   txid: string;
   fee: number;
@@ -378,6 +396,7 @@ export const ROUTES = {
   getConflictingChildren: { method: 'GET', path: '/v1/txs/{txid}/conflicting-children', fn: 'get' },
   setLongestChain: { method: 'POST', path: '/v1/longest-chain', fn: 'set-mined' },
   processConflicting: { method: 'POST', path: '/v1/conflicting/resolve', fn: 'admin' },
+  verifySpenders: { method: 'POST', path: '/v1/spends/verify', fn: 'admin' },
   iterateUnmined: { method: 'GET', path: '/v1/unmined/txs', fn: 'get' },
   getChainTip: { method: 'GET', path: '/v1/chain/tip', fn: 'admin' },
   setChainTip: { method: 'PUT', path: '/v1/chain/tip', fn: 'admin' },
@@ -581,6 +600,15 @@ export type Operations = {
       body: ProcessConflictingRequest;
     };
     response: ProcessConflictingResponse;
+  };
+  /** POST /v1/spends/verify: After a cluster change: each stored tx must be the spender of its inputs; losers marked conflicting */
+  verifySpenders: {
+    request: {
+      params?: never;
+      query?: never;
+      body: VerifySpendersRequest;
+    };
+    response: VerifySpendersResponse;
   };
   /** GET /v1/unmined/txs: Every unmined transaction with what block assembly needs to reload it, in createdAt order, paged */
   iterateUnmined: {

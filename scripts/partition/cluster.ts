@@ -1,0 +1,334 @@
+/**
+ * A real 3-node Aerospike cluster, each node in its own network namespace, for the partition experiment.
+ *
+ * Network (every name starts with the prefix, every address is in SUBNET; created here, removed by teardown):
+ *   root namespace: bridge `<prefix>br` 10.19.0.1/24 (the clients run here and reach every node through it)
+ *   node i:         namespace `<prefix>-n<i>`, veth `<prefix>v<i>` (bridge side) / `<prefix>p<i>` (node side),
+ *                   address 10.19.0.1<i>, Aerospike on its default ports 3000-3002
+ * Partitions are blackhole routes inside the node namespaces (`ip route add blackhole <peer>/32`): packets between
+ * the two sides are dropped silently, as on a cut network link, while the bridge address (the clients) stays
+ * reachable. No iptables/nft needed: only iproute2.
+ *
+ * Each node's aerospike.conf is the deployment's (cdk/aerospike-scripts.ts renderAerospikeConf with the settings of
+ * cdk/config.ts), with the addresses substituted, the log, UDF and data paths under the run directory, and the
+ * instance-store device replaced by a file of the same storage engine (a restart keeps the data, as on EC2).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'fs';
+import { Socket } from 'net';
+import * as path from 'path';
+import { DEVICES_PLACEHOLDER, renderAerospikeConf, type ConfSettings } from '../../cdk/aerospike-scripts';
+
+export const SUBNET_PREFIX = '10.19.0';
+export const BRIDGE_ADDRESS = `${SUBNET_PREFIX}.1`;
+export const SERVICE_PORT = 3000;
+
+export interface NodeSpec {
+  index: number;
+  name: string;
+  netns: string;
+  address: string;
+  /** node-id, fixed so that the principal (the highest id) is known: node 3 */
+  nodeId: string;
+  dir: string;
+}
+
+export interface ClusterOptions {
+  asdBin: string;
+  prefix: string;
+  workDir: string;
+  /** the deployment's conf settings; seeds are replaced by the node addresses */
+  conf: ConfSettings;
+  /** extra lines per conf section (the settings under test), e.g. { namespace: ['migrate-fill-delay 0'] } */
+  extra?: { service?: string[]; namespace?: string[]; heartbeat?: string[] };
+  /** file size of each node's data file, MiB */
+  fileSizeMb?: number;
+  nodes?: number;
+  log?: (line: string) => void;
+}
+
+/** Why the harness cannot run here (null: it can): no binary, not root, no `ip netns`. */
+export function preconditions(env: NodeJS.ProcessEnv = process.env): string | null {
+  const bin = env.ASD_BIN;
+  if (!bin) return 'ASD_BIN is not set (the path of an Aerospike server binary, asd)';
+  if (!existsSync(bin)) return `ASD_BIN=${bin} does not exist`;
+  if (typeof process.getuid === 'function' && process.getuid() !== 0)
+    return 'not root: network namespaces need root (CAP_NET_ADMIN)';
+  try {
+    execFileSync('ip', ['netns', 'list'], { stdio: 'pipe' });
+  } catch {
+    return '`ip netns` is not available (iproute2)';
+  }
+  return null;
+}
+
+function sh(args: string[], opts: { ignoreError?: boolean } = {}): string {
+  try {
+    return execFileSync(args[0], args.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+  } catch (err) {
+    if (opts.ignoreError) return '';
+    const e = err as { stderr?: Buffer };
+    throw new Error(`${args.join(' ')}: ${e.stderr?.toString().trim() ?? String(err)}`, { cause: err });
+  }
+}
+
+const inNs = (netns: string, args: string[]): string[] => ['ip', 'netns', 'exec', netns, ...args];
+
+/** The node's conf: the deployment's, addresses and paths substituted. Exported for tests. */
+export function nodeConf(o: ClusterOptions, node: NodeSpec, all: NodeSpec[]): string {
+  const base = renderAerospikeConf({ ...o.conf, seeds: all.map((n) => n.address) });
+  const extra = o.extra ?? {};
+  const out: string[] = [];
+  let section = '';
+  for (const line of base.split('\n')) {
+    const t = line.trim();
+    if (line === DEVICES_PLACEHOLDER) {
+      out.push(`        file ${path.join(node.dir, 'data.dat')}`, `        filesize ${o.fileSizeMb ?? 1024}M`);
+      continue;
+    }
+    if (t.startsWith('file /') && section === 'logging') {
+      out.push(`    file ${path.join(node.dir, 'aerospike.log')} {`);
+      continue;
+    }
+    if (t === 'address any') {
+      out.push(`        address ${node.address}`, `        access-address ${node.address}`);
+      continue;
+    }
+    out.push(line);
+    if (t === 'service {' && section === '') {
+      section = 'service';
+      out.push(
+        `    node-id ${node.nodeId}`,
+        `    run-as-daemon false`,
+        `    pidfile ${path.join(node.dir, 'asd.pid')}`,
+        `    work-directory ${path.join(node.dir, 'work')}`,
+        ...(extra.service ?? []).map((l) => `    ${l}`),
+      );
+    } else if (t === 'logging {') section = 'logging';
+    else if (t === 'network {') section = 'network';
+    else if (t === 'heartbeat {') {
+      section = 'heartbeat';
+      out.push(`        address ${node.address}`, ...(extra.heartbeat ?? []).map((l) => `        ${l}`));
+    } else if (t === 'fabric {') {
+      section = 'fabric';
+      out.push(`        address ${node.address}`);
+    } else if (t.startsWith('namespace ')) {
+      section = 'namespace';
+      out.push(...(extra.namespace ?? []).map((l) => `    ${l}`));
+    }
+  }
+  out.push('mod-lua {', `    user-path ${path.join(node.dir, 'udf')}`, '}', '');
+  return out.join('\n');
+}
+
+export class Cluster {
+  readonly nodes: NodeSpec[];
+  private readonly procs = new Map<number, ChildProcess>();
+  private readonly cuts: { netns: string; peer: string }[] = [];
+  private readonly log: (line: string) => void;
+
+  constructor(private readonly o: ClusterOptions) {
+    const n = o.nodes ?? 3;
+    this.log = o.log ?? ((l) => console.log(l));
+    this.nodes = Array.from({ length: n }, (_, k) => {
+      const index = k + 1;
+      return {
+        index,
+        name: `n${index}`,
+        netns: `${o.prefix}-n${index}`,
+        address: `${SUBNET_PREFIX}.${10 + index}`,
+        nodeId: `a${index}`,
+        dir: path.join(o.workDir, `n${index}`),
+      };
+    });
+  }
+
+  get hosts(): string {
+    return this.nodes.map((n) => `${n.address}:${SERVICE_PORT}`).join(',');
+  }
+
+  node(index: number): NodeSpec {
+    const n = this.nodes.find((x) => x.index === index);
+    if (!n) throw new Error(`no node ${index}`);
+    return n;
+  }
+
+  /** Bridge, namespaces, veths, addresses. Removes leftovers of an earlier run with the same prefix first. */
+  setUpNetwork(): void {
+    this.tearDownNetwork();
+    const br = `${this.o.prefix}br`;
+    sh(['ip', 'link', 'add', br, 'type', 'bridge']);
+    sh(['ip', 'addr', 'add', `${BRIDGE_ADDRESS}/24`, 'dev', br]);
+    sh(['ip', 'link', 'set', br, 'up']);
+    for (const n of this.nodes) {
+      const hostSide = `${this.o.prefix}v${n.index}`;
+      const nodeSide = `${this.o.prefix}p${n.index}`;
+      sh(['ip', 'netns', 'add', n.netns]);
+      sh(['ip', 'link', 'add', hostSide, 'type', 'veth', 'peer', 'name', nodeSide]);
+      sh(['ip', 'link', 'set', nodeSide, 'netns', n.netns]);
+      sh(['ip', 'link', 'set', hostSide, 'master', br]);
+      sh(['ip', 'link', 'set', hostSide, 'up']);
+      sh(inNs(n.netns, ['ip', 'addr', 'add', `${n.address}/24`, 'dev', nodeSide]));
+      sh(inNs(n.netns, ['ip', 'link', 'set', nodeSide, 'up']));
+      sh(inNs(n.netns, ['ip', 'link', 'set', 'lo', 'up']));
+    }
+  }
+
+  tearDownNetwork(): void {
+    for (const n of this.nodes) {
+      sh(['ip', 'netns', 'del', n.netns], { ignoreError: true });
+      sh(['ip', 'link', 'del', `${this.o.prefix}v${n.index}`], { ignoreError: true });
+    }
+    sh(['ip', 'link', 'del', `${this.o.prefix}br`], { ignoreError: true });
+  }
+
+  start(index: number, fresh = false): void {
+    const n = this.node(index);
+    if (fresh) sh(['rm', '-rf', n.dir]);
+    for (const d of [n.dir, path.join(n.dir, 'work'), path.join(n.dir, 'udf'), path.join(n.dir, 'work', 'smd')])
+      mkdirSync(d, { recursive: true });
+    const confPath = path.join(n.dir, 'aerospike.conf');
+    writeFileSync(confPath, nodeConf(this.o, n, this.nodes));
+    const child = spawn('ip', ['netns', 'exec', n.netns, this.o.asdBin, '--config-file', confPath, '--foreground'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: false,
+    });
+    child.stderr?.on('data', (d: Buffer) => {
+      const text = d.toString().trim();
+      if (text) this.log(`[${n.name} stderr] ${text.slice(0, 500)}`);
+    });
+    child.on('exit', (code, signal) => {
+      if (this.procs.get(index) === child) {
+        this.procs.delete(index);
+        this.log(`[${n.name}] asd exited (code ${code}, signal ${signal})`);
+      }
+    });
+    this.procs.set(index, child);
+  }
+
+  /** The asd process id (ip netns exec execs it, so the child's pid is the server's). */
+  pid(index: number): number | undefined {
+    return this.procs.get(index)?.pid;
+  }
+
+  kill(index: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.procs.get(index);
+    if (!child) return Promise.resolve();
+    return new Promise((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill(signal);
+    });
+  }
+
+  pause(index: number): void {
+    this.procs.get(index)?.kill('SIGSTOP');
+  }
+
+  resume(index: number): void {
+    this.procs.get(index)?.kill('SIGCONT');
+  }
+
+  /** Cuts every link between group `a` and group `b` (node indexes); the clients still reach both. */
+  partition(a: number[], b: number[]): void {
+    for (const i of a) {
+      for (const j of b) {
+        this.cut(this.node(i).netns, this.node(j).address);
+        this.cut(this.node(j).netns, this.node(i).address);
+      }
+    }
+  }
+
+  private cut(netns: string, peer: string): void {
+    sh(inNs(netns, ['ip', 'route', 'add', 'blackhole', `${peer}/32`]));
+    this.cuts.push({ netns, peer });
+  }
+
+  heal(): void {
+    for (const c of this.cuts.splice(0)) {
+      sh(inNs(c.netns, ['ip', 'route', 'del', 'blackhole', `${c.peer}/32`]), { ignoreError: true });
+    }
+  }
+
+  async stopAll(): Promise<void> {
+    for (const i of [...this.procs.keys()]) {
+      this.resume(i);
+      await this.kill(i, 'SIGTERM');
+    }
+  }
+
+  async info(index: number, command: string, timeoutMs = 2000): Promise<string> {
+    return infoCommand(this.node(index).address, SERVICE_PORT, command, timeoutMs);
+  }
+
+  /**
+   * Waits until every running node answers `cluster-stable` with the same cluster key for the expected size, with
+   * no migration pending (the rolling-restart check of cdk/aerospike-scripts.ts).
+   */
+  async waitStable(size: number, timeoutMs = 180_000): Promise<number> {
+    const started = Date.now();
+    let last = '';
+    while (Date.now() - started < timeoutMs) {
+      const keys = await Promise.all(
+        [...this.procs.keys()].map((i) =>
+          this.info(i, `cluster-stable:size=${size};ignore-migrations=false`).catch((e: Error) => `ERROR ${e.message}`),
+        ),
+      );
+      last = keys.join(' ');
+      if (keys.length === size && keys.every((k) => k && !k.startsWith('ERROR') && k === keys[0])) {
+        return Date.now() - started;
+      }
+      await sleep(500);
+    }
+    throw new Error(`cluster not stable (size ${size}) after ${timeoutMs} ms: ${last}`);
+  }
+
+  /** Namespace statistics of one node, as a map. */
+  async namespaceStats(index: number, namespace: string): Promise<Record<string, string>> {
+    const text = await this.info(index, `namespace/${namespace}`);
+    return Object.fromEntries(
+      text
+        .split(';')
+        .map((kv) => kv.split('='))
+        .filter((kv) => kv.length === 2),
+    );
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * One Aerospike info command over its wire protocol (8-byte header: version 2, type 1 (info), 48-bit length; body
+ * "<command>\n"; answer "<command>\t<value>\n"). Independent of the client's cluster tending, so it answers while
+ * the cluster is split.
+ */
+export function infoCommand(host: string, port: number, command: string, timeoutMs = 2000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = new Socket();
+    const body = Buffer.from(`${command}\n`);
+    const header = Buffer.alloc(8);
+    header.writeUInt8(2, 0);
+    header.writeUInt8(1, 1);
+    header.writeUIntBE(body.length, 2, 6);
+    let received = Buffer.alloc(0);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`info ${command} on ${host}: timeout`));
+    }, timeoutMs);
+    socket.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    socket.on('data', (chunk) => {
+      received = Buffer.concat([received, chunk]);
+      if (received.length < 8) return;
+      const length = received.readUIntBE(2, 6);
+      if (received.length < 8 + length) return;
+      clearTimeout(timer);
+      socket.destroy();
+      const text = received.subarray(8, 8 + length).toString();
+      const tab = text.indexOf('\t');
+      resolve((tab >= 0 ? text.slice(tab + 1) : text).trim());
+    });
+    socket.connect(port, host, () => socket.write(Buffer.concat([header, body])));
+  });
+}

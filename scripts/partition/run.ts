@@ -1,0 +1,366 @@
+/**
+ * `npm run partition`: the partition experiment (docs/reliability.md). Starts a 3-node Aerospike cluster from
+ * ASD_BIN in network namespaces (cluster.ts), and for each nemesis: creates the parent txs through the store, runs
+ * the client processes (worker.ts) that send competing spenders of every output around the fault, applies the
+ * fault and heals it, waits for the cluster to be whole with no migration pending, reads the final records through
+ * the store and checks the history against them (checker.ts); then runs the detection and repair (repair.ts) and
+ * checks again. Prints the counts per nemesis and writes every history and report under --out.
+ *
+ * Skips (exit 0, reason printed) without ASD_BIN, root or `ip netns`. Removes its namespaces, links and servers on
+ * exit, failure and SIGINT/SIGTERM.
+ *
+ *   npm run partition -- [--nemesis cut-off,split,pause,kill] [--runs 1] [--outputs 1000] [--clients 4]
+ *                        [--spenders 2] [--fault-ms 8000] [--settings baseline|deployed] [--out DIR] [--no-repair]
+ */
+import { spawn } from 'child_process';
+import { mkdirSync, readFileSync, writeFileSync, existsSync, rmSync } from 'fs';
+import * as path from 'path';
+import { aerospikeConfSettings, defaultConfig } from '../../cdk/config';
+import { loadConfig } from '../../lib/domain/config';
+import { buildRuntime, type Runtime } from '../../lib/runtime';
+import { checkHistory, summaryRow, type CheckReport } from './checker';
+import { Cluster, preconditions, sleep } from './cluster';
+import { outpointKey, parseHistory, type FinalState, type HistoryEvent } from './history';
+import { buildPlan, type Plan } from './plan';
+import { repairDoubleAcknowledged, type RepairReport } from './repair';
+import { clusterSettings, type SettingsProfile } from './settings';
+import type { WorkerJob } from './worker';
+
+export const NEMESES = ['cut-off', 'split', 'pause', 'kill'] as const;
+export type Nemesis = (typeof NEMESES)[number];
+
+interface Args {
+  nemeses: Nemesis[];
+  runs: number;
+  outputs: number;
+  clients: number;
+  spenders: number;
+  faultMs: number;
+  settings: SettingsProfile;
+  out: string;
+  repair: boolean;
+  prefix: string;
+}
+
+function parseArgs(argv: string[]): Args {
+  const get = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const int = (name: string, fallback: number) => {
+    const v = get(name);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a positive integer, got "${v}"`);
+    return n;
+  };
+  const nemeses = (get('nemesis') ?? NEMESES.join(',')).split(',') as Nemesis[];
+  for (const n of nemeses)
+    if (!NEMESES.includes(n)) throw new Error(`--nemesis: unknown "${n}" (${NEMESES.join(', ')})`);
+  const settings = (get('settings') ?? 'deployed') as SettingsProfile;
+  if (settings !== 'baseline' && settings !== 'deployed') throw new Error('--settings: baseline or deployed');
+  return {
+    nemeses,
+    runs: int('runs', 1),
+    outputs: int('outputs', 1000),
+    clients: int('clients', 4),
+    spenders: int('spenders', 2),
+    faultMs: int('fault-ms', 8000),
+    settings,
+    out: get('out') ?? '/tmp/us19/results',
+    repair: !argv.includes('--no-repair'),
+    prefix: 'us19',
+  };
+}
+
+const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 23)} ${line}`);
+
+async function readFinal(store: Runtime['store'], plan: Plan): Promise<FinalState> {
+  const spenders: Record<string, string | null> = {};
+  const outpoints = plan.spends
+    .filter((s, i, all) => all.findIndex((x) => x.parent === s.parent && x.vout === s.vout) === i)
+    .map((s) => ({ txid: s.parent, vout: s.vout }));
+  for (let i = 0; i < outpoints.length; i += 500) {
+    const chunk = outpoints.slice(i, i + 500);
+    const results = await store.getSpendMany(chunk);
+    results.forEach((r, k) => {
+      if (!r.ok) return; // unreadable: absent from the map
+      spenders[outpointKey(chunk[k])] = r.value.spendingTxid ?? null;
+    });
+  }
+  const txs: FinalState['txs'] = {};
+  const txids = [...plan.parents.map((p) => p.txid), ...plan.spends.map((s) => s.txid)];
+  for (let i = 0; i < txids.length; i += 500) {
+    const chunk = txids.slice(i, i + 500);
+    const results = await store.getMany(chunk, ['blockIDs', 'conflicting']);
+    results.forEach((r, k) => {
+      if (!r.ok) return;
+      const ids = r.value.blockIDs;
+      txs[chunk[k]] = {
+        blockIds: Array.isArray(ids) ? ids.map(Number) : [],
+        conflicting: r.value.conflicting === true,
+      };
+    });
+  }
+  return { spenders, txs };
+}
+
+function runWorker(jobPath: string): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'worker.ts'), jobPath], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    child.on('exit', (code) => resolve(code ?? 1));
+  });
+}
+
+interface RunResult {
+  name: string;
+  report: CheckReport;
+  repair?: RepairReport;
+  afterRepair?: CheckReport;
+}
+
+async function runOne(
+  cluster: Cluster,
+  args: Args,
+  nemesis: Nemesis,
+  run: number,
+  storeEnv: (set: string) => Record<string, string>,
+): Promise<RunResult> {
+  const name = `${nemesis}#${run}`;
+  const set = `p${Date.now() % 1_000_000}`;
+  const dir = path.join(args.out, `${args.settings}-${nemesis}-${run}-${set}`);
+  mkdirSync(dir, { recursive: true });
+  const historyPath = path.join(dir, 'history.jsonl');
+  const env = storeEnv(set);
+  // a fresh cluster on a busy machine may time out the UDF registration: retried before anything is sent
+  let runtime: Runtime | undefined;
+  for (let attempt = 1; !runtime; attempt++) {
+    try {
+      runtime = await buildRuntime(loadConfig({ ...process.env, ...env }));
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      log(`${name}: opening the store failed (${err instanceof Error ? err.message : String(err)}), again`);
+      await sleep(2000);
+    }
+  }
+  const { store } = runtime;
+
+  const lead = 5000; // the workers' start-up (tsx, client connect, UDF check)
+  const faultAtMs = 4000;
+  const healAtMs = faultAtMs + args.faultMs;
+  const plan = buildPlan({
+    outputs: args.outputs,
+    outputsPerParent: 10,
+    spenders: args.spenders,
+    clients: args.clients,
+    fromMs: 1000,
+    toMs: healAtMs + 4000,
+    seed: Date.now(),
+  });
+
+  // the parents, before the fault, through the store (acknowledged creates are checked too)
+  const history: HistoryEvent[] = [];
+  for (let i = 0; i < plan.parents.length; i += 50) {
+    let chunk = plan.parents.slice(i, i + 50);
+    // before the fault; a timeout (a busy machine) is retried, and TX_EXISTS then means the first attempt applied
+    for (let attempt = 0; chunk.length > 0; attempt++) {
+      const results = await store.createMany(chunk.map((p) => ({ tx: p.hex })));
+      const again: typeof chunk = [];
+      results.forEach((r, k) => {
+        if (r.ok || r.error.code === 'TX_EXISTS') {
+          history.push({
+            kind: 'create',
+            client: 'controller',
+            mode: 'batch',
+            start: -1,
+            end: -1,
+            answer: 'ok',
+            txid: chunk[k].txid,
+          });
+        } else if (r.error.code === 'STORAGE_ERROR' && attempt < 5) again.push(chunk[k]);
+        else throw new Error(`creating parent ${chunk[k].txid} failed: ${r.error.message}`);
+      });
+      chunk = again;
+      if (chunk.length > 0) await sleep(1000);
+    }
+  }
+  writeFileSync(historyPath, history.map((e) => JSON.stringify(e)).join('\n') + '\n');
+
+  const t0 = Date.now() + lead;
+  const jobs = Array.from({ length: args.clients }, (_, c) => {
+    const job: WorkerJob = {
+      client: `c${c + 1}`,
+      clientIndex: c,
+      spends: plan.spends.filter((s) => s.client === c),
+      t0,
+      historyPath,
+      env,
+      retries: 5,
+      retryDelayMs: 500,
+      faultAtMs,
+      healAtMs,
+      minedEveryMs: 2000,
+      batchSize: 25,
+    };
+    const jobPath = path.join(dir, `job-c${c + 1}.json`);
+    writeFileSync(jobPath, JSON.stringify(job));
+    return jobPath;
+  });
+  log(`${name}: ${plan.outputs} outputs x ${args.spenders} spenders, ${args.clients} clients, set ${set}`);
+  const workers = Promise.all(jobs.map(runWorker));
+
+  await sleep(t0 + faultAtMs - Date.now());
+  const victim = nemesis === 'split' ? 3 : 1;
+  log(`${name}: fault: ${nemesis} node ${victim}`);
+  switch (nemesis) {
+    case 'cut-off':
+      cluster.partition([1], [2, 3]);
+      break;
+    case 'split':
+      cluster.partition([3], [1, 2]);
+      break;
+    case 'pause':
+      cluster.pause(victim);
+      break;
+    case 'kill':
+      await cluster.kill(victim);
+      break;
+  }
+  await sleep(t0 + healAtMs - Date.now());
+  log(`${name}: heal`);
+  if (nemesis === 'pause') cluster.resume(victim);
+  else if (nemesis === 'kill') cluster.start(victim);
+  else cluster.heal();
+
+  const codes = await workers;
+  if (codes.some((c) => c !== 0)) throw new Error(`${name}: a worker failed (exit codes ${codes.join(', ')})`);
+  const stableMs = await cluster.waitStable(3);
+  log(`${name}: workers done; cluster whole, migrations done ${stableMs} ms later`);
+
+  const events = parseHistory(readFileSync(historyPath, 'utf8'));
+  const final = await readFinal(store, plan);
+  const report = checkHistory(events, final);
+  const result: RunResult = { name, report };
+  if (args.repair && (report.doubleAcknowledged.length > 0 || report.lostSpends.length > 0)) {
+    result.repair = await repairDoubleAcknowledged(store, events);
+    result.afterRepair = checkHistory(events, await readFinal(store, plan));
+  }
+  writeFileSync(path.join(dir, 'final.json'), JSON.stringify(final));
+  writeFileSync(path.join(dir, 'report.json'), JSON.stringify(result, null, 1));
+  printAnomalies(name, report);
+  return result;
+}
+
+function printAnomalies(name: string, r: CheckReport): void {
+  for (const d of r.doubleAcknowledged.slice(0, 5)) {
+    log(
+      `${name}: DOUBLE-ACKNOWLEDGED ${d.outpoint}: acknowledged to ${d.acknowledged.map((s) => s.slice(0, 8)).join(' and ')}, record says ${d.recorded?.slice(0, 8)}`,
+    );
+    for (const e of d.events) {
+      log(
+        `    ${e.client} ${e.mode} ${e.spender.slice(0, 8)} sent ${e.start} ms (${e.phase}) answered ${e.end} ms: ${e.answer}${e.code ? ` ${e.code}` : ''}`,
+      );
+    }
+  }
+  if (r.doubleAcknowledged.length > 5)
+    log(`${name}: ... ${r.doubleAcknowledged.length - 5} more double-acknowledged outputs`);
+  for (const l of r.lostSpends.filter((x) => !x.doubleAcknowledged).slice(0, 5)) {
+    log(`${name}: LOST acknowledged spend ${l.outpoint} by ${l.spender.slice(0, 8)}, record says ${l.recorded}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const reason = preconditions();
+  if (reason) {
+    console.log(`partition: skipped: ${reason}`);
+    return;
+  }
+  const workDir = '/tmp/us19/cluster';
+  const deployment = defaultConfig('partition');
+  const a = deployment.aerospike;
+  const settings = clusterSettings(args.settings, a.nodeCount);
+  const cluster = new Cluster({
+    asdBin: process.env.ASD_BIN!,
+    prefix: args.prefix,
+    workDir,
+    conf: aerospikeConfSettings(a, deployment.store, 'utxo-partition', []),
+    extra: settings.conf,
+    log,
+  });
+
+  let cleaned = false;
+  const cleanup = async () => {
+    if (cleaned) return;
+    cleaned = true;
+    await cluster.stopAll().catch(() => undefined);
+    cluster.tearDownNetwork();
+  };
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      log(`${sig}: stopping the servers and removing the namespaces`);
+      void cleanup().then(() => process.exit(130));
+    });
+  }
+
+  const results: RunResult[] = [];
+  try {
+    log(`settings "${args.settings}": ${JSON.stringify(settings)}`);
+    cluster.setUpNetwork();
+    if (existsSync(workDir)) rmSync(workDir, { recursive: true, force: true });
+    for (const n of cluster.nodes) cluster.start(n.index, true);
+    log(`cluster starting: ${cluster.hosts}`);
+    await cluster.waitStable(3, 60_000);
+    log('cluster stable');
+    const blobDir = path.join(args.out, 'blobs');
+    const storeEnv = (set: string) => ({
+      UTXO_STORE: `aerospike://${cluster.hosts}/${a.namespace}?set=${set}`,
+      BLOB_STORE: `file:${blobDir}`,
+      SIGNAL_QUEUE: 'inline',
+      ...settings.clientEnv,
+    });
+    for (const nemesis of args.nemeses) {
+      for (let run = 1; run <= args.runs; run++) {
+        results.push(await runOne(cluster, args, nemesis, run, storeEnv));
+        await cluster.waitStable(3);
+      }
+    }
+  } finally {
+    await cleanup();
+  }
+
+  console.log(`\nsettings: ${args.settings}`);
+  console.table(results.map((r) => summaryRow(r.name, r.report)));
+  const repaired = results.filter((r) => r.afterRepair);
+  if (repaired.length > 0) {
+    console.log('after detection and repair:');
+    console.table(
+      repaired.map((r) => ({
+        ...summaryRow(r.name, r.afterRepair!),
+        found: r.repair!.found,
+        marked: r.repair!.marked,
+      })),
+    );
+  }
+  writeFileSync(
+    path.join(args.out, `summary-${args.settings}-${Date.now()}.json`),
+    JSON.stringify(
+      results.map((r) => ({
+        name: r.name,
+        before: summaryRow(r.name, r.report),
+        after: r.afterRepair ? summaryRow(r.name, r.afterRepair) : undefined,
+        repair: r.repair,
+      })),
+      null,
+      1,
+    ),
+  );
+  process.exit(results.every((r) => (r.afterRepair ?? r.report).ok) ? 0 : 1);
+}
+
+main().catch((err: unknown) => {
+  console.error('partition failed:', err instanceof Error ? (err.stack ?? err.message) : err);
+  process.exit(2);
+});

@@ -1,0 +1,17 @@
+/**
+ * The settings profiles the experiment compares: cluster conf lines and client environment applied on top of the
+ * deployment's (cdk/aerospike-scripts.ts renders the deployed conf; the store reads its environment with loadConfig).
+ *  - baseline: the deployment as it was before the partition experiment (issue 19): no acknowledgement guard;
+ *  - deployed: the deployment as it is now (the conf as rendered; the functions' environment as the CDK sets it).
+ */
+export type SettingsProfile = 'baseline' | 'deployed';
+
+export interface ProfileSettings {
+  conf: { service?: string[]; namespace?: string[]; heartbeat?: string[] };
+  clientEnv: Record<string, string>;
+}
+
+export function clusterSettings(profile: SettingsProfile, nodeCount: number): ProfileSettings {
+  if (profile === 'baseline') return { conf: {}, clientEnv: { SPEND_ACK_GUARD: 'off' } };
+  return { conf: {}, clientEnv: { SPEND_ACK_GUARD: 'refuse', AEROSPIKE_CLUSTER_SIZE: String(nodeCount) } };
+}

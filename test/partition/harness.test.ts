@@ -1,0 +1,52 @@
+/**
+ * The partition harness's pure parts: why it refuses to run (ASD_BIN, root, `ip netns`), and each node's conf being
+ * the deployment's (cdk/aerospike-scripts.ts) with its own addresses and paths. The experiment itself needs a server
+ * binary and network namespaces: `npm run partition` (docs/reliability.md), skipped with a printed reason here.
+ */
+import { aerospikeConfSettings, defaultConfig } from '../../cdk/config';
+import { Cluster, nodeConf, preconditions } from '../../scripts/partition/cluster';
+
+const d = defaultConfig('partition');
+const options = {
+  asdBin: '/nonexistent/asd',
+  prefix: 'us19',
+  workDir: '/tmp/us19/test',
+  conf: aerospikeConfSettings(d.aerospike, d.store, 'utxo-partition', []),
+};
+
+test('the harness refuses without ASD_BIN, naming it', () => {
+  expect(preconditions({})).toMatch(/ASD_BIN is not set/);
+  expect(preconditions({ ASD_BIN: '/nonexistent/asd' })).toMatch(/does not exist/);
+  const reason = preconditions();
+  console.log(`partition experiment: ${reason ? `skipped here: ${reason}` : 'runnable here (npm run partition)'}`);
+});
+
+test("each node's conf is the deployment's: RF, min-cluster-size, heartbeat; its own addresses, paths, node id", () => {
+  const cluster = new Cluster(options);
+  const [n1, n2] = cluster.nodes;
+  const conf = nodeConf(options, n1, cluster.nodes);
+  expect(conf).toContain('replication-factor 2');
+  expect(conf).toContain('min-cluster-size 2');
+  expect(conf).toMatch(/interval 150\n\s+timeout 20/);
+  for (const n of cluster.nodes) expect(conf).toContain(`mesh-seed-address-port ${n.address} 3002`);
+  expect(conf).toContain(`access-address ${n1.address}`);
+  expect(conf).toContain('node-id a1');
+  expect(conf).toContain(`file ${n1.dir}/data.dat`);
+  expect(conf).not.toContain('@DEVICES@');
+  expect(nodeConf(options, n2, cluster.nodes)).toContain(`access-address ${n2.address}`);
+  expect(cluster.hosts).toBe('10.19.0.11:3000,10.19.0.12:3000,10.19.0.13:3000');
+});
+
+test('extra conf lines of a settings profile land in their sections', () => {
+  const cluster = new Cluster(options);
+  const conf = nodeConf(
+    {
+      ...options,
+      extra: { service: ['migrate-fill-delay 0'], namespace: ['conflict-resolution-policy last-update-time'] },
+    },
+    cluster.nodes[0],
+    cluster.nodes,
+  );
+  expect(conf).toMatch(/service \{\n(\s+.*\n)*?\s+migrate-fill-delay 0/);
+  expect(conf).toMatch(/namespace utxo \{\n\s+conflict-resolution-policy last-update-time/);
+});

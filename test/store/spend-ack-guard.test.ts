@@ -1,0 +1,113 @@
+/**
+ * The spend acknowledgement guard (SPEND_ACK_GUARD, lib/store/spend-many.ts): on an engine that reports its cluster
+ * state, a spend applied while the cluster is not settled is answered in doubt (STORAGE_ERROR) instead of OK; it stays
+ * applied, and the retry once the cluster settled answers OK (its spend stood) or SPENT (another's did).
+ */
+import { FileBlobStore } from '../../lib/blob';
+import { openEmbeddedEngine } from '../../lib/engine/embedded';
+import type { ClusterState, RecordEngine } from '../../lib/engine/port';
+import { InlineQueue } from '../../lib/signals';
+import { createUtxoStore } from '../../lib/store/utxo-store';
+import type { StoreSettings } from '../../lib/store/types';
+import { makeTx, rootTx } from '../fixtures/txs';
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import * as path from 'path';
+import { BASE_SETTINGS } from './store-contract';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'ack-guard-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function open(settings: Partial<StoreSettings>) {
+  const inner = await openEmbeddedEngine({ path: ':memory:' });
+  let state: ClusterState = { stable: true, detail: 'cluster-stable on 3 node(s): K, K, K' };
+  const sizes: (number | undefined)[] = [];
+  const engine: RecordEngine = new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop === 'clusterState')
+        return async (size?: number) => {
+          sizes.push(size);
+          return state;
+        };
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const store = await createUtxoStore({
+    engine,
+    blobs: new FileBlobStore({ dir }),
+    signals: new InlineQueue(),
+    settings: { ...BASE_SETTINGS, ...settings },
+  });
+  await store.setChainTip(1000, { force: true });
+  return {
+    store,
+    sizes,
+    setState: (s: ClusterState) => (state = s),
+    close: () => inner.close(),
+  };
+}
+
+const UNSETTLED = { stable: false, detail: 'cluster-stable on 3 node(s): ERROR, K2, K2' };
+
+test('refuse (default): a spend applied while unsettled is in doubt; the retry after settling is OK, a rival SPENT', async () => {
+  const h = await open({ clusterSize: 3 });
+  const p = rootTx(2);
+  await h.store.create(p.hex);
+  const a = makeTx({ inputs: [{ parent: p, vout: 0 }] });
+  const b = makeTx({ inputs: [{ parent: p, vout: 0 }] });
+  h.setState(UNSETTLED);
+  await expect(h.store.spend({ tx: a.hex })).rejects.toMatchObject({
+    code: 'STORAGE_ERROR',
+    details: { txid: p.txid, vout: 0, inDoubt: true },
+    message: expect.stringMatching(/cluster was changing.*ERROR, K2, K2/),
+  });
+  expect(h.sizes).toEqual([3]);
+  // applied, not rolled back
+  expect(await h.store.getSpend({ txid: p.txid, vout: 0 })).toMatchObject({ status: 'SPENT', spendingTxid: a.txid });
+  h.setState({ stable: true, detail: 'ok' });
+  await expect(h.store.spend({ tx: a.hex })).resolves.toMatchObject({ spends: [{ status: 'OK' }] });
+  await expect(h.store.spend({ tx: b.hex })).rejects.toMatchObject({ code: 'SPENT' });
+  await h.close();
+});
+
+test('refuse: in a batch only the txs that succeeded become in doubt; failures keep their own answer', async () => {
+  const h = await open({});
+  const p = rootTx(2);
+  await h.store.create(p.hex);
+  const a = makeTx({ inputs: [{ parent: p, vout: 0 }] });
+  const b = makeTx({ inputs: [{ parent: p, vout: 0 }] });
+  h.setState(UNSETTLED);
+  const [ra, rb] = await h.store.spendMany([{ tx: a.hex }, { tx: b.hex }]);
+  expect(ra).toMatchObject({ ok: false, error: { code: 'STORAGE_ERROR' } });
+  expect(rb).toMatchObject({ ok: false, error: { code: 'SPENT' } });
+  expect(h.sizes).toEqual([undefined]); // no size: any size, every node agreeing
+  await h.close();
+});
+
+test('a spend that failed everywhere asks nothing; off acknowledges while unsettled', async () => {
+  const h = await open({ spendAckGuard: 'off' });
+  const p = rootTx(1);
+  await h.store.create(p.hex);
+  h.setState(UNSETTLED);
+  const a = makeTx({ inputs: [{ parent: p, vout: 0 }] });
+  await expect(h.store.spend({ tx: a.hex })).resolves.toMatchObject({ spends: [{ status: 'OK' }] });
+  expect(h.sizes).toEqual([]);
+  await h.close();
+
+  const g = await open({});
+  g.setState(UNSETTLED);
+  await expect(g.store.spend({ tx: makeTx({ inputs: [{ parent: rootTx(1), vout: 0 }] }).hex })).rejects.toMatchObject({
+    code: 'TX_NOT_FOUND',
+  });
+  expect(g.sizes).toEqual([]);
+  await g.close();
+});
+
+test('bad settings name the variable', async () => {
+  await expect(open({ spendAckGuard: 'maybe' as 'off' })).rejects.toMatchObject({
+    code: 'INVALID_ARGUMENT',
+    details: { field: 'SPEND_ACK_GUARD' },
+  });
+  await expect(open({ clusterSize: -1 })).rejects.toMatchObject({ details: { field: 'AEROSPIKE_CLUSTER_SIZE' } });
+});
