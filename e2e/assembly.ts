@@ -95,3 +95,14 @@ export function assetDirOf(assembly: Assembly, code: unknown, what: string): str
   if (!dir) throw new AssemblyError(`${what}: no asset of the assembly is uploaded as ${key}`);
   return dir;
 }
+
+/**
+ * Functions CloudFormation itself invokes while deploying (the ServiceToken of a custom resource, e.g. the provider
+ * that sets the cluster stack's policy): not part of the running service, and not run locally.
+ */
+export function isDeployTimeFunction(stack: StackArtifact, logicalId: string): boolean {
+  return Object.values(stack.template.Resources).some((r) => {
+    if (!r.Type.startsWith('Custom::') && r.Type !== 'AWS::CloudFormation::CustomResource') return false;
+    return JSON.stringify(r.Properties?.ServiceToken ?? null).includes(`"${logicalId}"`);
+  });
+}

@@ -6,7 +6,7 @@
  * layout: in the runtime's own variables and in the template's values that name a path under them.
  */
 import type { Assembly, StackArtifact } from './assembly';
-import { AssemblyError, assetDirOf, resourcesOfType } from './assembly';
+import { AssemblyError, assetDirOf, isDeployTimeFunction, resourcesOfType } from './assembly';
 import { resolveValue, UnresolvedReferenceError } from './intrinsics';
 import { functionName, type StandIns } from './stand-ins';
 
@@ -69,7 +69,10 @@ export function resolvedEnvironment(
 }
 
 export function deployedFunctions(assembly: Assembly, standIns: StandIns): DeployedFunction[] {
-  return resourcesOfType(assembly, 'AWS::Lambda::Function').map(({ stack, id, resource }) => {
+  const service = resourcesOfType(assembly, 'AWS::Lambda::Function').filter(
+    ({ stack, id }) => !isDeployTimeFunction(stack, id),
+  );
+  return service.map(({ stack, id, resource }) => {
     const p = resource.Properties ?? {};
     const what = `${stack.name}/${id}`;
     const layerDirs = ((p.Layers ?? []) as unknown[]).map((l) => {
@@ -130,8 +133,8 @@ export interface InvokeEnvironment {
 /**
  * The whole environment of the function's process, nothing inherited: the runtime's variables (Lambda developer
  * guide, "Defined runtime environment variables"; the Node.js runtime's bootstrap sets NODE_PATH), the function's
- * resolved template variables with Lambda paths mapped to the layout, the stand-ins' endpoints, and fake credentials
- * (Lambda gives the execution role's; the stand-ins do not check them).
+ * resolved template variables with Lambda paths mapped to the layout, the stand-ins' endpoints, and the credentials
+ * of s3rver's account (Lambda gives the execution role's).
  */
 export function lambdaEnvironment(fn: DeployedFunction, o: InvokeEnvironment): Record<string, string> {
   const { layout } = o;
@@ -170,8 +173,9 @@ export function lambdaEnvironment(fn: DeployedFunction, o: InvokeEnvironment): R
     AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
     AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${fn.name}`,
     AWS_LAMBDA_LOG_STREAM_NAME: `e2e/[$LATEST]${fn.logicalId}`,
-    AWS_ACCESS_KEY_ID: 'ASIAE2EXAMPLE0000000',
-    AWS_SECRET_ACCESS_KEY: 'e2e-local-stand-ins-do-not-check-this',
+    // s3rver checks SigV4 signatures with its one account's keys
+    AWS_ACCESS_KEY_ID: 'S3RVER',
+    AWS_SECRET_ACCESS_KEY: 'S3RVER',
     AWS_SESSION_TOKEN: 'e2e-session',
     AWS_LAMBDA_RUNTIME_API: o.runtimeApi,
     LAMBDA_TASK_ROOT: layout.taskRoot,

@@ -22,7 +22,7 @@ import { loadConfig } from '../lib/domain/config';
 import { ROUTES } from '../lib/http/routes';
 import { loadUdfSource } from '../lib/store/udf-module';
 import type { StackArtifact } from './assembly';
-import { resourcesOfType } from './assembly';
+import { isDeployTimeFunction, resourcesOfType } from './assembly';
 import { resolvedEnvironment } from './functions';
 import { restApiModel } from './rest-api';
 import type { StandIns } from './stand-ins';
@@ -114,6 +114,7 @@ export function checkEnvironment(
   const problems: string[] = [];
   const known = new Set([...reads.config, ...reads.udf, ...reads.powertools, ...NODE_VARIABLES]);
   for (const { stack, id } of resourcesOfType({ stacks }, 'AWS::Lambda::Function')) {
+    if (isDeployTimeFunction(stack, id)) continue;
     const who = functionNameOf(stack, id) ?? id;
     let env: Record<string, string>;
     try {
