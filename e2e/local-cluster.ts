@@ -296,3 +296,47 @@ export async function stopNodes(pids: number[]): Promise<void> {
     }
   }
 }
+
+/** The cluster stack synthesised in-process (it has no assets to bundle). */
+export function synthesizedClusterStack(): StackArtifact {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { App } = require('aws-cdk-lib') as typeof import('aws-cdk-lib');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { buildApp } = require('../cdk/app') as typeof import('../cdk/app');
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const { cluster } = buildApp(app);
+  const artifact = app.synth().getStackArtifact(cluster.artifactId);
+  return { name: artifact.stackName, template: artifact.template as StackArtifact['template'] };
+}
+
+async function cli(command: string | undefined): Promise<void> {
+  const dir = process.env.E2E_CLUSTER_DIR ?? '/tmp/bsv-utxo-store-cluster';
+  if (command === 'stop') {
+    const pids = [0, 1]
+      .map((i) => path.join(dir, `node${i}`, 'e2e.pid'))
+      .filter((f) => existsSync(f))
+      .map((f) => Number(readFileSync(f, 'utf8')));
+    await stopNodes(pids);
+    console.log(`stopped ${pids.length} node(s)`);
+    return;
+  }
+  if (command !== 'start' || !process.env.ASD_BIN)
+    throw new LocalClusterError(
+      'usage: ASD_BIN=<asd> npx tsx e2e/local-cluster.ts start | stop (E2E_CLUSTER_DIR, E2E_CLUSTER_PORT)',
+    );
+  const cluster = await startLocalCluster({
+    stack: synthesizedClusterStack(),
+    asd: process.env.ASD_BIN,
+    dir,
+    basePort: Number(process.env.E2E_CLUSTER_PORT ?? 3200),
+    nodes: 2,
+    fileSize: 1024 * 1024 * 1024,
+  });
+  console.log(`AEROSPIKE_HOSTS=${cluster.hosts} AEROSPIKE_NAMESPACE=utxo (conf: ${cluster.nodes[0].confFile})`);
+}
+
+if (require.main === module)
+  cli(process.argv[2]).catch((err: unknown) => {
+    console.error((err as Error).message);
+    process.exit(1);
+  });
