@@ -184,7 +184,10 @@ export function lambdaEnvironment(fn: DeployedFunction, o: InvokeEnvironment): R
   };
 }
 
-/** The node arguments of the runtime's bootstrap: heap sized from the function's memory. */
+/**
+ * Node flags in the manner of the runtime's bootstrap: the heap sized from the function's memory (the semi-space a
+ * 64th of it, the old space the rest). An approximation of the bootstrap's own arithmetic, which is not published.
+ */
 export function nodeArguments(fn: DeployedFunction): string[] {
   const newSpace = Math.floor(fn.memoryMb / 64);
   return [
