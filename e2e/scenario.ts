@@ -230,6 +230,26 @@ export async function runScenario(t: Target, x: ScenarioTxs): Promise<Step[]> {
   );
   await step('direct: chain tip', t.direct('admin', 'admin', { route: 'GET /v1/chain/tip' }));
 
+  await step(
+    'direct: create a tx that exists',
+    t.direct('create', 'validator', { route: 'POST /v1/txs', body: { tx: x.parent.hex } }),
+  );
+  await step(
+    'direct: unspend with no spends',
+    t.direct('unspend', 'validator', { route: 'POST /v1/unspends', body: { spends: [] } }),
+  );
+  await step(
+    'direct: setMined of a missing tx',
+    t.direct('setMined', 'blockValidation', {
+      route: 'POST /v1/mined',
+      body: { txids: [x.missing.txid], blockId: 9, blockHeight: TIP + 2, subtreeIdx: 0 },
+    }),
+  );
+  await step(
+    'direct: spend again by the same spender',
+    t.direct('spend', 'validator', { route: 'POST /v1/spends', body: { tx: x.spendOne.hex } }),
+  );
+
   // cleanup: nothing is stable yet; then the tip passes the retention and the parent (fully spent) goes
   await step('scheduled cleanup before retention', t.scheduledCleanup());
   await step(
