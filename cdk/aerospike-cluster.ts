@@ -1,5 +1,5 @@
 /**
- * The Aerospike Community Edition 7.x cluster: one EC2 instance per node on an NVMe instance-store family, the `utxo`
+ * The Aerospike Community Edition 8.1 cluster: one EC2 instance per node on an NVMe instance-store family, the `utxo`
  * namespace on the instance-store devices (by stable /dev/disk/by-id path), mesh heartbeat between the nodes.
  *
  * Data safety: a node's data lives on its instance store, which a stop, a hibernation or a replacement erases. So

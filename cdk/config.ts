@@ -201,9 +201,10 @@ export function defaultConfig(stage = 'dev'): UtxoStoreConfig {
     aerospike: {
       nodeCount: 3,
       instanceType: 'i4i.large',
+      // the 8.1.2 line the store is tested on (docs/e2e.md: the conf this app writes starts an 8.1.2 node as written)
       packageUrl:
-        'https://download.aerospike.com/artifacts/aerospike-server-community/7.2.0.6/' +
-        'aerospike-server-community_7.2.0.6_tools-11.2.2_amzn2023_x86_64.tgz',
+        'https://download.aerospike.com/artifacts/aerospike-server-community/8.1.2.5/' +
+        'aerospike-server-community_8.1.2.5_tools-13.0.3_amzn2023_x86_64.tgz',
       namespace: 'utxo',
       set: 'utxos',
       replicationFactor: 2,

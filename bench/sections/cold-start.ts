@@ -6,7 +6,9 @@
  *
  * The deployed layer holds the Node 22 binding; the local Node loads its own ABI's binding, built into a layer the same
  * way (verified checksum, strip --strip-debug). Times are medians of COLD_START_RUNS (default 5) fresh processes,
- * wall clock and CPU; the `node -e 0` row is the machine's own process start-up, to scale the others by.
+ * wall clock and CPU; the `node -e 0` row is the machine's own process start-up, to scale the others by. The Node 22
+ * rows run the same probe on the Lambda runtime's Node line (e2e/node22.ts, installed once into a cache) with the
+ * deployed layer itself (node-v127 binding) on NODE_PATH/LD_LIBRARY_PATH as the Node.js 22 runtime sets them.
  * Standalone: `npx tsx bench/sections/cold-start.ts`.
  */
 import { spawnSync } from 'node:child_process';
@@ -16,6 +18,7 @@ import * as path from 'node:path';
 import { synthesizeBundled, zipSize } from '../../cdk/asset-report';
 import { AEROSPIKE_BINDING_SHA256, buildNativeLayer, LAYER_NODE_MODULES, NODE_OPTIONS } from '../../cdk/bundling';
 import { FUNCTION_NAMES, type FunctionName } from '../../cdk/config';
+import { findNode22 } from '../../e2e/node22';
 import { registerBench, type BenchRow } from '../registry';
 
 export interface ColdStartRow {
@@ -27,6 +30,8 @@ export interface ColdStartRow {
   loadCpuMs: number;
   /** then require('aerospike') from the layer (wall ms), null when no binding is recorded for the local Node */
   aerospikeMs: number | null;
+  /** the same on the Lambda runtime's Node 22 with the deployed layer as Lambda lays it out; null without Node 22 */
+  node22: { loadMs: number; loadCpuMs: number; aerospikeMs: number | null } | null;
 }
 
 const PROBE = `
@@ -46,15 +51,35 @@ function median(xs: number[]): number {
 function probe(
   handler: string,
   layer: string | null,
+  node = process.execPath,
+  lambdaLayout = false,
 ): { loadMs: number; loadCpuMs: number; aerospikeMs: number | null } {
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS, PROBE_HANDLER: handler };
-  if (layer) {
+  let env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS, PROBE_HANDLER: handler };
+  if (layer && lambdaLayout) {
+    // the layer where Lambda extracts it (/opt), the paths of the Node.js 22 runtime's bootstrap (e2e/functions.ts),
+    // and nothing else of this machine's environment
+    const task = path.dirname(handler);
+    env = {
+      PATH: '/usr/local/bin:/usr/bin:/bin',
+      NODE_OPTIONS,
+      PROBE_HANDLER: handler,
+      PROBE_AEROSPIKE: '1',
+      NODE_PATH: [
+        path.join(layer, 'nodejs', 'node22', 'node_modules'),
+        path.join(layer, ...LAYER_NODE_MODULES),
+        task,
+      ].join(':'),
+      LD_LIBRARY_PATH: ['/lib64', '/usr/lib64', task, path.join(task, 'lib'), path.join(layer, 'lib')].join(':'),
+      TZ: ':UTC',
+      LANG: 'en_US.UTF-8',
+    };
+  } else if (layer) {
     // what Lambda sets for a layer: /opt/nodejs/node_modules on NODE_PATH, /opt/lib on LD_LIBRARY_PATH
     env.NODE_PATH = path.join(layer, ...LAYER_NODE_MODULES);
     env.LD_LIBRARY_PATH = [process.env.LD_LIBRARY_PATH, path.join(layer, 'lib')].filter(Boolean).join(':');
     env.PROBE_AEROSPIKE = '1';
   }
-  const run = spawnSync(process.execPath, ['-e', PROBE], { env, encoding: 'utf8' });
+  const run = spawnSync(node, ['-e', PROBE], { env, encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`cold-start probe of ${handler} failed: ${run.stderr.trim()}`);
   return JSON.parse(run.stdout.trim().split('\n').pop()!) as ReturnType<typeof probe>;
 }
@@ -70,6 +95,16 @@ export function nodeStartupMs(runs: number): number {
   );
 }
 
+function summarize(runsOf: ReturnType<typeof probe>[]): ColdStartRow['node22'] {
+  if (runsOf.length === 0) return null;
+  const aerospike = runsOf.map((r) => r.aerospikeMs).filter((x): x is number => x !== null);
+  return {
+    loadMs: Math.round(median(runsOf.map((r) => r.loadMs))),
+    loadCpuMs: Math.round(median(runsOf.map((r) => r.loadCpuMs))),
+    aerospikeMs: aerospike.length > 0 ? Math.round(median(aerospike)) : null,
+  };
+}
+
 export function benchColdStart(runs = Number(process.env.COLD_START_RUNS ?? 5)): ColdStartRow[] {
   const bundled = synthesizeBundled();
   const localBinding = `node-v${process.versions.modules}-${process.platform}-${process.arch}`;
@@ -82,9 +117,16 @@ export function benchColdStart(runs = Number(process.env.COLD_START_RUNS ?? 5)):
     // round robin (each round probes every function once), so that the machine's drift during the section weighs
     // on every function alike instead of on whichever ran in a busy moment
     const probes = new Map<FunctionName, ReturnType<typeof probe>[]>(FUNCTION_NAMES.map((fn) => [fn, []]));
+    // the deployed layer (the Node 22 binding) on the Lambda runtime's Node line
+    const node22 = findNode22();
+    if (!node22.ok) console.log(`cold start: no Node 22 rows (${node22.reason})`);
+    const probes22 = new Map<FunctionName, ReturnType<typeof probe>[]>(FUNCTION_NAMES.map((fn) => [fn, []]));
     for (let round = 0; round < runs; round++)
-      for (const fn of FUNCTION_NAMES)
+      for (const fn of FUNCTION_NAMES) {
         probes.get(fn)!.push(probe(path.join(bundled.functions[fn], 'index.js'), localLayer));
+        if (node22.ok)
+          probes22.get(fn)!.push(probe(path.join(bundled.functions[fn], 'index.js'), bundled.layer, node22.node, true));
+      }
     return FUNCTION_NAMES.map((fn) => {
       const runsOf = probes.get(fn)!;
       const aerospike = runsOf.map((r) => r.aerospikeMs).filter((x): x is number => x !== null);
@@ -95,6 +137,7 @@ export function benchColdStart(runs = Number(process.env.COLD_START_RUNS ?? 5)):
         loadMs: Math.round(median(runsOf.map((r) => r.loadMs))),
         loadCpuMs: Math.round(median(runsOf.map((r) => r.loadCpuMs))),
         aerospikeMs: aerospike.length > 0 ? Math.round(median(aerospike)) : null,
+        node22: summarize(probes22.get(fn)!),
       };
     });
   } finally {
@@ -118,6 +161,9 @@ export async function benchColdStartSection(): Promise<BenchRow[]> {
       'load ms': r.loadMs,
       'load CPU ms': r.loadCpuMs,
       'aerospike ms': r.aerospikeMs ?? 'n/a',
+      'Node 22 load ms': r.node22?.loadMs ?? 'n/a',
+      'Node 22 load CPU ms': r.node22?.loadCpuMs ?? 'n/a',
+      'Node 22 aerospike ms': r.node22?.aerospikeMs ?? 'n/a',
     })),
   );
   return [
@@ -130,6 +176,16 @@ export async function benchColdStartSection(): Promise<BenchRow[]> {
       opsPerSec: 0,
       note: `zip ${mb(r.zipBytes)} MB + layer ${mb(r.layerZipBytes)} MB, CPU ${r.loadCpuMs} ms, then aerospike ${r.aerospikeMs ?? 'n/a'} ms`,
     })),
+    ...rows
+      .filter((r) => r.node22 !== null)
+      .map((r) => ({
+        section: 'cold start',
+        measure: `require ${r.fn} handler on Node 22, deployed layer (ms = median wall)`,
+        ops: runs,
+        ms: r.node22!.loadMs,
+        opsPerSec: 0,
+        note: `CPU ${r.node22!.loadCpuMs} ms, then aerospike (node-v127 binding) ${r.node22!.aerospikeMs ?? 'n/a'} ms`,
+      })),
   ];
 }
 

@@ -139,7 +139,7 @@ describe('cluster stack', () => {
     expect(param(s, `${PREFIX}/aerospike-devices`)).toContain('nvme-Amazon_EC2_NVMe_Instance_Storage_');
     // the checksum next to the URL: a stack parameter by default, the context value when pinned
     expect(param(s, `${PREFIX}/package`)).toContain('AerospikePackageSha256');
-    expect(param(pinned, `${PREFIX}/package`)).toMatch(/aerospike-server-community_7\.\S+\.tgz a{64}$/);
+    expect(param(pinned, `${PREFIX}/package`)).toMatch(/aerospike-server-community_8\.1\.2\.\S+\.tgz a{64}$/);
     expect(param(pinned, `${PREFIX}/exporter-package`)).toMatch(/\.rpm b{64}$/);
   });
 

@@ -1,0 +1,351 @@
+/**
+ * `npm run e2e` (docs/e2e.md): the app synthesised as `cdk synth` packages it, run as Lambda runs it against a real
+ * Aerospike, and compared with `npm start` against the same engine.
+ *
+ *   AEROSPIKE_HOSTS=127.0.0.1:3200 npm run e2e    an Aerospike (8.1) with namespace `utxo` (as the stack's UTXO_STORE)
+ *   ASD_BIN=/path/to/asd npm run e2e              starts the cluster stack's own conf and scripts on two local nodes
+ *
+ * Without either, or without a Node 22 binary (installed once into a cache), it prints why and exits 0.
+ * E2E_ASSEMBLY=<cdk.out> reuses a synthesised assembly; E2E_PORT (default 4200) is the first of the loopback ports
+ * used (s3rver, SQS, one Runtime API per function, npm start at +50); E2E_KEEP=1 keeps the work directory.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { REPO_ROOT } from '../cdk/bundling';
+import { readAssembly, type Assembly } from './assembly';
+import { findNode22 } from './node22';
+import { startLocalCluster, type RunningCluster } from './local-cluster';
+import { LocalDeployment } from './local-deployment';
+import {
+  compareRuns,
+  runScenario,
+  scenarioTxs,
+  VARIABLE_FIELDS,
+  type Answer,
+  type Step,
+  type Target,
+} from './scenario';
+import { checkEnvironment, checkModules, checkRoutes, functionNameOf } from './template-checks';
+
+const failures: string[] = [];
+const fail = (what: string) => {
+  failures.push(what);
+  console.log(`  FAIL ${what}`);
+};
+const ok = (what: string) => console.log(`  ok   ${what}`);
+
+function skip(reason: string): never {
+  console.log(`e2e SKIPPED: ${reason}`);
+  process.exit(0);
+}
+
+function parse(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function synthesize(dir: string): Assembly {
+  if (process.env.E2E_ASSEMBLY) return readAssembly(process.env.E2E_ASSEMBLY);
+  const out = path.join(dir, 'cdk.out');
+  console.log(`synthesizing the app (cdk synth -o ${out})...`);
+  const run = spawnSync(path.join(REPO_ROOT, 'node_modules', '.bin', 'cdk'), ['synth', '--quiet', '-o', out], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
+  });
+  if (run.status !== 0) throw new Error(`cdk synth failed:\n${run.stderr}`);
+  return readAssembly(out);
+}
+
+/** Empties the sets both runs use (an earlier run's records would change the cleanup reports). */
+async function truncateSets(hosts: string, namespace: string, sets: string[]): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const Aerospike = require('aerospike') as typeof import('aerospike');
+  const client = await Aerospike.connect({
+    hosts: hosts
+      .split(',')
+      .map((h) => h.split(':'))
+      .map(([addr, port]) => ({ addr, port: Number(port ?? 3000) })),
+  });
+  try {
+    for (const set of sets) await client.truncate(namespace, set, 0);
+    // truncation is asynchronous on the nodes: wait until a scan of each set is empty
+    for (const set of sets)
+      for (let i = 0; i < 50; i++) {
+        const records = await client.scan(namespace, set).results();
+        if (records.length === 0) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+  } finally {
+    await client.close();
+  }
+}
+
+function deployedTarget(d: LocalDeployment): Target {
+  return {
+    name: 'functions (Node 22, as deployed)',
+    async http(role, method, url, body) {
+      const a = await d.request(role, { method, url, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: a.status, body: parse(a.body) };
+    },
+    async direct(fn, role, event) {
+      const r = (await d.invokeDirect(fn, role, event)) as { statusCode: number; body?: unknown };
+      return { status: r.statusCode, body: r.body };
+    },
+    async drainSignals() {
+      await d.drainEventSources();
+    },
+    async scheduledCleanup() {
+      const [report] = await d.runSchedules();
+      return { status: 200, body: report };
+    },
+  };
+}
+
+async function startLocalServer(
+  port: number,
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), ['scripts/start.ts'], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start did not listen within 60 s:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('listening on')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`npm start exited (${code}):\n${output}`));
+    });
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+function localTarget(url: string): Target {
+  const http = async (method: string, p: string, body?: unknown): Promise<Answer> => {
+    const res = await fetch(`${url}${p}`, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    });
+    return { status: res.status, body: parse(await res.text()) };
+  };
+  return {
+    name: 'npm start (Node 20)',
+    http: (_role, method, p, body) => http(method, p, body),
+    // the local server has no Invoke API: the same route over HTTP
+    async direct(_fn, _role, event) {
+      const [method, template] = String(event.route).split(' ');
+      const params = (event.pathParameters ?? {}) as Record<string, string>;
+      const p = template.replace(/\{(\w+)\}/g, (_, k: string) => encodeURIComponent(params[k]));
+      return http(method, p, event.body);
+    },
+    async drainSignals() {},
+    scheduledCleanup: () => http('POST', '/v1/cleanup', {}),
+  };
+}
+
+/** Every explicit method of the REST API, called by the least role its IAM allows: it must reach its route. */
+async function probeRoutes(d: LocalDeployment): Promise<void> {
+  const roles = ['validator', 'blockValidation', 'admin'];
+  const sample: Record<string, string> = { txid: '11'.repeat(32), vout: '0' };
+  for (const m of d.api.methods.filter((x) => x.httpMethod !== 'ANY')) {
+    const url =
+      m.resourcePath.replace(/\{(\w+)\}/g, (_, k: string) => sample[k] ?? 'x') +
+      (m.requiredQuery.length > 0 ? `?${m.requiredQuery.map((q) => `${q}=1`).join('&')}` : '');
+    const body =
+      m.requiredBody === undefined
+        ? undefined
+        : JSON.stringify(Object.fromEntries(m.requiredBody.map((k) => [k, null])));
+    const label = `${m.httpMethod} ${m.resourcePath}`;
+    let allowed: string | undefined;
+    let denied: string | undefined;
+    for (const role of roles) {
+      const a = await d.request(role, { method: m.httpMethod, url, body });
+      if (a.gatewayResponse === 'ACCESS_DENIED') {
+        denied = role;
+        continue;
+      }
+      allowed = role;
+      const code = (parse(a.body) as { error?: { code?: string } } | undefined)?.error?.code;
+      const fn = functionNameOf(d.api.stack, m.functionId);
+      if (a.gatewayResponse) fail(`${label}: API Gateway answered ${a.gatewayResponse} to ${role}`);
+      else if (code === 'ROUTE_NOT_FOUND' || code === 'METHOD_NOT_ALLOWED')
+        fail(`${label}: the ${fn} function does not serve it (${a.status} ${code})`);
+      else ok(`${label} -> ${fn} (${role}${denied ? `; ${denied} denied` : ''}): ${a.status}${code ? ` ${code}` : ''}`);
+      break;
+    }
+    if (!allowed) fail(`${label}: no caller role may call it`);
+  }
+  const unknown = await d.request('admin', { method: 'GET', url: '/v1/nowhere' });
+  if (unknown.status === 403)
+    ok(`an unknown path is 403 from API Gateway for a signed caller (${unknown.gatewayResponse})`);
+  else fail(`an unknown path answered ${unknown.status}`);
+}
+
+async function main(): Promise<void> {
+  const hostsGiven = process.env.AEROSPIKE_HOSTS;
+  const asd = process.env.ASD_BIN;
+  if (!hostsGiven && !asd)
+    skip(
+      'no Aerospike: set AEROSPIKE_HOSTS (namespace utxo) or ASD_BIN (an asd binary to start the cluster stack conf with)',
+    );
+  const node22 = findNode22({ install: process.env.E2E_NO_DOWNLOAD !== '1' });
+  if (!node22.ok) skip(`no Node 22 binary: ${node22.reason}`);
+  console.log(`Node 22: ${node22.node} (${node22.version})`);
+
+  const work = mkdtempSync(path.join(process.env.E2E_DIR ?? tmpdir(), 'utxo-e2e-'));
+  const basePort = Number(process.env.E2E_PORT ?? 4200);
+  let cluster: RunningCluster | undefined;
+  let deployment: LocalDeployment | undefined;
+  let server: ChildProcess | undefined;
+  try {
+    const assembly = synthesize(work);
+    const clusterStack = assembly.stacks.find(
+      (s) => s.template.Resources && Object.values(s.template.Resources).some((r) => r.Type === 'AWS::EC2::Instance'),
+    );
+    let hosts = hostsGiven;
+    if (!hosts) {
+      console.log('starting the cluster stack conf on two local nodes...');
+      cluster = await startLocalCluster({
+        stack: clusterStack!,
+        asd: asd!,
+        dir: path.join(work, 'cluster'),
+        basePort: Number(process.env.E2E_CLUSTER_PORT ?? 3200),
+        nodes: 2,
+        fileSize: 1024 * 1024 * 1024,
+      });
+      hosts = cluster.hosts;
+      console.log(`  cluster ${hosts}; conf substitutions: ${cluster.nodes[0].substitutions.join('; ')}`);
+    }
+
+    deployment = new LocalDeployment({
+      assembly,
+      node: node22.node,
+      aerospikeHosts: hosts,
+      workDir: path.join(work, 'functions'),
+      basePort,
+    });
+    const d = deployment;
+
+    console.log('template checks:');
+    const problems = [
+      ...checkEnvironment(assembly.stacks, d.standIns),
+      ...checkRoutes(assembly.stacks, d.standIns),
+      ...checkModules(
+        Object.fromEntries(d.functions.map((f) => [functionNameOf(f.stack, f.logicalId) ?? f.logicalId, f.codeDir])),
+        d.functions[0].layerDirs[0],
+      ),
+    ];
+    problems.forEach(fail);
+    if (problems.length === 0) ok('environment, routes and modules of every function');
+
+    const create = d.functions.find((f) => functionNameOf(f.stack, f.logicalId) === 'create')!;
+    const namespace = /^aerospike:\/\/[^/]+\/([^?]+)/.exec(create.environment.UTXO_STORE)![1];
+    const deployedSet = /[?&]set=([^&]+)/.exec(create.environment.UTXO_STORE)?.[1] ?? 'utxos';
+    const localSet = 'e2e_npm_start';
+    await truncateSets(hosts, namespace, [deployedSet, localSet]);
+
+    await d.start();
+    for (const f of d.functions)
+      console.log(`  ${f.name}: ${f.handler} ${f.runtime}, ${f.memoryMb} MB, ${f.timeoutSeconds} s`);
+
+    console.log('routes of the REST API (every explicit method, least allowed role):');
+    await probeRoutes(d);
+
+    // npm start with the functions' settings, on the same engine (its own set), s3rver and inline signals
+    const settings = Object.fromEntries(
+      Object.entries(create.environment).filter(
+        ([k]) => !['UTXO_STORE', 'BLOB_STORE', 'SIGNAL_QUEUE', 'UTXO_UDF_PATH', 'NODE_OPTIONS'].includes(k),
+      ),
+    );
+    const blobBucket = /^s3:\/\/([^/]+)/.exec(create.environment.BLOB_STORE)![1];
+    const started = await startLocalServer(basePort + 50, {
+      ...settings,
+      UTXO_STORE: `aerospike://${hosts}/${namespace}?set=${localSet}`,
+      BLOB_STORE: `s3://${blobBucket}/npm-start`,
+      SIGNAL_QUEUE: 'inline',
+      CLEANUP_INTERVAL_SECONDS: '0',
+      AWS_ENDPOINT_URL_S3: d.s3Endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    });
+    server = started.child;
+
+    const txs = scenarioTxs();
+    console.log('scenario on the functions...');
+    const deployedSteps = await runScenario(deployedTarget(d), txs);
+    console.log('scenario on npm start...');
+    const localSteps = await runScenario(localTarget(started.url), txs);
+    report(deployedSteps, localSteps);
+
+    console.log('deployment-only checks:');
+    const sent = d.sqs.calls.filter((c) => c === 'SendMessageBatch').length;
+    if (sent > 0)
+      ok(`the functions sent ${sent} SendMessageBatch calls to the SQS stand-in; the consumer drained them`);
+    else fail('no function sent a signal to the queue');
+    const leftover = [...new Set(d.sqs.calls)];
+    ok(`SQS operations used: ${leftover.join(', ')}`);
+    const denied = (await d.invokeDirect('admin', 'validator', { route: 'GET /v1/chain/tip' })) as {
+      accessDenied?: string;
+    };
+    if (denied.accessDenied) ok(`direct invocation without a grant is refused (${denied.accessDenied})`);
+    else fail('the validator role may invoke the admin function directly');
+    const misrouted = (await d.invokeDirect('spend', 'validator', {
+      route: 'GET /v1/txs/{txid}',
+      pathParameters: { txid: txs.parent.txid },
+    })) as { statusCode: number; body?: { error?: { code?: string; details?: { function?: string } } } };
+    if (misrouted.statusCode === 404 && misrouted.body?.error?.details?.function === 'get')
+      ok('a direct invocation of a route another function serves is 404 ROUTE_NOT_FOUND naming it');
+    else fail(`misrouted direct invocation answered ${JSON.stringify(misrouted)}`);
+    const cold = d.invocations.filter((i) => i.coldStart);
+    const notRun = d.functions.filter((f) => !d.invocations.some((i) => i.fn === f.logicalId));
+    if (notRun.length > 0) fail(`functions never invoked: ${notRun.map((f) => f.name).join(', ')}`);
+    else ok(`every function ran (${d.invocations.length} invocations, ${cold.length} cold starts)`);
+    for (const c of cold)
+      console.log(`    cold start ${c.fn} (${c.trigger}): ${Math.round(c.ms)} ms to the first answer`);
+  } finally {
+    server?.kill('SIGTERM');
+    await deployment?.stop();
+    await cluster?.stop();
+    if (process.env.E2E_KEEP === '1' || failures.length > 0) console.log(`work directory kept: ${work}`);
+    else rmSync(work, { recursive: true, force: true });
+  }
+  if (failures.length > 0) {
+    console.log(`e2e FAILED: ${failures.length} problem(s)`);
+    process.exit(1);
+  }
+  console.log('e2e passed');
+}
+
+function report(deployed: Step[], local: Step[]): void {
+  console.log(`comparison (${deployed.length} steps; normalized: ${VARIABLE_FIELDS.join('; ')}):`);
+  const diffs = compareRuns(deployed, local);
+  for (const s of deployed) {
+    const d = diffs.find((x) => x.step === s.name);
+    if (d) fail(`${s.name}: functions ${JSON.stringify(d.left)} != npm start ${JSON.stringify(d.right)}`);
+    else ok(`${s.name}: ${s.answer.status}`);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error('e2e FAILED:', err instanceof Error ? (err.stack ?? err.message) : err);
+  process.exit(1);
+});
