@@ -173,7 +173,7 @@ export class Functions extends Construct {
         allowPublicSubnet: false,
         tracing: config.xrayTracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
         logGroup,
-        // no POWERTOOLS_TRACE_DISABLED: no Powertools Tracer is bundled, nothing would read it (e2e/template-checks.ts)
+        // no POWERTOOLS_TRACE_DISABLED: no Powertools Tracer is bundled, nothing would read it (scripts/e2e/template-checks.ts)
         environment,
         bundling: nodejsBundling({ leaveOut: unusedSdkClients(spec) }),
         layers: [nativeClient],

@@ -18,7 +18,7 @@ import * as path from 'node:path';
 import { synthesizeBundled, zipSize } from '../../cdk/asset-report';
 import { AEROSPIKE_BINDING_SHA256, buildNativeLayer, LAYER_NODE_MODULES, NODE_OPTIONS } from '../../cdk/bundling';
 import { FUNCTION_NAMES, type FunctionName } from '../../cdk/config';
-import { findNode22 } from '../../e2e/node22';
+import { findNode22 } from '../../scripts/e2e/node22';
 import { registerBench, type BenchRow } from '../registry';
 
 export interface ColdStartRow {

@@ -35,7 +35,7 @@ import {
 import { FUNCTION_NAMES } from '../../cdk/config';
 import { debugSections, elfSections, loadedSectionsDigest, neededLibraries } from '../../cdk/elf';
 import { FUNCTION_TABLE, unusedSdkClients } from '../../cdk/functions';
-import { checkModules, requiredModules } from '../../e2e/template-checks';
+import { checkModules, requiredModules } from '../../scripts/e2e/template-checks';
 
 /** The goal of issue 11: each zip Lambda downloads on a cold start at most 3 MB. */
 const MAX_ZIP_BYTES = 3 * 1024 * 1024;
@@ -287,7 +287,7 @@ describe('the strip and checksum guards', () => {
   });
 });
 
-test('every module a bundle requires is bundled, in the layer, or never loaded by that function (e2e/template-checks.ts)', () => {
+test('every module a bundle requires is bundled, in the layer, or never loaded by that function (scripts/e2e/template-checks.ts)', () => {
   expect(checkModules(bundled.functions, bundled.layer)).toEqual([]);
   // the check sees the bundles' requires: the layer's aerospike is one of them in every function
   for (const name of FUNCTION_NAMES)

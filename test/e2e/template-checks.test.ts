@@ -1,5 +1,5 @@
 /**
- * The template checks of e2e/template-checks.ts on the app's template (no problem) and on mutated copies of it (each
+ * The template checks of scripts/e2e/template-checks.ts on the app's template (no problem) and on mutated copies of it (each
  * mutation is reported): a variable the stack names differently from what the runtime reads, a variable dropped, a
  * route integrated with the wrong function or not wired, and a bundle requiring a module that is neither bundled nor
  * in the layer. Synthesis without bundling (test/cdk/helpers.ts); the real bundles are checked in
@@ -8,8 +8,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { StackArtifact } from '../../e2e/assembly';
-import { standIns } from '../../e2e/stand-ins';
+import type { StackArtifact } from '../../scripts/e2e/assembly';
+import { standIns } from '../../scripts/e2e/stand-ins';
 import {
   checkEnvironment,
   checkModules,
@@ -17,7 +17,7 @@ import {
   environmentReadSet,
   LAMBDA_DEFAULTED,
   requiredModules,
-} from '../../e2e/template-checks';
+} from '../../scripts/e2e/template-checks';
 import { logicalId, synth, type Synth } from '../cdk/helpers';
 
 let s: Synth;

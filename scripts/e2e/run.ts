@@ -13,7 +13,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { REPO_ROOT } from '../cdk/bundling';
+import { REPO_ROOT } from '../../cdk/bundling';
 import { readAssembly, type Assembly } from './assembly';
 import { findNode22 } from './node22';
 import { startLocalCluster, type RunningCluster } from './local-cluster';

@@ -32,7 +32,7 @@ import {
   AEROSPIKE_LOG,
   AEROSPIKE_SERVICE_PORT,
   DEVICES_FILE,
-} from '../cdk/aerospike-scripts';
+} from '../../cdk/aerospike-scripts';
 import { resourcesOfType, type StackArtifact } from './assembly';
 
 export interface LocalClusterOptions {
@@ -302,7 +302,7 @@ export function synthesizedClusterStack(): StackArtifact {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { App } = require('aws-cdk-lib') as typeof import('aws-cdk-lib');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { buildApp } = require('../cdk/app') as typeof import('../cdk/app');
+  const { buildApp } = require('../../cdk/app') as typeof import('../../cdk/app');
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const { cluster } = buildApp(app);
   const artifact = app.synth().getStackArtifact(cluster.artifactId);

@@ -7,7 +7,7 @@
  *
  * The transactions are built once and sent to both targets, so their txids, fees and sizes are equal.
  */
-import { makeTx, rootTx, spendItem, type Fixture } from '../test/fixtures/txs';
+import { makeTx, rootTx, spendItem, type Fixture } from '../../test/fixtures/txs';
 
 export interface Answer {
   status: number;
