@@ -41,7 +41,7 @@ import {
 } from '../port';
 import { checkQueryState, decodeCursor, encodeCursor } from './cursor';
 import { AS_STATUS, batchStatusError, mapAerospikeError, statusOf } from './errors';
-import { retryNotSent } from './retry';
+import { isBusy, retryBusy, retryBusyItems, retryNotSent } from './retry';
 import { loadAerospike, type AerospikeModule } from './native';
 import { fromAerospikeBins, toAerospikeBins, toAerospikeValue, udfResultMap } from './values';
 
@@ -113,10 +113,16 @@ export class AerospikeEngine implements RecordEngine {
    * e.g. aerospike_key_put uses config.policies.write only when no policy is given), so per-call policies are
    * built on it.
    */
-  private configured(type: 'write' | 'remove' | 'apply'): Record<string, unknown> {
+  private configured(type: 'write' | 'remove' | 'apply' | 'batchParentWrite'): Record<string, unknown> {
     const policies = (this.client.config as unknown as { policies?: Record<string, object | undefined> } | undefined)
       ?.policies;
     return { ...(policies?.[type] ?? {}) };
+  }
+
+  /** The time budget of a command type for KEY_BUSY retries (retry.ts): its configured totalTimeout. */
+  private budget(type: 'write' | 'apply' | 'batchParentWrite'): { budgetMs: number } {
+    const total = this.configured(type).totalTimeout;
+    return { budgetMs: typeof total === 'number' && total > 0 ? total : type === 'batchParentWrite' ? 5000 : 1000 };
   }
 
   private key(key: RecordKey): Key {
@@ -287,7 +293,12 @@ export class AerospikeEngine implements RecordEngine {
     });
     let results: BatchResult[];
     try {
-      results = await this.client.batchWrite(records as never);
+      results = await retryBusyItems(
+        records,
+        (part) => this.client.batchWrite(part as never),
+        (r) => isBusy(Number(r.status)),
+        this.budget('batchParentWrite'),
+      );
     } catch (err) {
       throw mapAerospikeError(err, `batch create of ${items.length} records`);
     }
@@ -340,7 +351,10 @@ export class AerospikeEngine implements RecordEngine {
     });
     const recordMeta = checkGen ? { ttl: meta.ttl, gen: meta.generation } : { ttl: meta.ttl };
     try {
-      await retryNotSent(() => this.client.put(this.key(key), bins as never, recordMeta, writePolicy));
+      await retryBusy(
+        () => retryNotSent(() => this.client.put(this.key(key), bins as never, recordMeta, writePolicy)),
+        this.budget('write'),
+      );
     } catch (err) {
       throw mapAerospikeError(err, `${op} ${keyHex(key)}`);
     }
@@ -383,7 +397,10 @@ export class AerospikeEngine implements RecordEngine {
     });
     let result: unknown;
     try {
-      result = await retryNotSent(() => this.client.apply(this.key(key), this.udf(call) as never, applyPolicy));
+      result = await retryBusy(
+        () => retryNotSent(() => this.client.apply(this.key(key), this.udf(call) as never, applyPolicy)),
+        this.budget('apply'),
+      );
     } catch (err) {
       throw mapAerospikeError(err, context);
     }
@@ -408,7 +425,12 @@ export class AerospikeEngine implements RecordEngine {
     }));
     let results: BatchResult[];
     try {
-      results = await this.client.batchWrite(records as never);
+      results = await retryBusyItems(
+        records,
+        (part) => this.client.batchWrite(part as never),
+        (r) => isBusy(Number(r.status)),
+        this.budget('batchParentWrite'),
+      );
     } catch (err) {
       throw mapAerospikeError(err, `batch apply of ${items.length} records`);
     }
