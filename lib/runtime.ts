@@ -142,6 +142,7 @@ export async function buildRuntime(config: Config): Promise<Runtime> {
         blockHeightRetention: config.settings.blockHeightRetention,
         cleanupSafetyWindow: config.cleanupSafetyWindow,
         batchSize: config.cleanupBatchSize,
+        partitionRanges: config.cleanupPartitionRanges,
       },
       getTip,
     });

@@ -30,6 +30,8 @@ export interface Config {
   cleanupSafetyWindow: number;
   /** candidates per cleanup chunk */
   cleanupBatchSize: number;
+  /** partition ranges a cleanup pass queries in parallel */
+  cleanupPartitionRanges: number;
   /** local server */
   port: number;
   cleanupIntervalSeconds: number;
@@ -62,6 +64,7 @@ export const DEFAULTS = {
   EXTERNALIZE_ALL: false,
   COINBASE_MATURITY: 100,
   CLEANUP_BATCH_SIZE: 1000,
+  CLEANUP_PARTITION_RANGES: 8,
   PORT: 8080,
   CLEANUP_INTERVAL_SECONDS: 60,
   TOMBSTONE_TTL_SECONDS: 30 * 24 * 3600,
@@ -191,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     settings,
     cleanupSafetyWindow: intVar(env, 'CLEANUP_SAFETY_WINDOW', blockHeightRetention, 0, 0x7fffffff),
     cleanupBatchSize: intVar(env, 'CLEANUP_BATCH_SIZE', DEFAULTS.CLEANUP_BATCH_SIZE, 1, 100000),
+    cleanupPartitionRanges: intVar(env, 'CLEANUP_PARTITION_RANGES', DEFAULTS.CLEANUP_PARTITION_RANGES, 1, 4096),
     port: intVar(env, 'PORT', DEFAULTS.PORT, 0, 65535),
     cleanupIntervalSeconds: intVar(env, 'CLEANUP_INTERVAL_SECONDS', DEFAULTS.CLEANUP_INTERVAL_SECONDS, 0, 86400),
     awsSocketTimeoutMs: intVar(env, 'AWS_SOCKET_TIMEOUT_MS', DEFAULTS.AWS_SOCKET_TIMEOUT_MS, 1, 600000),

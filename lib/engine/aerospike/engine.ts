@@ -23,7 +23,9 @@ import { INDEXED_BINS, type IndexedBin } from '../../domain/bins';
 import {
   DEFAULT_TOMBSTONE_TTL_SECONDS,
   EngineError,
+  PARTITION_COUNT,
   TOMBSTONE_BIN,
+  checkPartitionRange,
   isTombstone,
   type BatchApplyItem,
   type BatchApplyResult,
@@ -457,8 +459,16 @@ export class AerospikeEngine implements RecordEngine {
     if (!Number.isInteger(limit) || limit < 1) throw new EngineError('INVALID', `aerospike query: bad limit ${limit}`);
     await this.ensureIndexes();
 
+    if (query.partitions !== undefined) checkPartitionRange(query.partitions);
     const state = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-    if (state) checkQueryState(state, { namespace: this.namespace, set: this.set, bin: query.bin });
+    if (state) {
+      checkQueryState(state, {
+        namespace: this.namespace,
+        set: this.set,
+        bin: query.bin,
+        partitions: query.partitions ?? { begin: 0, count: PARTITION_COUNT },
+      });
+    }
 
     let q: Query;
     let records: AerospikeRecord[];
@@ -467,7 +477,9 @@ export class AerospikeEngine implements RecordEngine {
       q = this.client.query(this.namespace, this.set, { paginate: true, maxRecords: limit });
       q.where(this.as.filter.range(query.bin, query.min, query.max));
       if (query.bins) q.select(query.bins);
+      // the saved state holds the partitions and their progress; the first page names them
       if (state) q.queryState = state as never;
+      else if (query.partitions) q.partitions(query.partitions.begin, query.partitions.count);
       records = await q.results();
     } catch (err) {
       throw mapAerospikeError(err, `query ${query.bin} in [${query.min}, ${query.max}]`);
