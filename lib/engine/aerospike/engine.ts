@@ -477,9 +477,9 @@ export class AerospikeEngine implements RecordEngine {
       q = this.client.query(this.namespace, this.set, { paginate: true, maxRecords: limit });
       q.where(this.as.filter.range(query.bin, query.min, query.max));
       if (query.bins) q.select(query.bins);
-      // the saved state holds the partitions and their progress; the first page names them
       if (state) q.queryState = state as never;
-      else if (query.partitions) q.partitions(query.partitions.begin, query.partitions.count);
+      // the saved state holds the partitions' progress; the C client wants the same filter on every page
+      if (query.partitions) q.partitions(query.partitions.begin, query.partitions.count);
       records = await q.results();
     } catch (err) {
       throw mapAerospikeError(err, `query ${query.bin} in [${query.min}, ${query.max}]`);
