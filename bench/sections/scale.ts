@@ -59,6 +59,11 @@ const settings: StoreSettings = {
   coinbaseMaturity: 100,
 };
 
+/** Progress on stderr: a long run shows where it is. */
+function progress(what: string): void {
+  process.stderr.write(`${new Date().toISOString()} scale: ${what}\n`);
+}
+
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
@@ -188,7 +193,12 @@ async function openEngine(set: string): Promise<Opened> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { connectAerospike, AerospikeEngine } = require('../../lib/engine/aerospike');
   const namespace = process.env.AEROSPIKE_NAMESPACE ?? 'test';
-  const client = await connectAerospike({ hosts: AEROSPIKE, namespace });
+  // a shared 2-core machine: generous timeouts, so that a slow moment is measured, not failed
+  const client = await connectAerospike({
+    hosts: AEROSPIKE,
+    namespace,
+    timeouts: { commandMs: 5000, batchMs: 20000, queryMs: 60000 },
+  });
   const engine: RecordEngine = new AerospikeEngine({ client, namespace, set });
   return {
     engine,
@@ -246,7 +256,9 @@ async function measureStep(
   tip: { height: number },
   server: () => Promise<string>,
 ): Promise<StepResult> {
+  progress(`step ${size}: raw limit`);
   const raw = await rawLimit(store, engine, SAMPLE);
+  progress(`step ${size}: create, spend, setMined`);
   // batched create of the sample's parents (2 outputs: one spent by the sample child, one by the counter test)
   const parents = Array.from({ length: SAMPLE }, () => rootTx(1));
   const createMs = await inFlight(chunks(parents, 100), IN_FLIGHT, async (b) =>
@@ -267,7 +279,7 @@ async function measureStep(
     await store.setMined({ txids: b, blockId: block, blockHeight: block, subtreeIdx: 0 });
   });
 
-  // single ops
+  progress(`step ${size}: single ops`);
   const singles = Array.from({ length: 200 }, () => rootTx(1));
   const single: StepResult['single'] = {};
   single.create = await latencies(singles.length, (i) => store.create(singles[i].hex));
@@ -292,10 +304,11 @@ async function measureStep(
     settings: { utxoBatchSize: B, blockHeightRetention: R, cleanupSafetyWindow: R, batchSize: 1000 },
     getTip: () => store.getChainTip(),
   });
+  progress(`step ${size}: cleanup pass`);
   const pass = await peakRss(() => cleanup.runPass({ tip: tip.height }));
   const report = pass.value;
 
-  // a full unmined iteration
+  progress(`step ${size}: unmined iteration`);
   let maxPageMs = 0;
   const iteration = await peakRss(async () => {
     let count = 0;
@@ -310,6 +323,7 @@ async function measureStep(
     } while (cursor);
     return { count, ms: performance.now() - start };
   });
+  progress(`step ${size}: server statistics`);
   return {
     size,
     raw,
@@ -357,6 +371,7 @@ async function benchSteps(opened: Opened, blobs: BlobStore): Promise<BenchRow[]>
   const results: StepResult[] = [];
   let stored = 0;
   for (const size of STEPS) {
+    progress(`fill to ${size}`);
     const fillRate = await fill(store, stored, size, tip.height);
     stored = Math.max(stored, size);
     const r = await measureStep(store, opened.engine, blobs, size, tip, opened.serverMemory);
@@ -412,6 +427,7 @@ async function benchFanout(opened: Opened, blobs: BlobStore): Promise<BenchRow[]
   const store = await createUtxoStore({ engine: opened.engine, blobs, signals: nullQueue, settings });
   await store.setChainTip(1000);
   const raw = await rawLimit(store, opened.engine, Math.min(FANOUT, 10000));
+  progress('fan-out');
   const parent = rootTx(FANOUT);
   must(await store.createMany([{ tx: parent.hex }]), 'fan-out parent');
   const children = Array.from({ length: FANOUT }, (_, vout) => makeTx({ inputs: [{ parent, vout }] }).hex);
@@ -466,12 +482,13 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
     });
     const raw = await rawLimit(rawStore, opened.engine, 20000);
 
+    progress('block: parents');
     // the previous block: parents with 4 outputs each, mined
     const parents = Array.from({ length: Math.ceil((BLOCK * 2) / 4) }, () => rootTx(4));
     await client.forceChainTip(1000);
     const prev = { minedBlocks: [{ blockId: 999, blockHeight: 999, subtreeIdx: 0 }] };
     await inFlight(chunks(parents, 1000), IN_FLIGHT, async (b) =>
-      must(await client.createMany(b.map((p) => ({ tx: p.hex, options: prev }))), 'parents'),
+      must(await client.createMany(b.map((p) => ({ tx: p.hex, ...prev }))), 'parents'),
     );
     // the block: 1-3 inputs from the parents' outputs, 2 outputs; three large txs that paginate and are external
     const outputs = parents.flatMap((p) => [0, 1, 2, 3].map((vout) => ({ parent: p, vout })));
@@ -489,6 +506,7 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
       await fn();
       phases.push([name, performance.now() - t]);
     };
+    progress('block: phases');
     await phase('create', async () => {
       await inFlight([...chunks(txs, 1000), ...large.map((l) => [l])], IN_FLIGHT, async (b) =>
         must(await client.createMany(b.map((t) => ({ tx: t.hex }))), 'block createMany'),
