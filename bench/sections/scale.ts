@@ -197,7 +197,7 @@ async function openEngine(set: string): Promise<Opened> {
   const client = await connectAerospike({
     hosts: AEROSPIKE,
     namespace,
-    timeouts: { commandMs: 5000, batchMs: 20000, queryMs: 60000 },
+    timeouts: { commandMs: 20000, batchMs: 60000, queryMs: 120000 },
   });
   const engine: RecordEngine = new AerospikeEngine({ client, namespace, set });
   return {
@@ -433,11 +433,13 @@ async function benchFanout(opened: Opened, blobs: BlobStore): Promise<BenchRow[]
   const children = Array.from({ length: FANOUT }, (_, vout) => makeTx({ inputs: [{ parent, vout }] }).hex);
   let failed = 0;
   const codes = new Set<string>();
+  let firstError = '';
   const ms = await inFlight(chunks(children, 100), 32, async (b) => {
     for (const r of await store.spendMany(b.map((tx) => ({ tx })))) {
       if (!r.ok) {
         failed++;
         codes.add(r.error.code);
+        firstError ||= r.error.message;
       }
     }
   });
@@ -449,7 +451,7 @@ async function benchFanout(opened: Opened, blobs: BlobStore): Promise<BenchRow[]
       ops: FANOUT - failed,
       ms: r0(ms),
       opsPerSec: r0(rate),
-      note: `${failed} failed${codes.size ? ` (${[...codes].join(', ')})` : ''}; x${r2(rate / raw)} vs raw limit ${r0(raw)}/s`,
+      note: `${failed} failed${codes.size ? ` (${[...codes].join(', ')}: ${firstError})` : ''}; x${r2(rate / raw)} vs raw limit ${r0(raw)}/s`,
     },
   ];
 }
