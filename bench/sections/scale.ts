@@ -561,8 +561,57 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
   return rows;
 }
 
+/**
+ * A handler's memory (BENCH_SCALE_PARTS=handler, BENCH_SCALE_SET=<the set of a filled store>): a fresh process that
+ * holds nothing else runs what the `get` and `cleanup` functions run at that store size: every page of the unmined
+ * iteration (one request each, limit 10000) and one cleanup pass. Its peak RSS is the handler's.
+ */
+async function benchHandler(opened: Opened, blobs: BlobStore): Promise<BenchRow[]> {
+  const store = await createUtxoStore({ engine: opened.engine, blobs, signals: nullQueue, settings });
+  const base = Math.round(process.memoryUsage().rss / 1048576);
+  let pages = 0;
+  let txs = 0;
+  let slowest = 0;
+  const iteration = await peakRss(async () => {
+    let cursor: string | undefined;
+    do {
+      const t = performance.now();
+      const page = await store.iterateUnmined({ limit: 10000, cursor });
+      slowest = Math.max(slowest, performance.now() - t);
+      pages++;
+      txs += page.txs.length;
+      cursor = page.cursor;
+    } while (cursor);
+  });
+  const tip = await store.getChainTip();
+  const cleanup = new CleanupService({
+    engine: opened.engine,
+    blobs,
+    moduleName: store.moduleName,
+    settings: { utxoBatchSize: B, blockHeightRetention: R, cleanupSafetyWindow: R, batchSize: 1000 },
+    getTip: () => store.getChainTip(),
+  });
+  const pass = await peakRss(() => cleanup.runPass({ tip }));
+  const row = (measure: string, rssMb: number, note: string): BenchRow => ({
+    section: `${SECTION} handler`,
+    measure,
+    ops: 0,
+    ms: 0,
+    opsPerSec: 0,
+    note: `peak RSS ${rssMb} MB (process at start ${base} MB); ${note}`,
+  });
+  return [
+    row('unmined iteration, every page', iteration.rssMb, `${pages} pages, ${txs} txs, slowest page ${r0(slowest)} ms`),
+    row(
+      'cleanup pass',
+      pass.rssMb,
+      `${pass.value.deleted} deleted, kept ${JSON.stringify(pass.value.kept)}, ${pass.value.durationMs} ms`,
+    ),
+  ];
+}
+
 export async function benchScale(): Promise<BenchRow[]> {
-  const set = `scale_${Date.now() % 1_000_000}`;
+  const set = process.env.BENCH_SCALE_SET ?? `scale_${Date.now() % 1_000_000}`;
   const opened = await openEngine(set);
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-scale-'));
   const blobs = new FileBlobStore({ dir });
@@ -584,6 +633,7 @@ export async function benchScale(): Promise<BenchRow[]> {
       }
     };
     const parts = (process.env.BENCH_SCALE_PARTS ?? 'fanout,steps,block').split(',');
+    if (parts.includes('handler')) await run('handler', () => benchHandler(opened, blobs));
     if (parts.includes('fanout') && FANOUT > 0) await run('fan-out', () => benchFanout(opened, blobs));
     if (parts.includes('steps')) await run('steps', () => benchSteps(opened, blobs));
     if (parts.includes('block') && BLOCK > 0) await run('block', () => benchBlock(opened, `${set}_block`));
