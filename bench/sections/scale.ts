@@ -47,6 +47,8 @@ const SAMPLE = Number(process.env.BENCH_SCALE_SAMPLE ?? 10000);
 const BLOCK = Number(process.env.BENCH_SCALE_BLOCK ?? 100000);
 const FANOUT = Number(process.env.BENCH_SCALE_FANOUT ?? 10000);
 const IN_FLIGHT = 8;
+/** rounds of a measure; the best round counts (BENCH_SCALE_ROUNDS) */
+const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 4);
 const R = 288;
 /** utxoBatchSize: 8000 x 68-byte slots fit the test cluster's 1 MiB max-record-size */
 const B = 8000;
@@ -257,17 +259,30 @@ async function measureStep(
   server: () => Promise<string>,
 ): Promise<StepResult> {
   progress(`step ${size}: raw limit`);
-  const raw = await rawLimit(store, engine, SAMPLE);
+  let raw = 0;
+  for (let r = 0; r < ROUNDS; r++) raw = Math.max(raw, await rawLimit(store, engine, Math.ceil(SAMPLE / ROUNDS)));
   progress(`step ${size}: create, spend, setMined`);
   // batched create of the sample's parents (2 outputs: one spent by the sample child, one by the counter test)
   const parents = Array.from({ length: SAMPLE }, () => rootTx(1));
-  const createMs = await inFlight(chunks(parents, 100), IN_FLIGHT, async (b) =>
-    must(await store.createMany(b.map((p) => ({ tx: p.hex }))), 'createMany'),
-  );
   const children = parents.map((p) => makeTx({ inputs: [{ parent: p, vout: 0 }] }));
-  const spendMs = await inFlight(chunks(children, 100), IN_FLIGHT, async (b) =>
-    must(await store.spendMany(b.map((c) => ({ tx: c.hex }))), 'spendMany'),
-  );
+  // in ROUNDS rounds, raw / create / spend interleaved: the best round of each is the least disturbed by the other
+  // load of a shared machine (the same for every step)
+  let createRate = 0;
+  let spendRate = 0;
+  const per = Math.ceil(SAMPLE / ROUNDS);
+  for (let r = 0; r < ROUNDS; r++) {
+    const ps = parents.slice(r * per, (r + 1) * per);
+    const cs = children.slice(r * per, (r + 1) * per);
+    if (ps.length === 0) break;
+    const createMs = await inFlight(chunks(ps, 100), IN_FLIGHT, async (b) =>
+      must(await store.createMany(b.map((p) => ({ tx: p.hex }))), 'createMany'),
+    );
+    const spendMs = await inFlight(chunks(cs, 100), IN_FLIGHT, async (b) =>
+      must(await store.spendMany(b.map((c) => ({ tx: c.hex }))), 'spendMany'),
+    );
+    createRate = Math.max(createRate, (ps.length * 1000) / createMs);
+    spendRate = Math.max(spendRate, (cs.length * 1000) / spendMs);
+  }
   must(
     (await Promise.all(chunks(children, 1000).map((b) => store.createMany(b.map((c) => ({ tx: c.hex })))))).flat(),
     'children createMany',
@@ -327,8 +342,8 @@ async function measureStep(
   return {
     size,
     raw,
-    create: (SAMPLE * 1000) / createMs,
-    spend: (SAMPLE * 1000) / spendMs,
+    create: createRate,
+    spend: spendRate,
     setMined: (all.length * 1000) / minedMs,
     cleanupUsPerTx: report.deleted > 0 ? (report.durationMs * 1000) / report.deleted : 0,
     deleted: report.deleted,
@@ -369,7 +384,8 @@ async function benchSteps(opened: Opened, blobs: BlobStore): Promise<BenchRow[]>
   const tip = { height: 1000 };
   await store.setChainTip(tip.height);
   const results: StepResult[] = [];
-  let stored = 0;
+  // BENCH_SCALE_FILLED: txs already in BENCH_SCALE_SET from an earlier run (measure again without filling)
+  let stored = Number(process.env.BENCH_SCALE_FILLED ?? 0);
   for (const size of STEPS) {
     progress(`fill to ${size}`);
     const fillRate = await fill(store, stored, size, tip.height);
