@@ -46,11 +46,13 @@ async function openEngine(config: Config): Promise<RecordEngine> {
   }
   // loads the aerospike native module: only when configured
   const aerospike = require('./engine/aerospike') as typeof import('./engine/aerospike');
-  const { maxConnsPerNode, maxCommandsInProcess, maxCommandsInQueue } = config.aerospike;
+  const { maxConnsPerNode, maxCommandsInProcess, maxCommandsInQueue, commandTimeoutMs, batchTimeoutMs } =
+    config.aerospike;
   const client = await aerospike.getSharedAerospikeClient({
     hosts: spec.hosts,
     namespace: spec.namespace,
     maxConnsPerNode,
+    timeouts: { commandMs: commandTimeoutMs, batchMs: batchTimeoutMs },
     commandQueue: { maxCommandsInProcess, maxCommandsInQueue },
   });
   return new aerospike.AerospikeEngine({

@@ -51,6 +51,9 @@ export interface AerospikeClientSettings {
   maxCommandsInProcess: number;
   /** commands waiting beyond that; one more is refused (503 STORAGE_ERROR) */
   maxCommandsInQueue: number;
+  /** time budget of a single-record command / of a batch, ms (also the KEY_BUSY retry budget) */
+  commandTimeoutMs: number;
+  batchTimeoutMs: number;
 }
 
 export const DEFAULTS = {
@@ -70,6 +73,8 @@ export const DEFAULTS = {
   TOMBSTONE_TTL_SECONDS: 30 * 24 * 3600,
   AEROSPIKE_MAX_CONNS_PER_NODE: 32,
   AEROSPIKE_MAX_COMMANDS_IN_QUEUE: 4096,
+  AEROSPIKE_COMMAND_TIMEOUT_MS: 1000,
+  AEROSPIKE_BATCH_TIMEOUT_MS: 5000,
   /** blocks PUT /v1/chain/tip moves the tip forward per call at most (lib/store/meta.ts moveChainTip) */
   MAX_TIP_ADVANCE: 10,
   ENGINE_BATCH_SIZE: 100,
@@ -173,7 +178,15 @@ function loadAerospikeClientSettings(env: NodeJS.ProcessEnv): AerospikeClientSet
     1,
     10_000_000,
   );
-  return { maxConnsPerNode, maxCommandsInProcess, maxCommandsInQueue };
+  const commandTimeoutMs = intVar(
+    env,
+    'AEROSPIKE_COMMAND_TIMEOUT_MS',
+    DEFAULTS.AEROSPIKE_COMMAND_TIMEOUT_MS,
+    1,
+    600000,
+  );
+  const batchTimeoutMs = intVar(env, 'AEROSPIKE_BATCH_TIMEOUT_MS', DEFAULTS.AEROSPIKE_BATCH_TIMEOUT_MS, 1, 600000);
+  return { maxConnsPerNode, maxCommandsInProcess, maxCommandsInQueue, commandTimeoutMs, batchTimeoutMs };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
