@@ -79,6 +79,7 @@ test('the shared Aerospike client is obtained once and never closed', async () =
       namespace: 'utxo',
       maxConnsPerNode: 32,
       commandQueue: { maxCommandsInProcess: 32, maxCommandsInQueue: 4096 },
+      timeouts: { commandMs: 1000, batchMs: 5000 },
     },
   ]);
   expect(mockState.engines).toHaveLength(1);
