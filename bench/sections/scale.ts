@@ -520,7 +520,7 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
     let at = 0;
     for (let i = 0; i < BLOCK - 3 && at < outputs.length; i++) {
       const k = 1 + (i % 3);
-      txs.push(makeTx({ inputs: outputs.slice(at, at + k), outputs: 2 }));
+      txs.push(makeTx({ inputs: outputs.slice(at, at + k), outputs: [400, 400] }));
       at += k;
     }
     const large = Array.from({ length: 3 }, () => rootTx(35000));
