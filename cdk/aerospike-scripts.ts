@@ -17,6 +17,14 @@ export const AEROSPIKE_HEARTBEAT_PORT = 3002;
 export const EXPORTER_PORT = 9145;
 /** replaced at start by one `device /dev/disk/by-id/...` line per instance-store device */
 export const DEVICES_PLACEHOLDER = '        @DEVICES@';
+/**
+ * Commands the server queues per record before it answers KEY_BUSY (namespace `transaction-pending-limit`, server
+ * default 20). A block's fan-out tx (one parent, thousands of outputs, children spent by concurrent batches) puts one
+ * UDF per in-flight batch on the parent: the queue takes a block's worth of them, and the engine retries what is
+ * refused with backoff and jitter (lib/engine/aerospike/retry.ts). docs/settings.md.
+ */
+export const TRANSACTION_PENDING_LIMIT = 256;
+
 /** the device list recorded at first boot; every later start must find exactly it */
 export const DEVICES_FILE = '/etc/aerospike/devices.list';
 export const AEROSPIKE_LOG = '/var/log/aerospike/aerospike.log';
@@ -91,6 +99,8 @@ export function renderAerospikeConf(o: ConfSettings): string {
     `    nsup-period ${o.nsupPeriodSeconds}`,
     '    # B x 68-byte slots + the tx bytes when not external + small bins, whole MiB (cdk/config.ts)',
     `    max-record-size ${o.maxRecordSize}`,
+    '    # per-record command queue before KEY_BUSY: a fan-out parent queues rather than bounces (docs/settings.md)',
+    `    transaction-pending-limit ${TRANSACTION_PENDING_LIMIT}`,
     '    # the primary and secondary indexes stay in RAM (Community Edition: no flash/pmem index)',
     '    storage-engine device {',
     DEVICES_PLACEHOLDER,

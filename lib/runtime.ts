@@ -46,12 +46,20 @@ async function openEngine(config: Config): Promise<RecordEngine> {
   }
   // loads the aerospike native module: only when configured
   const aerospike = require('./engine/aerospike') as typeof import('./engine/aerospike');
-  const { maxConnsPerNode, maxCommandsInProcess, maxCommandsInQueue, strongConsistency } = config.aerospike;
+  const {
+    maxConnsPerNode,
+    maxCommandsInProcess,
+    maxCommandsInQueue,
+    strongConsistency,
+    commandTimeoutMs,
+    batchTimeoutMs,
+  } = config.aerospike;
   const client = await aerospike.getSharedAerospikeClient({
     hosts: spec.hosts,
     namespace: spec.namespace,
     maxConnsPerNode,
     strongConsistency,
+    timeouts: { commandMs: commandTimeoutMs, batchMs: batchTimeoutMs },
     commandQueue: { maxCommandsInProcess, maxCommandsInQueue },
   });
   return new aerospike.AerospikeEngine({
@@ -143,6 +151,7 @@ export async function buildRuntime(config: Config): Promise<Runtime> {
         blockHeightRetention: config.settings.blockHeightRetention,
         cleanupSafetyWindow: config.cleanupSafetyWindow,
         batchSize: config.cleanupBatchSize,
+        partitionRanges: config.cleanupPartitionRanges,
       },
       getTip,
     });

@@ -3,7 +3,7 @@
  * mined and stable. Runs on any RecordEngine; a pass stops before its deadline and the next pass resumes.
  */
 import type { BlobStore } from '../blob/port';
-import type { Bins, EngineRecord, RangeQuery, RecordEngine } from '../engine/port';
+import { splitPartitions, type Bins, type EngineRecord, type PartitionRange, type RecordEngine } from '../engine/port';
 import { BIN } from '../domain/bins';
 import { collectChildren, extraRecordCount, isMaster, masterDecision, type ChildRef } from './candidates';
 import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
@@ -22,7 +22,20 @@ export interface CleanupSettings {
   cleanupSafetyWindow: number;
   /** candidates per chunk (one range-query page, one children batch read) */
   batchSize: number;
+  /**
+   * Partition ranges a pass splits the key space into (engine partitions, port.ts PARTITION_COUNT), all queried
+   * in parallel, each paged by its own cursor (default DEFAULT_PARTITION_RANGES).
+   */
+  partitionRanges?: number;
+  /** candidates of a chunk deleted at once (default DEFAULT_DELETE_CONCURRENCY) */
+  deleteConcurrency?: number;
 }
+
+/** Ranges a pass runs in parallel by default: each keeps one query page and one chunk in flight. */
+export const DEFAULT_PARTITION_RANGES = 8;
+export const DEFAULT_DELETE_CONCURRENCY = 16;
+/** Times a range's failed query page is asked again from the range's cursor before the range gives up. */
+export const RANGE_PAGE_RETRIES = 2;
 
 export interface CleanupServiceOptions {
   engine: RecordEngine;
@@ -58,11 +71,38 @@ interface Checked {
 
 class DeadlineReached extends Error {}
 
+/** Settles every promise, then throws the first rejection (no work left running behind a failure). */
+async function settledOrThrow(promises: Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(promises)).find((o) => o.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+}
+
+/**
+ * Runs `fn` on the items, at most `limit` at once, in order of start. After a throw no further item starts; the
+ * first throw is rethrown once the running ones have settled.
+ */
+async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { err: unknown } | undefined;
+  const worker = async () => {
+    while (failure === undefined && next < items.length) {
+      const item = items[next++];
+      try {
+        await fn(item);
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure.err;
+}
+
 export class CleanupService {
   private readonly engine: RecordEngine;
   private readonly blobs: BlobStore;
   private readonly moduleName: string;
-  private readonly settings: CleanupSettings;
+  private readonly settings: Required<CleanupSettings>;
   private readonly getTip: () => Promise<number>;
   private readonly now: () => number;
   private readonly metrics?: CleanupMetrics;
@@ -72,6 +112,14 @@ export class CleanupService {
     const { utxoBatchSize, batchSize, cleanupSafetyWindow, blockHeightRetention } = options.settings;
     if (!Number.isInteger(utxoBatchSize) || utxoBatchSize < 1) throw new RangeError('utxoBatchSize must be >= 1');
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError('batchSize must be >= 1');
+    const { partitionRanges = DEFAULT_PARTITION_RANGES, deleteConcurrency = DEFAULT_DELETE_CONCURRENCY } =
+      options.settings;
+    if (!Number.isInteger(partitionRanges) || partitionRanges < 1 || partitionRanges > 4096) {
+      throw new RangeError('partitionRanges must be within [1, 4096]');
+    }
+    if (!Number.isInteger(deleteConcurrency) || deleteConcurrency < 1) {
+      throw new RangeError('deleteConcurrency must be >= 1');
+    }
     if (!Number.isInteger(cleanupSafetyWindow) || cleanupSafetyWindow < 0) {
       throw new RangeError('cleanupSafetyWindow must be >= 0');
     }
@@ -81,7 +129,7 @@ export class CleanupService {
     this.engine = options.engine;
     this.blobs = options.blobs;
     this.moduleName = options.moduleName;
-    this.settings = { ...options.settings };
+    this.settings = { ...options.settings, partitionRanges, deleteConcurrency };
     this.getTip = options.getTip;
     this.now = options.now ?? Date.now;
     this.metrics = options.metrics;
@@ -115,13 +163,24 @@ export class CleanupService {
 
     try {
       if (tip >= 1) {
-        await this.expirePreserved(tip, report, checkDeadline);
-        for await (const records of this.pages({ bin: 'deleteAtHeight', min: 1, max: tip }, checkDeadline)) {
-          await this.processChunk(tip, records.filter(isMaster), report, checkDeadline);
+        const ranges = splitPartitions(this.settings.partitionRanges);
+        await settledOrThrow(ranges.map((r) => this.expirePreserved(tip, r, report, checkDeadline)));
+        // each range pages the DAH index on its own; a range ending early (deadline, engine failure) stops no other
+        const outcomes = await Promise.allSettled(
+          ranges.map((range) =>
+            this.pageRange(range, { bin: 'deleteAtHeight', min: 1, max: tip }, checkDeadline, (records) =>
+              this.processChunk(tip, records.filter(isMaster), report, checkDeadline),
+            ),
+          ),
+        );
+        for (const o of outcomes) {
+          if (o.status === 'fulfilled') continue;
+          // an engine failure of a range's query is counted; the next pass runs that range again
+          if (!(o.reason instanceof DeadlineReached)) report.errors++;
+          report.more = true;
         }
       }
     } catch (err) {
-      // an engine failure of a range query ends the pass; it is counted and the next pass resumes
       if (!(err instanceof DeadlineReached)) report.errors++;
       report.more = true;
     } finally {
@@ -130,55 +189,75 @@ export class CleanupService {
     return this.finishReport(report, started);
   }
 
+  /**
+   * Pages one partition range of an index and hands each page to `handle`, the next page asked only after the
+   * page is handled (one page of memory per range). A failed page is asked again from the range's cursor (the
+   * range resumes where it was), RANGE_PAGE_RETRIES times, before the range gives up.
+   */
+  private async pageRange(
+    partitions: PartitionRange,
+    query: { bin: 'deleteAtHeight' | 'preserveUntil'; min: number; max: number; bins?: string[] },
+    checkDeadline: () => void,
+    handle: (records: EngineRecord[]) => Promise<void>,
+  ): Promise<void> {
+    let cursor: string | undefined;
+    do {
+      checkDeadline();
+      let page;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          page = await this.engine.queryRange({ ...query, limit: this.settings.batchSize, cursor, partitions });
+          break;
+        } catch (err) {
+          if (attempt >= RANGE_PAGE_RETRIES) throw err;
+          await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
+          checkDeadline();
+        }
+      }
+      await handle(page.records);
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+  }
+
   private finishReport(report: CleanupReport, started: number): CleanupReport {
     report.durationMs = this.now() - started;
     if (this.metrics) emitMetrics(this.metrics, report);
     return report;
   }
 
-  /** The pages (batchSize records) of a range query, the deadline checked before each. */
-  private async *pages(
-    query: Omit<RangeQuery, 'limit' | 'cursor'>,
+  private async expirePreserved(
+    tip: number,
+    partitions: PartitionRange,
+    report: CleanupReport,
     checkDeadline: () => void,
-  ): AsyncGenerator<EngineRecord[]> {
-    let cursor: string | undefined;
-    do {
-      checkDeadline();
-      const page = await this.engine.queryRange({ ...query, limit: this.settings.batchSize, cursor });
-      yield page.records;
-      cursor = page.cursor;
-    } while (cursor !== undefined);
-  }
-
-  private async expirePreserved(tip: number, report: CleanupReport, checkDeadline: () => void): Promise<void> {
-    const preserved = this.pages({ bin: 'preserveUntil', min: 0, max: tip, bins: [BIN.preserveUntil] }, checkDeadline);
-    for await (const records of preserved) {
-      if (records.length > 0) {
-        const results = await this.engine.batchApply(
-          records.map((r) => ({
-            key: r.key,
-            module: this.moduleName,
-            fn: 'expirePreserve',
-            args: [tip, this.settings.blockHeightRetention],
-          })),
-        );
-        const signals: Signal[] = [];
-        results.forEach((r, i) => {
-          if (r.ok && r.result.status === 'OK') {
-            report.preserveExpired++;
-            const signal = r.result.signal;
-            if (typeof signal === 'string') {
-              const txid = txidHex(records[i].key.subarray(0, 32));
-              signals.push({ txid, signal: signal as SignalName, height: tip });
-            }
-          } else if (!(!r.ok && r.error.code === 'RECORD_NOT_FOUND')) report.errors++;
-        });
-        if (signals.length > 0 && this.signals) {
-          // the DAH rule ran; a lost follow-up leaves pagination records / blob tag behind the master: counted
-          await this.signals.send(signals).catch(() => void report.errors++);
-        }
+  ): Promise<void> {
+    const query = { bin: 'preserveUntil' as const, min: 0, max: tip, bins: [BIN.preserveUntil] };
+    await this.pageRange(partitions, query, checkDeadline, async (records) => {
+      if (records.length === 0) return;
+      const results = await this.engine.batchApply(
+        records.map((r) => ({
+          key: r.key,
+          module: this.moduleName,
+          fn: 'expirePreserve',
+          args: [tip, this.settings.blockHeightRetention],
+        })),
+      );
+      const signals: Signal[] = [];
+      results.forEach((r, i) => {
+        if (r.ok && r.result.status === 'OK') {
+          report.preserveExpired++;
+          const signal = r.result.signal;
+          if (typeof signal === 'string') {
+            const txid = txidHex(records[i].key.subarray(0, 32));
+            signals.push({ txid, signal: signal as SignalName, height: tip });
+          }
+        } else if (!(!r.ok && r.error.code === 'RECORD_NOT_FOUND')) report.errors++;
+      });
+      if (signals.length > 0 && this.signals) {
+        // the DAH rule ran; a lost follow-up leaves pagination records / blob tag behind the master: counted
+        await this.signals.send(signals).catch(() => void report.errors++);
       }
-    }
+    });
   }
 
   private async processChunk(
@@ -208,12 +287,12 @@ export class CleanupService {
     // A pass that died midway is finished first. Once every pagination record is marked too, its record state is not
     // re-checked (it is frozen by the marks and partly deleted), but its children are: a child reorganized out since
     // the mark keeps the tx until stable again. Pagination records not yet marked were checked as read (readRecords).
-    for (const c of finishing) {
+    await forEachLimited(finishing, this.settings.deleteConcurrency, async (c) => {
       checkDeadline();
       const reason = parentVerdict(c.children, verdicts);
       if (reason !== null) {
         addKept(report, reason);
-        continue;
+        return;
       }
       if (c.unmarked.length > 0) {
         // checked as read just now: marked with generation checks before anything is deleted
@@ -221,30 +300,31 @@ export class CleanupService {
         if (marked !== 'marked') {
           if (marked.error !== undefined) report.errors++;
           else addKept(report, 'changed');
-          continue;
+          return;
         }
       }
       await this.deleteOne(c.master, report);
-    }
-    for (const c of checked) {
+    });
+    // candidates are distinct txs: their two-phase deletes run side by side
+    await forEachLimited(checked, this.settings.deleteConcurrency, async (c) => {
       checkDeadline();
       const reason = parentVerdict(c.children, verdicts);
       if (reason !== null) {
         addKept(report, reason);
         await clearStaleMarks(this.engine, c.pages).catch(() => undefined);
-        continue;
+        return;
       }
       try {
         if ((await markDeleting(this.engine, c.master, c.pages)) === 'changed') {
           addKept(report, 'changed');
-          continue;
+          return;
         }
       } catch {
         report.errors++;
-        continue;
+        return;
       }
       await this.deleteOne(c.master, report);
-    }
+    });
   }
 
   /** A pass that died between marking pagination records and the master leaves marks on a tx that is now kept. */

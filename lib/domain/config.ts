@@ -30,6 +30,8 @@ export interface Config {
   cleanupSafetyWindow: number;
   /** candidates per cleanup chunk */
   cleanupBatchSize: number;
+  /** partition ranges a cleanup pass queries in parallel */
+  cleanupPartitionRanges: number;
   /** local server */
   port: number;
   cleanupIntervalSeconds: number;
@@ -51,6 +53,9 @@ export interface AerospikeClientSettings {
   maxCommandsInQueue: number;
   /** AEROSPIKE_STRONG_CONSISTENCY: the namespace is in strong-consistency mode (Enterprise): linearizable reads */
   strongConsistency: boolean;
+  /** time budget of a single-record command / of a batch, ms (also the KEY_BUSY retry budget) */
+  commandTimeoutMs: number;
+  batchTimeoutMs: number;
 }
 
 export const DEFAULTS = {
@@ -64,11 +69,14 @@ export const DEFAULTS = {
   EXTERNALIZE_ALL: false,
   COINBASE_MATURITY: 100,
   CLEANUP_BATCH_SIZE: 1000,
+  CLEANUP_PARTITION_RANGES: 8,
   PORT: 8080,
   CLEANUP_INTERVAL_SECONDS: 60,
   TOMBSTONE_TTL_SECONDS: 30 * 24 * 3600,
   AEROSPIKE_MAX_CONNS_PER_NODE: 32,
   AEROSPIKE_MAX_COMMANDS_IN_QUEUE: 4096,
+  AEROSPIKE_COMMAND_TIMEOUT_MS: 1000,
+  AEROSPIKE_BATCH_TIMEOUT_MS: 5000,
   /** blocks PUT /v1/chain/tip moves the tip forward per call at most (lib/store/meta.ts moveChainTip) */
   MAX_TIP_ADVANCE: 10,
   ENGINE_BATCH_SIZE: 100,
@@ -177,7 +185,22 @@ function loadAerospikeClientSettings(env: NodeJS.ProcessEnv): AerospikeClientSet
     10_000_000,
   );
   const strongConsistency = boolVar(env, 'AEROSPIKE_STRONG_CONSISTENCY', DEFAULTS.AEROSPIKE_STRONG_CONSISTENCY);
-  return { maxConnsPerNode, maxCommandsInProcess, maxCommandsInQueue, strongConsistency };
+  const commandTimeoutMs = intVar(
+    env,
+    'AEROSPIKE_COMMAND_TIMEOUT_MS',
+    DEFAULTS.AEROSPIKE_COMMAND_TIMEOUT_MS,
+    1,
+    600000,
+  );
+  const batchTimeoutMs = intVar(env, 'AEROSPIKE_BATCH_TIMEOUT_MS', DEFAULTS.AEROSPIKE_BATCH_TIMEOUT_MS, 1, 600000);
+  return {
+    maxConnsPerNode,
+    maxCommandsInProcess,
+    maxCommandsInQueue,
+    strongConsistency,
+    commandTimeoutMs,
+    batchTimeoutMs,
+  };
 }
 
 function spendAckGuardVar(env: NodeJS.ProcessEnv): 'refuse' | 'off' {
@@ -206,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     settings,
     cleanupSafetyWindow: intVar(env, 'CLEANUP_SAFETY_WINDOW', blockHeightRetention, 0, 0x7fffffff),
     cleanupBatchSize: intVar(env, 'CLEANUP_BATCH_SIZE', DEFAULTS.CLEANUP_BATCH_SIZE, 1, 100000),
+    cleanupPartitionRanges: intVar(env, 'CLEANUP_PARTITION_RANGES', DEFAULTS.CLEANUP_PARTITION_RANGES, 1, 4096),
     port: intVar(env, 'PORT', DEFAULTS.PORT, 0, 65535),
     cleanupIntervalSeconds: intVar(env, 'CLEANUP_INTERVAL_SECONDS', DEFAULTS.CLEANUP_INTERVAL_SECONDS, 0, 86400),
     awsSocketTimeoutMs: intVar(env, 'AWS_SOCKET_TIMEOUT_MS', DEFAULTS.AWS_SOCKET_TIMEOUT_MS, 1, 600000),

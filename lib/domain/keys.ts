@@ -28,9 +28,8 @@ export function lockKey(txid: Buffer): Buffer {
 }
 
 /**
- * Records that belong to no tx (the cleanup pass lock, unmined-query cursors, double-spend resolution intents,
- * unmined-iteration snapshots): their keys are neither 32 nor 36
- * bytes long, so they never collide with a master, pagination or lock record, and parseRecordKey answers null.
+ * Records that belong to no tx (the cleanup pass locks, unmined-query and unmined-iteration cursors, double-spend
+ * resolution intents): their keys are neither 32 nor 36 bytes long, so they never collide with a master, pagination or lock record, and parseRecordKey answers null.
  */
 export const CLEANUP_PASS_LOCK_KEY = Buffer.from('cleanup-pass-lock', 'ascii');
 const UNMINED_CURSOR_PREFIX = Buffer.from('unmined-cursor:', 'ascii');
@@ -42,24 +41,11 @@ export function unminedCursorKey(id: Buffer): Buffer {
 }
 
 const CONFLICT_INTENT_PREFIX = Buffer.from('pc:', 'ascii');
-const UNMINED_SNAPSHOT_PREFIX = Buffer.from('unmined-snap:', 'ascii');
 
 /** Key of the intent record of a double-spend resolution: 'pc:' || sha256 of the sorted winners (35 bytes). */
 export function conflictIntentKey(winnersDigest: Buffer): Buffer {
   if (winnersDigest.length !== 32) throw new RangeError('a winners digest is 32 bytes');
   return Buffer.concat([CONFLICT_INTENT_PREFIX, winnersDigest]);
-}
-
-/**
- * Keys of an unmined-iteration snapshot: its header (prefix || 16-byte id: 29 bytes) and its chunks (prefix || id ||
- * uint32 LE chunk number: 33 bytes).
- */
-export function unminedSnapshotKey(id: Buffer, chunk?: number): Buffer {
-  if (id.length !== 16) throw new RangeError('a snapshot id is 16 bytes');
-  if (chunk === undefined) return Buffer.concat([UNMINED_SNAPSHOT_PREFIX, id]);
-  const suffix = Buffer.alloc(4);
-  suffix.writeUInt32LE(chunk, 0);
-  return Buffer.concat([UNMINED_SNAPSHOT_PREFIX, id, suffix]);
 }
 
 /** Record 0 is the master. */

@@ -98,6 +98,45 @@ export interface BatchCreateItem {
 /** Outcome of one create in a batch: done, or the engine error for that record (RECORD_EXISTS, RECORD_TOO_BIG, ...). */
 export type BatchWriteResult = { ok: true } | { ok: false; error: EngineError };
 
+/**
+ * The key space is split into PARTITION_COUNT partitions: on Aerospike the server's own partitions (by the key's
+ * digest), on the embedded engine by the key's first 12 bits (txids are hashes, so both spread evenly). A pass that
+ * reads an index whole splits it into partition ranges and runs them in parallel, each resumable by its cursor.
+ */
+export const PARTITION_COUNT = 4096;
+
+/** Partitions [begin, begin + count). */
+export interface PartitionRange {
+  begin: number;
+  count: number;
+}
+
+/** `n` contiguous ranges covering every partition once (n is clamped to [1, PARTITION_COUNT]). */
+export function splitPartitions(n: number): PartitionRange[] {
+  const parts = Math.max(1, Math.min(PARTITION_COUNT, Math.floor(n)));
+  const out: PartitionRange[] = [];
+  for (let i = 0; i < parts; i++) {
+    const begin = Math.floor((i * PARTITION_COUNT) / parts);
+    const end = Math.floor(((i + 1) * PARTITION_COUNT) / parts);
+    out.push({ begin, count: end - begin });
+  }
+  return out;
+}
+
+/** INVALID unless the range is whole partitions within [0, PARTITION_COUNT). */
+export function checkPartitionRange(range: PartitionRange): void {
+  const { begin, count } = range ?? ({} as PartitionRange);
+  if (
+    !Number.isInteger(begin) ||
+    !Number.isInteger(count) ||
+    begin < 0 ||
+    count < 1 ||
+    begin + count > PARTITION_COUNT
+  ) {
+    throw new EngineError('INVALID', `bad partition range ${JSON.stringify(range)}: within [0, ${PARTITION_COUNT})`);
+  }
+}
+
 export interface RangeQuery {
   bin: IndexedBin;
   /** inclusive bounds */
@@ -107,8 +146,10 @@ export interface RangeQuery {
   bins?: string[];
   /** page size (default 1000) */
   limit?: number;
-  /** opaque cursor returned by the previous page */
+  /** opaque cursor returned by the previous page (of the same query: bin, bounds and partitions) */
   cursor?: string;
+  /** only records of these partitions (default: all) */
+  partitions?: PartitionRange;
 }
 
 export interface RangePage {

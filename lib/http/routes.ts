@@ -600,9 +600,9 @@ export const ROUTES = [
     role: 'blockValidation',
     method: 'GET',
     path: '/v1/unmined/txs',
-    summary: 'Every unmined transaction with what block assembly needs to reload it, in createdAt order, paged',
+    summary: 'Every unmined transaction with what block assembly needs to reload it, in bounded pages',
     description:
-      'The first page (no cursor) snapshots the unmined txs; a cursor names the snapshot and an offset, so a retried request reads the same txids. A page lists the snapshot txs still stored and unmined, with their current fee, size, parents and flags.',
+      'Each page is one bounded page of the unmined index (at most limit txs, whatever the store holds), in createdAt order within the page. A cursor is fixed by its first read: a retried request lists the same txids (those still unmined, with their current fee, size, parents and flags). Txs mined during the iteration move no other tx across a page boundary: a tx unmined throughout is listed once. Order across pages is the index order; sort by createdAt when reloading.',
     query: s.unminedTxsQuery,
     responses: { 200: { description: 'a page', schema: s.unminedTxsResponse }, 400: E400, 503: E503 },
     async handle({ query }, ctx) {

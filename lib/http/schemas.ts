@@ -227,7 +227,7 @@ export const unminedTxsQuery = z.strictObject({
   limit: uintString(10000, 1).optional(),
   cursor: z
     .string()
-    .regex(/^[0-9a-f]{32}-\d{1,10}$/, { error: 'expected the cursor of the previous page' })
+    .regex(/^[0-9a-f]{32}$/, { error: 'expected the cursor of the previous page' })
     .meta({ description: 'cursor of the previous page (valid for an hour)' })
     .optional(),
 });

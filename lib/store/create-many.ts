@@ -2,21 +2,26 @@
  * Create (docs/operations.md), batched: many txs, each created or failed on its own. Read top-down:
  *   1. prepare each tx (parse, options, record plan)     a bad tx fails alone; the tip is read once per batch
  *   2. refuse a second copy of a txid in the batch        TX_EXISTS (the first one is created)
- *   3. single-record txs: blobs, then one create-only     engine batch per chunk (the common case)
- *   4. multi-record txs: the two-phase protocol per tx    (create.ts createPaginated; above B outputs, rare)
- *   5. tag blobs with their DAH, register conflicting txs in their parents (one engine batch)
+ *   3. multi-record txs (above B outputs): lock + blob    one batch read of masters, one batch of locks
+ *   4. single records and pagination records: blobs, then create-only engine batches (all records of all txs)
+ *   5. multi-record txs: masters, clear `creating`, unlock one engine batch per step (create.ts)
+ *   6. tag blobs with their DAH, register conflicting txs in their parents (one engine batch)
  * A single create is the batch of one.
  */
 import { InvalidArgumentError, StorageError, TxExistsError, type UtxoStoreError } from '../domain/errors';
 import { masterKey } from '../domain/keys';
 import type { ParsedTx } from '../domain/tx';
-import type { BatchWriteResult } from '../engine/port';
 import { listArg, optionalBoolArg, optionalIntArg } from './args';
-import { asItemError, chunk, engineBatchSize, settleItem, unwrap, type ItemResult } from './batch';
+import { asItemError, settleItem, unwrap, type ItemResult } from './batch';
 import type { StoreContext } from './context';
 import {
-  createPaginated,
+  completePaginated,
+  createChunked,
   createSingle,
+  lockPaginated,
+  paginationRecords,
+  settlePaginationWrites,
+  type PaginatedCreate,
   minedBlocksArg,
   parseForCreate,
   putBlob,
@@ -40,18 +45,21 @@ export async function createMany(ctx: StoreContext, items: CreateItem[]): Promis
   const txs = listArg<CreateItem>(items, 'txs').map((item) => prepare(ctx, item));
   await planAll(ctx, txs);
   refuseDuplicates(txs);
-  await createSingles(
-    ctx,
-    txs.filter((c) => live(c) && c.plan!.records.length === 1),
-  );
-  await Promise.all(
-    txs
-      .filter((c) => live(c) && c.plan!.records.length > 1)
-      .map(async (c) => {
-        const r = await settleItem(() => createPaginated(ctx, c.parsed!, c.plan!, c.options!.height!));
-        if (!r.ok) c.error = r.error;
-      }),
-  );
+  const multi = txs
+    .filter((c) => live(c) && c.plan!.records.length > 1)
+    .map((c): [TxCreate, PaginatedCreate] => [c, { parsed: c.parsed!, plan: c.plan!, height: c.options!.height! }]);
+  const paginated = multi.map(([, p]) => p);
+  await lockPaginated(ctx, paginated);
+  try {
+    await createRecords(
+      ctx,
+      txs.filter((c) => live(c) && c.plan!.records.length === 1),
+      paginated,
+    );
+  } finally {
+    await completePaginated(ctx, paginated);
+  }
+  for (const [c, p] of multi) if (p.error) c.error = p.error;
   await finish(ctx, txs);
   return txs.map((c): ItemResult<CreateResult> => {
     if (c.error) return { ok: false, error: c.error };
@@ -133,8 +141,11 @@ function refuseDuplicates(txs: TxCreate[]): void {
   }
 }
 
-/** Step 3: blobs first (a record never points at a missing blob), then every record in create-only engine batches. */
-async function createSingles(ctx: StoreContext, txs: TxCreate[]): Promise<void> {
+/**
+ * Step 4: blobs first (a record never points at a missing blob), then every single record and every pagination
+ * record of the locked multi-record txs in the same create-only engine batches.
+ */
+async function createRecords(ctx: StoreContext, txs: TxCreate[], paginated: PaginatedCreate[]): Promise<void> {
   await Promise.all(
     txs.map(async (c) => {
       const r = await settleItem(() => putBlob(ctx, c.parsed!.txidHex, c.plan!));
@@ -142,10 +153,13 @@ async function createSingles(ctx: StoreContext, txs: TxCreate[]): Promise<void> 
     }),
   );
   const ready = txs.filter(live);
-  const results = await batchCreate(
-    ctx,
-    ready.map((c) => ({ key: masterKey(c.parsed!.txid), bins: c.plan!.records[0] })),
-  );
+  const pages = paginationRecords(paginated);
+  const all = await createChunked(ctx, [
+    ...ready.map((c) => ({ key: masterKey(c.parsed!.txid), bins: c.plan!.records[0] })),
+    ...pages,
+  ]);
+  settlePaginationWrites(pages, all.slice(ready.length));
+  const results = all.slice(0, ready.length);
   const tooBig: TxCreate[] = [];
   results.forEach((r, i) => {
     const c = ready[i];
@@ -176,20 +190,8 @@ async function createExternal(ctx: StoreContext, c: TxCreate): Promise<void> {
   if (!r.ok) c.error = r.error;
 }
 
-/** Create-only writes in chunks, all in flight; a chunk that fails as a whole fails each of its records. */
-async function batchCreate(
-  ctx: StoreContext,
-  records: { key: Buffer; bins: RecordPlan['records'][number] }[],
-): Promise<BatchWriteResult[]> {
-  const parts = chunk(records, engineBatchSize(ctx));
-  const settled = await Promise.allSettled(parts.map((part) => ctx.engine.batchCreate(part)));
-  return settled.flatMap((s, n): BatchWriteResult[] =>
-    s.status === 'fulfilled' ? s.value : parts[n].map(() => ({ ok: false, error: s.reason as never })),
-  );
-}
-
 /**
- * Step 5: a DAH set at creation (conflicting, or fully spent and mined) goes on the blob too; a conflicting tx is
+ * Step 6: a DAH set at creation (conflicting, or fully spent and mined) goes on the blob too; a conflicting tx is
  * registered in its parents (also when it exists already: a create that died before registering is retried).
  */
 async function finish(ctx: StoreContext, txs: TxCreate[]): Promise<void> {

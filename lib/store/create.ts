@@ -3,7 +3,7 @@
  * all records with `creating` -> clear `creating` on pagination records, then the master -> release the lock).
  */
 import { hostname } from 'os';
-import type { Bins } from '../engine/port';
+import type { BatchCreateItem, BatchWriteResult, Bins } from '../engine/port';
 import { BIN } from '../domain/bins';
 import { InvalidArgumentError, TxExistsError, type UtxoStoreError } from '../domain/errors';
 import { lockKey, masterKey, paginationKey } from '../domain/keys';
@@ -11,12 +11,12 @@ import { decodeOutputsBlob, encodeOutputsBlob } from '../domain/outputs-blob';
 import { parseTx, type ParsedTx } from '../domain/tx';
 import { BlobConflictError } from '../blob/port';
 import { optionalBoolArg, optionalIntArg } from './args';
-import { callUdfChunked } from './batch';
+import { callUdfChunked, chunk, engineBatchSize, inChunks } from './batch';
 import type { StoreContext } from './context';
 import type { RecordPlan } from './records';
 import { SignalBuffer } from './signals';
 import type { CreateOptions, MinedBlock } from './types';
-import { callUdf, callUdfBatch, isEngineError, storageError } from './udf-call';
+import { isEngineError, storageError } from './udf-call';
 
 export const LOCK_TYPE = 'tx_creation';
 
@@ -113,65 +113,151 @@ export async function createSingle(
   }
 }
 
-/** Create-only; an existing record (from an earlier attempt) counts as done. */
-async function createIfMissing(ctx: StoreContext, key: Buffer, bins: Bins, txidHex: string): Promise<void> {
+/** One multi-record tx of a batch: what the two-phase protocol needs, and its outcome. */
+export interface PaginatedCreate {
+  parsed: ParsedTx;
+  plan: RecordPlan;
+  height: number;
+  error?: UtxoStoreError;
+  /** the creation lock is ours (released at the end) */
+  locked?: boolean;
+}
+
+/**
+ * Phase 0 of the two-phase protocol for many txs, in engine batches: one batch read of the masters (a complete one
+ * is TX_EXISTS), one batch of lock creates, then the blobs. The txs still without an error go on to writeRecords.
+ */
+export async function lockPaginated(ctx: StoreContext, txs: PaginatedCreate[]): Promise<void> {
+  if (txs.length === 0) return;
+  let masters;
   try {
-    await ctx.engine.create(key, bins);
+    masters = await inChunks(
+      ctx,
+      txs.map((t) => masterKey(t.parsed.txid)),
+      (part) => ctx.engine.batchGet(part, [BIN.creating]),
+    );
   } catch (err) {
-    if (isEngineError(err, 'RECORD_EXISTS')) return;
-    throw storageError('creating a record of a multi-record transaction failed', err, { txid: txidHex });
+    for (const t of txs) t.error = storageError('reading the master record failed', err, { txid: t.parsed.txidHex });
+    return;
+  }
+  txs.forEach((t, i) => {
+    if (masters[i] && !masters[i]!.bins[BIN.creating]) t.error = new TxExistsError(t.parsed.txidHex);
+  });
+  const open = txs.filter((t) => !t.error);
+  const locks = await createChunked(
+    ctx,
+    open.map((t) => ({
+      key: lockKey(t.parsed.txid),
+      bins: {
+        [BIN.lockCreatedAt]: ctx.now(),
+        [BIN.lockType]: LOCK_TYPE,
+        [BIN.lockProcessId]: process.pid,
+        [BIN.lockHostname]: hostname(),
+        [BIN.lockExpectedRecs]: t.plan.records.length,
+      },
+      policy: { ttl: lockTtl(t.plan.records.length) },
+    })),
+  );
+  locks.forEach((r, i) => {
+    const t = open[i];
+    if (r.ok) t.locked = true;
+    else if (r.error.code === 'RECORD_EXISTS') t.error = new TxExistsError(t.parsed.txidHex);
+    else t.error = storageError('taking the creation lock failed', r.error, { txid: t.parsed.txidHex });
+  });
+  await Promise.all(
+    txs
+      .filter((t) => !t.error)
+      .map(async (t) => {
+        try {
+          await putBlob(ctx, t.parsed.txidHex, t.plan);
+        } catch (err) {
+          t.error = err as UtxoStoreError;
+        }
+      }),
+  );
+}
+
+/** The pagination records (n >= 1) of the locked txs: they go in the same create batches as the single records. */
+export function paginationRecords(txs: PaginatedCreate[]): { tx: PaginatedCreate; key: Buffer; bins: Bins }[] {
+  return txs
+    .filter((t) => !t.error)
+    .flatMap((t) =>
+      t.plan.records.slice(1).map((bins, i) => ({ tx: t, key: paginationKey(t.parsed.txid, i + 1), bins })),
+    );
+}
+
+/** An existing record (from an earlier attempt) counts as done; any other failure fails its tx. */
+export function settlePaginationWrites(
+  records: { tx: PaginatedCreate }[],
+  results: BatchWriteResult[],
+  what = 'creating a record of a multi-record transaction failed',
+): void {
+  results.forEach((r, i) => {
+    const t = records[i].tx;
+    if (r.ok || r.error.code === 'RECORD_EXISTS') return;
+    t.error ??= storageError(what, r.error, { txid: t.parsed.txidHex });
+  });
+}
+
+/**
+ * After every pagination record exists: the masters (one batch; an existing master implies every record exists),
+ * phase 2 (clear `creating`), and the locks released. A failure in phase 2 still means the tx is stored.
+ */
+export async function completePaginated(ctx: StoreContext, txs: PaginatedCreate[]): Promise<void> {
+  try {
+    const ready = txs.filter((t) => !t.error);
+    const masters = ready.map((t) => ({ tx: t, key: masterKey(t.parsed.txid), bins: t.plan.records[0] }));
+    settlePaginationWrites(masters, await createChunked(ctx, masters));
+    await finishCreatingMany(
+      ctx,
+      txs
+        .filter((t) => !t.error)
+        .map((t) => ({
+          txid: t.parsed.txid,
+          txidHex: t.parsed.txidHex,
+          extraRecords: t.plan.records.length - 1,
+          height: t.height,
+        })),
+    );
+  } finally {
+    // a lock left behind expires by its TTL
+    await Promise.all(
+      txs.filter((t) => t.locked).map((t) => ctx.engine.remove(lockKey(t.parsed.txid)).catch(() => false)),
+    );
   }
 }
 
+/** Create-only writes in engine batches, all in flight; a batch that fails as a whole fails each of its records. */
+export async function createChunked(
+  ctx: StoreContext,
+  records: { key: Buffer; bins: Bins; policy?: BatchCreateItem['policy'] }[],
+): Promise<BatchWriteResult[]> {
+  const parts = chunk(
+    records.map(({ key, bins, policy }) => (policy ? { key, bins, policy } : { key, bins })),
+    engineBatchSize(ctx),
+  );
+  const settled = await Promise.allSettled(parts.map((part) => ctx.engine.batchCreate(part)));
+  return settled.flatMap((s, n): BatchWriteResult[] =>
+    s.status === 'fulfilled' ? s.value : parts[n].map(() => ({ ok: false, error: s.reason as never })),
+  );
+}
+
+/** The two-phase protocol for one tx (create.ts's batch steps with a batch of one). */
 export async function createPaginated(
   ctx: StoreContext,
   parsed: ParsedTx,
   plan: RecordPlan,
   height: number,
 ): Promise<void> {
-  const txidHex = parsed.txidHex;
-  const master = masterKey(parsed.txid);
-  let existing;
+  const t: PaginatedCreate = { parsed, plan, height };
+  await lockPaginated(ctx, [t]);
   try {
-    existing = await ctx.engine.get(master, [BIN.creating]);
-  } catch (err) {
-    throw storageError('reading the master record failed', err, { txid: txidHex });
-  }
-  if (existing && !existing.bins[BIN.creating]) throw new TxExistsError(txidHex);
-
-  const lock = lockKey(parsed.txid);
-  const records = plan.records.length;
-  try {
-    await ctx.engine.create(
-      lock,
-      {
-        [BIN.lockCreatedAt]: ctx.now(),
-        [BIN.lockType]: LOCK_TYPE,
-        [BIN.lockProcessId]: process.pid,
-        [BIN.lockHostname]: hostname(),
-        [BIN.lockExpectedRecs]: records,
-      },
-      { ttl: lockTtl(records) },
-    );
-  } catch (err) {
-    if (isEngineError(err, 'RECORD_EXISTS')) throw new TxExistsError(txidHex);
-    throw storageError('taking the creation lock failed', err, { txid: txidHex });
-  }
-
-  try {
-    await putBlob(ctx, txidHex, plan);
-    // pagination records first: an existing master implies every record exists
-    for (let n = 1; n < records; n++)
-      await createIfMissing(ctx, paginationKey(parsed.txid, n), plan.records[n], txidHex);
-    await createIfMissing(ctx, master, plan.records[0], txidHex);
-    await finishCreating(ctx, parsed.txid, txidHex, records - 1, height);
+    const pages = paginationRecords([t]);
+    settlePaginationWrites(pages, await createChunked(ctx, pages));
   } finally {
-    try {
-      await ctx.engine.remove(lock);
-    } catch {
-      // the lock expires by its TTL
-    }
+    await completePaginated(ctx, [t]);
   }
+  if (t.error) throw t.error;
 }
 
 /**
@@ -185,32 +271,45 @@ export async function finishCreating(
   extraRecords: number,
   height: number,
 ): Promise<boolean> {
+  const [done] = await finishCreatingMany(ctx, [{ txid, txidHex, extraRecords, height }]);
+  return done;
+}
+
+/** finishCreating for many txs: one chunked UDF batch for all pagination records, then one for the masters. */
+export async function finishCreatingMany(
+  ctx: StoreContext,
+  txs: { txid: Buffer; txidHex: string; extraRecords: number; height: number }[],
+): Promise<boolean[]> {
+  if (txs.length === 0) return [];
   const signals = new SignalBuffer();
   const R = ctx.settings.blockHeightRetention;
+  const failed = new Set<number>();
+  const pages = txs.flatMap((t, i) => {
+    const out = [];
+    for (let n = 1; n <= t.extraRecords; n++) {
+      out.push({ i, key: paginationKey(t.txid, n), fn: 'clearCreating' as const, args: [t.height, R] });
+    }
+    return out;
+  });
+  const settle = (items: { i: number }[], results: Awaited<ReturnType<typeof callUdfChunked>>) =>
+    results.forEach((r, n) => {
+      const i = items[n].i;
+      if (!r.ok || r.response.status !== 'OK') failed.add(i);
+      else signals.addFrom(txs[i].txidHex, r.response, txs[i].height);
+    });
+  settle(pages, await callUdfChunked(ctx, pages));
+  const masters = txs
+    .map((t, i) => ({ i, key: masterKey(t.txid), fn: 'clearCreating' as const, args: [t.height, R] }))
+    .filter((m) => !failed.has(m.i));
+  settle(masters, await callUdfChunked(ctx, masters));
+  for (const i of failed) signals.add(txs[i].txidHex, 'CREATING', txs[i].height);
   try {
-    const pages = [];
-    for (let n = 1; n <= extraRecords; n++)
-      pages.push({ key: paginationKey(txid, n), fn: 'clearCreating' as const, args: [height, R] });
-    const results = await callUdfBatch(ctx, pages);
-    for (const r of results) {
-      if (!r.ok) throw r.error;
-      if (r.response.status !== 'OK') throw new Error(r.response.message ?? r.response.errorCode);
-      signals.addFrom(txidHex, r.response, height);
-    }
-    const response = await callUdf(ctx, masterKey(txid), 'clearCreating', [height, R], { txid: txidHex });
-    if (response.status !== 'OK') throw new Error(response.message ?? response.errorCode);
-    signals.addFrom(txidHex, response, height);
     await signals.flush(ctx);
-    return true;
   } catch {
-    try {
-      signals.add(txidHex, 'CREATING', height);
-      await signals.flush(ctx);
-    } catch {
-      // nothing more to do here: retry and setMined finish the create
-    }
-    return false;
+    // nothing more to do here: retry and setMined finish the create
+    return txs.map(() => false);
   }
+  return txs.map((_, i) => !failed.has(i));
 }
 
 /** Registers the child again only when the stored record is itself conflicting (registration is idempotent). */

@@ -1,46 +1,42 @@
 /**
  * Unmined iteration for block-assembly recovery (Teranode's unmined iterator): every unmined tx with what block
- * assembly needs to reload it (txid, fee, size, parents' txids, createdAt, locked, conflicting), in createdAt order.
+ * assembly needs to reload it (txid, fee, size, parents' txids, createdAt, locked, conflicting).
  *
- * The first request (no cursor) runs the unminedSince query to its end and keeps the sorted (createdAt, txid) pairs
- * as a snapshot: chunk records of SNAPSHOT_CHUNK entries and a header, all with a TTL. A cursor is the snapshot id and
- * an offset, so a retried request with the same cursor and limit reads the same txids; each page reads the masters
- * afresh (one batch) and lists the snapshot's txs that are still stored and unmined, with their current flags.
- * Limit: the first request reads every unmined tx's master index entry (about 40 bytes each kept in memory); at
- * millions of unmined txs it needs the Lambda's full time budget.
+ * Streamed in bounded pages: a page is one page of the engine's range query on unminedSince (every value: mined txs
+ * have no unminedSince and are not in the index), so a request reads at most `limit` index entries and `limit`
+ * masters whatever the store holds, and the process keeps no more than one page. The cursor is the unmined query's
+ * (unmined-cursor.ts): a cursor record holding the engine's paging state; its first read fixes the page's txids in
+ * it, so a retried request lists the same txids (those still unmined, with their current flags). The engine resumes
+ * by position in the index (per partition on Aerospike, after the last (value, key) on the embedded engine), not by
+ * a count of entries, so txs mined while the iteration runs (entries leaving the index around a page boundary) move
+ * no other tx across the boundary: a tx unmined throughout is listed exactly once.
+ *
+ * Order: createdAt (then txid) within a page; across pages the engine's index order (Aerospike answers a query in
+ * partition order, so no store-wide createdAt order exists without reading the index whole). Block assembly orders
+ * what it reloads by createdAt itself.
  */
-import { randomBytes } from 'crypto';
-import type { BinValue, EngineRecord } from '../engine/port';
+import type { BinValue } from '../engine/port';
 import { BIN } from '../domain/bins';
 import { InvalidArgumentError } from '../domain/errors';
-import { masterKey, unminedSnapshotKey } from '../domain/keys';
+import { masterKey } from '../domain/keys';
 import { parseTx } from '../domain/tx';
-import { txidToHex } from '../domain/txid';
+import { txidToBytes, txidToHex } from '../domain/txid';
 import { optionalIntArg } from './args';
 import type { StoreContext } from './context';
 import { BLOB_READ_CONCURRENCY, batchRead, mapLimited } from './tx-graph';
-import type { UnminedIterationPage, UnminedIterationQuery, UnminedTx } from './types';
+import type { UnminedIterationPage, UnminedIterationQuery, UnminedPage, UnminedTx } from './types';
 import { storageError } from './udf-call';
+import { keepUnminedPage, resolveUnminedCursor, saveUnminedCursor } from './unmined-cursor';
 
-/** Entries per snapshot chunk record (40 bytes each: createdAt uint64 BE || txid). */
-export const SNAPSHOT_CHUNK = 4096;
-/** Seconds a snapshot (and so its cursors) stays valid. */
-export const UNMINED_SNAPSHOT_TTL_SECONDS = 3600;
 export const DEFAULT_ITERATION_LIMIT = 1000;
 export const MAX_ITERATION_LIMIT = 10000;
-const ENTRY = 40;
-const QUERY_PAGE = 10000;
-const CURSOR = /^([0-9a-f]{32})-(\d{1,10})$/;
+/** The unminedSince bound of an iteration: every height (a cursor of it is tied to this cutoff). */
+export const ITERATION_CUTOFF = 0xffffffff;
 
 function toInt(v: BinValue | undefined): number {
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
   return 0;
-}
-
-interface Entry {
-  createdAt: number;
-  txid: Buffer;
 }
 
 export async function iterateUnmined(
@@ -49,106 +45,58 @@ export async function iterateUnmined(
 ): Promise<UnminedIterationPage> {
   if (query === null || typeof query !== 'object') throw new InvalidArgumentError('query', 'expected an object');
   const limit = optionalIntArg(query.limit, 'limit', 1, MAX_ITERATION_LIMIT) ?? DEFAULT_ITERATION_LIMIT;
-  if (query.cursor === undefined) {
-    const { id, count } = await takeSnapshot(ctx);
-    return page(ctx, id, count, 0, limit);
+  if (query.cursor === undefined) return page(ctx, await indexPage(ctx, limit));
+  if (typeof query.cursor !== 'string' || !/^[0-9a-f]{32}$/.test(query.cursor)) {
+    throw new InvalidArgumentError('cursor', 'expected the cursor of the previous page');
   }
-  const match = typeof query.cursor === 'string' ? CURSOR.exec(query.cursor) : null;
-  if (!match) throw new InvalidArgumentError('cursor', 'expected the cursor of the previous page');
-  const id = Buffer.from(match[1], 'hex');
-  let header: EngineRecord | null;
+  const state = await resolveUnminedCursor(ctx, query.cursor, ITERATION_CUTOFF);
+  if (state.page) {
+    if (state.limit !== limit) {
+      throw new InvalidArgumentError('limit', `this cursor's page was read with limit ${String(state.limit)}`);
+    }
+    return page(ctx, state.page);
+  }
+  const fresh = await indexPage(ctx, limit, state.engineCursor);
+  return page(ctx, await keepUnminedPage(ctx, query.cursor, state, fresh, limit));
+}
+
+/** One page of the unminedSince index: the masters' txids in createdAt order, the next cursor saved. */
+async function indexPage(ctx: StoreContext, limit: number, engineCursor?: string): Promise<UnminedPage> {
+  let result;
   try {
-    header = await ctx.engine.get(unminedSnapshotKey(id), ['count']);
+    result = await ctx.engine.queryRange({
+      bin: 'unminedSince',
+      min: 0,
+      max: ITERATION_CUTOFF,
+      bins: [BIN.txID, BIN.createdAt, BIN.totalExtraRecs],
+      limit,
+      cursor: engineCursor,
+    });
   } catch (err) {
-    throw storageError('reading the unmined snapshot failed', err);
+    throw storageError('querying unmined transactions failed', err);
   }
-  if (!header) {
-    throw new InvalidArgumentError(
-      'cursor',
-      `not a cursor of a previous page, or expired (cursors live ${UNMINED_SNAPSHOT_TTL_SECONDS} s)`,
+  const entries = result.records
+    // masters only; the txid from the txID bin (a query may answer a record by its digest alone)
+    .filter((r) => r.bins[BIN.totalExtraRecs] !== undefined)
+    .map((r) => ({
+      createdAt: toInt(r.bins[BIN.createdAt]),
+      txid: Buffer.isBuffer(r.bins[BIN.txID]) ? (r.bins[BIN.txID] as Buffer) : r.key.subarray(0, 32),
+    }))
+    .filter((e) => e.txid.length === 32)
+    .sort(
+      (a, b) =>
+        a.createdAt - b.createdAt || Buffer.compare(Buffer.from(a.txid).reverse(), Buffer.from(b.txid).reverse()),
     );
-  }
-  const count = toInt(header.bins.count);
-  const offset = Number(match[2]);
-  if (offset > count) throw new InvalidArgumentError('cursor', 'offset beyond the end of its snapshot');
-  return page(ctx, id, count, offset, limit);
+  const txids = entries.map((e) => txidToHex(e.txid));
+  if (!result.cursor) return { txids };
+  return { txids, cursor: await saveUnminedCursor(ctx, result.cursor, ITERATION_CUTOFF) };
 }
 
-async function takeSnapshot(ctx: StoreContext): Promise<{ id: Buffer; count: number }> {
-  const entries: Entry[] = [];
-  let cursor: string | undefined;
-  do {
-    let result;
-    try {
-      result = await ctx.engine.queryRange({
-        bin: 'unminedSince',
-        min: 0,
-        max: 0xffffffff,
-        bins: [BIN.txID, BIN.createdAt, BIN.totalExtraRecs],
-        limit: QUERY_PAGE,
-        cursor,
-      });
-    } catch (err) {
-      throw storageError('querying unmined transactions failed', err);
-    }
-    for (const r of result.records) {
-      // masters only; the txid from the txID bin (a query may answer a record by its digest alone)
-      const txid = Buffer.isBuffer(r.bins[BIN.txID]) ? (r.bins[BIN.txID] as Buffer) : r.key;
-      if (r.bins[BIN.totalExtraRecs] === undefined || txid.length !== 32) continue;
-      entries.push({ createdAt: toInt(r.bins[BIN.createdAt]), txid });
-    }
-    cursor = result.cursor;
-  } while (cursor);
-  // a query may return a record twice across pages (records moving while it runs): keep one
-  const unique = new Map<string, Entry>();
-  for (const e of entries) unique.set(e.txid.toString('hex'), e);
-  const sorted = [...unique.values()].sort(
-    (a, b) => a.createdAt - b.createdAt || Buffer.compare(Buffer.from(a.txid).reverse(), Buffer.from(b.txid).reverse()),
-  );
-
-  const id = randomBytes(16);
-  const ttl = UNMINED_SNAPSHOT_TTL_SECONDS;
-  try {
-    for (let c = 0; c * SNAPSHOT_CHUNK < sorted.length; c++) {
-      const chunk = sorted.slice(c * SNAPSHOT_CHUNK, (c + 1) * SNAPSHOT_CHUNK);
-      const data = Buffer.alloc(chunk.length * ENTRY);
-      chunk.forEach((e, i) => {
-        data.writeBigUInt64BE(BigInt(Math.max(0, Math.trunc(e.createdAt))), i * ENTRY);
-        e.txid.copy(data, i * ENTRY + 8);
-      });
-      await ctx.engine.create(unminedSnapshotKey(id, c), { entries: data }, { ttl });
-    }
-    // the header last: a cursor is only handed out for a complete snapshot
-    await ctx.engine.create(unminedSnapshotKey(id), { count: sorted.length }, { ttl });
-  } catch (err) {
-    throw storageError('saving the unmined snapshot failed', err);
-  }
-  return { id, count: sorted.length };
-}
-
-async function readEntries(ctx: StoreContext, id: Buffer, from: number, to: number): Promise<Entry[]> {
-  if (from >= to) return [];
-  const first = Math.floor(from / SNAPSHOT_CHUNK);
-  const last = Math.floor((to - 1) / SNAPSHOT_CHUNK);
-  const keys = [];
-  for (let c = first; c <= last; c++) keys.push(unminedSnapshotKey(id, c));
-  const chunks = await batchRead(ctx, keys, ['entries'], 'the unmined snapshot');
-  const entries: Entry[] = [];
-  for (let n = from; n < to; n++) {
-    const data = chunks[Math.floor(n / SNAPSHOT_CHUNK) - first]?.bins.entries;
-    if (!Buffer.isBuffer(data)) throw storageError('reading the unmined snapshot failed', new Error('a chunk expired'));
-    const at = (n % SNAPSHOT_CHUNK) * ENTRY;
-    entries.push({ createdAt: Number(data.readBigUInt64BE(at)), txid: Buffer.from(data.subarray(at + 8, at + ENTRY)) });
-  }
-  return entries;
-}
-
-async function page(ctx: StoreContext, id: Buffer, count: number, offset: number, limit: number) {
-  const end = Math.min(count, offset + limit);
-  const entries = await readEntries(ctx, id, offset, end);
+/** The page's txs read afresh (one batch): those mined or deleted since the page was fixed are left out. */
+async function page(ctx: StoreContext, fixed: UnminedPage): Promise<UnminedIterationPage> {
   const masters = await batchRead(
     ctx,
-    entries.map((e) => masterKey(e.txid)),
+    fixed.txids.map((t) => masterKey(txidToBytes(t))),
     [
       BIN.fee,
       BIN.sizeInBytes,
@@ -162,11 +110,9 @@ async function page(ctx: StoreContext, id: Buffer, count: number, offset: number
     ],
     'the unmined transactions',
   );
-  const txs = await mapLimited(entries, BLOB_READ_CONCURRENCY, async (e, i): Promise<UnminedTx | null> => {
+  const txs = await mapLimited(fixed.txids, BLOB_READ_CONCURRENCY, async (txid, i): Promise<UnminedTx | null> => {
     const bins = masters[i]?.bins;
-    // mined or deleted since the snapshot
     if (!bins || bins[BIN.unminedSince] === undefined || bins[BIN.totalExtraRecs] === undefined) return null;
-    const txid = txidToHex(e.txid);
     return {
       txid,
       fee: toInt(bins[BIN.fee]),
@@ -178,7 +124,7 @@ async function page(ctx: StoreContext, id: Buffer, count: number, offset: number
     };
   });
   const result: UnminedIterationPage = { txs: txs.filter((t): t is UnminedTx => t !== null) };
-  if (end < count) result.cursor = `${id.toString('hex')}-${end}`;
+  if (fixed.cursor) result.cursor = fixed.cursor;
   return result;
 }
 

@@ -126,6 +126,8 @@ describe('cluster stack', () => {
     expect(conf).toContain('file /var/log/aerospike/aerospike.log');
     expect(conf).toContain('@DEVICES@');
     expect(conf).toContain('evict-used-pct 0');
+    // hot records queue (fan-out parents) instead of answering KEY_BUSY at the server default of 20
+    expect(conf).toMatch(/^namespace utxo \{[^}]*\n {4}transaction-pending-limit 256\n/m);
   });
 
   test('bootstrap: verifies both packages against their pinned SHA-256 before installing; devices by-id', () => {

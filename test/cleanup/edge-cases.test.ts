@@ -486,7 +486,8 @@ describe('a pass killed after each delete step is finished by the next pass', ()
 
 describe('time budget, report and metrics', () => {
   test('a pass stops before its deadline with more = true; the next pass resumes', async () => {
-    const h = await harness({ batchSize: 2 });
+    // one range, one delete at a time: the clock below counts the pass's steps in order
+    const h = await harness({ batchSize: 2, partitionRanges: 1, deleteConcurrency: 1 });
     for (let i = 0; i < 5; i++) {
       const p = await h.parent(1);
       await minedChild(h, [{ txid: p, vout: 0 }], 1000);
@@ -500,6 +501,57 @@ describe('time budget, report and metrics', () => {
     expect(first.deleted).toBeLessThan(5);
     const second = await service.runPass({ tip: 1288 });
     expect(second).toMatchObject({ more: false, deleted: 5 - first.deleted });
+  });
+
+  test('partition ranges: a pass queries every range with its own cursor and deletes each candidate once', async () => {
+    const h = await harness({ batchSize: 2, partitionRanges: 16, deleteConcurrency: 4 });
+    for (let i = 0; i < 24; i++) {
+      const p = await h.parent(1);
+      await minedChild(h, [{ txid: p, vout: 0 }], 1000);
+    }
+    const ranges = new Set<string>();
+    const query = h.engine.queryRange.bind(h.engine);
+    h.engine.queryRange = async (q) => {
+      if (q.bin === 'deleteAtHeight') ranges.add(JSON.stringify(q.partitions));
+      expect(q.limit).toBe(2);
+      return query(q);
+    };
+    const report = await h.service.runPass({ tip: 1288 });
+    h.engine.queryRange = query;
+    expect(report).toMatchObject({ deleted: 24, errors: 0, more: false });
+    expect(ranges.size).toBe(16);
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, errors: 0 });
+  });
+
+  test('a range whose query page fails is asked again from its cursor; a range failing for good ends only itself', async () => {
+    const h = await harness({ batchSize: 1, partitionRanges: 4 });
+    for (let i = 0; i < 12; i++) {
+      const p = await h.parent(1);
+      await minedChild(h, [{ txid: p, vout: 0 }], 1000);
+    }
+    const query = h.engine.queryRange.bind(h.engine);
+    let calls = 0;
+    h.engine.queryRange = async (q) => {
+      // every third DAH page fails once: its range asks again from the same cursor
+      if (q.bin === 'deleteAtHeight' && ++calls % 3 === 0) throw new Error('engine hiccup');
+      return query(q);
+    };
+    expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 12, errors: 0, more: false });
+    for (let i = 0; i < 8; i++) {
+      const p = await h.parent(1);
+      await minedChild(h, [{ txid: p, vout: 0 }], 1000);
+    }
+    // the first range fails for good: the others finish, the pass reports the error and more
+    h.engine.queryRange = async (q) => {
+      if (q.bin === 'deleteAtHeight' && q.partitions?.begin === 0) throw new Error('range down');
+      return query(q);
+    };
+    const partial = await h.service.runPass({ tip: 1288 });
+    expect(partial).toMatchObject({ errors: 1, more: true });
+    h.engine.queryRange = query;
+    const rest = await h.service.runPass({ tip: 1288 });
+    expect(partial.deleted + rest.deleted).toBe(8);
+    expect(rest).toMatchObject({ errors: 0, more: false });
   });
 
   test('an absolute deadline already passed: nothing is done, more = true', async () => {

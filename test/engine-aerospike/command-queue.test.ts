@@ -56,15 +56,30 @@ jest.mock('../../lib/engine/aerospike/native', () => {
 describe('command queue settings', () => {
   test('defaults: as many commands in process as connections per node, a bounded queue', () => {
     const config = loadConfig({});
+    const budgets = { commandTimeoutMs: 1000, batchTimeoutMs: 5000 };
     expect(config.aerospike).toEqual({
       maxConnsPerNode: 32,
       maxCommandsInProcess: 32,
       maxCommandsInQueue: 4096,
       strongConsistency: false,
+      ...budgets,
     });
     expect(
       loadConfig({ AEROSPIKE_MAX_CONNS_PER_NODE: '100', AEROSPIKE_MAX_COMMANDS_IN_QUEUE: '50' }).aerospike,
-    ).toEqual({ maxConnsPerNode: 100, maxCommandsInProcess: 100, maxCommandsInQueue: 50, strongConsistency: false });
+    ).toEqual({
+      maxConnsPerNode: 100,
+      maxCommandsInProcess: 100,
+      maxCommandsInQueue: 50,
+      strongConsistency: false,
+      ...budgets,
+    });
+  });
+
+  test('command budgets: AEROSPIKE_COMMAND_TIMEOUT_MS and AEROSPIKE_BATCH_TIMEOUT_MS, refused outside their range', () => {
+    const config = loadConfig({ AEROSPIKE_COMMAND_TIMEOUT_MS: '2500', AEROSPIKE_BATCH_TIMEOUT_MS: '9000' });
+    expect(config.aerospike).toMatchObject({ commandTimeoutMs: 2500, batchTimeoutMs: 9000 });
+    expect(() => loadConfig({ AEROSPIKE_COMMAND_TIMEOUT_MS: '0' })).toThrow(/^AEROSPIKE_COMMAND_TIMEOUT_MS:/);
+    expect(() => loadConfig({ AEROSPIKE_BATCH_TIMEOUT_MS: 'x' })).toThrow(/^AEROSPIKE_BATCH_TIMEOUT_MS:/);
   });
 
   test('more commands in process than connections per node is refused, naming the variable', () => {

@@ -329,6 +329,55 @@ describe('AerospikeEngine UDFs', () => {
     expect(sent[0].policy).toMatchObject({ key: Aerospike.policy.key.SEND });
   });
 
+  test('KEY_BUSY (status 14) was not written: apply and batch records are sent again until written', async () => {
+    let applies = 0;
+    const single = engineWith({
+      apply: () => (++applies < 4 ? asError(AS_STATUS.ERR_RECORD_BUSY) : { status: 'OK' }),
+    });
+    await expect(single.engine.apply(KEY, { module: 'm', fn: 'f', args: [] })).resolves.toEqual({ status: 'OK' });
+    expect(applies).toBe(4);
+
+    // batch: only the busy records go again, as a smaller batch; the results land in their places
+    let round = 0;
+    const batch = engineWith({
+      batchWrite: (records: unknown[]) => {
+        round++;
+        return records.map((_, i) => ({
+          status: round === 1 && i > 0 ? AS_STATUS.ERR_RECORD_BUSY : AS_STATUS.OK,
+          record: { bins: { SUCCESS: { status: 'OK', round } } },
+        }));
+      },
+    });
+    const items = [KEY, KEY2, KEY].map((key) => ({ key, module: 'm', fn: 'f', args: [] }));
+    const results = await batch.engine.batchApply(items);
+    expect(results).toEqual([
+      { ok: true, result: { status: 'OK', round: 1 } },
+      { ok: true, result: { status: 'OK', round: 2 } },
+      { ok: true, result: { status: 'OK', round: 2 } },
+    ]);
+    expect(batch.callsOf('batchWrite').map((c) => (c.args[0] as unknown[]).length)).toEqual([3, 2]);
+  });
+
+  test('KEY_BUSY past the command budget stands: UNAVAILABLE; other statuses are never sent again', async () => {
+    let applies = 0;
+    const busy = engineWith({
+      config: { policies: { apply: { totalTimeout: 30 } } },
+      apply: () => (applies++, asError(AS_STATUS.ERR_RECORD_BUSY)),
+    });
+    const started = Date.now();
+    await expect(busy.engine.apply(KEY, { module: 'm', fn: 'f', args: [] })).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+    });
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(applies).toBeGreaterThan(1);
+    let udfErrors = 0;
+    const udf = engineWith({ apply: () => (udfErrors++, asError(AS_STATUS.ERR_UDF)) });
+    await expect(udf.engine.apply(KEY, { module: 'm', fn: 'f', args: [] })).rejects.toMatchObject({
+      code: 'UDF_ERROR',
+    });
+    expect(udfErrors).toBe(1);
+  });
+
   test('batchApply: a failure of the whole call throws the mapped error', async () => {
     const { engine } = engineWith({ batchWrite: asError(AS_STATUS.ERR_CONNECTION, 'no connection') });
     await expect(engine.batchApply([{ key: KEY, module: 'm', fn: 'f', args: [] }])).rejects.toMatchObject({

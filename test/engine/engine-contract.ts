@@ -10,6 +10,7 @@ import {
   type Bins,
   type EngineErrorCode,
   type RecordEngine,
+  splitPartitions,
 } from '../../lib/engine/port';
 
 export interface OpenedEngine {
@@ -420,6 +421,52 @@ export function describeEngineContract(name: string, open: () => Promise<OpenedE
         // each matching record exactly once, nothing outside [min, max]
         expect([...seen].sort()).toEqual([...expected.keys()].sort());
         expect(Object.fromEntries(values)).toEqual(Object.fromEntries(expected));
+      });
+
+      test('partition ranges: disjoint, together every matching record once; each paged by its own cursor', async () => {
+        const expected = new Set<string>();
+        for (let i = 0; i < 40; i++) {
+          const key = newKey();
+          expected.add(key.toString('hex'));
+          await engine.create(key, { deleteAtHeight: base + 50 });
+        }
+        const byRange: string[][] = [];
+        for (const partitions of splitPartitions(5)) {
+          const keys: string[] = [];
+          let cursor: string | undefined;
+          let pages = 0;
+          do {
+            const page = await engine.queryRange({
+              bin: 'deleteAtHeight',
+              min: base + 50,
+              max: base + 50,
+              limit: 3,
+              cursor,
+              partitions,
+            });
+            expect(page.records.length).toBeLessThanOrEqual(3);
+            keys.push(...page.records.map((r) => r.key.toString('hex')));
+            cursor = page.cursor;
+          } while (cursor !== undefined && ++pages < 100);
+          expect(cursor).toBeUndefined();
+          byRange.push(keys);
+        }
+        const all = byRange.flat();
+        expect(new Set(all).size).toBe(all.length);
+        expect([...all].sort()).toEqual([...expected].sort());
+        expect(byRange.filter((keys) => keys.length > 0).length).toBeGreaterThan(1);
+
+        // a cursor belongs to its range; a bad range is INVALID
+        const [first, second] = splitPartitions(2);
+        const query = { bin: 'deleteAtHeight' as const, min: base + 50, max: base + 50, limit: 1 };
+        const { cursor } = await engine.queryRange({ ...query, partitions: first });
+        expect(cursor).toBeDefined();
+        await expect(engine.queryRange({ ...query, cursor, partitions: second })).rejects.toMatchObject({
+          code: 'INVALID',
+        });
+        await expect(
+          engine.queryRange({ bin: 'deleteAtHeight', min: 0, max: 1, partitions: { begin: 4000, count: 97 } }),
+        ).rejects.toMatchObject({ code: 'INVALID' });
       });
 
       test('bin projection and an empty range', async () => {

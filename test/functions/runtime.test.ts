@@ -81,6 +81,7 @@ test('the shared Aerospike client is obtained once and never closed', async () =
       // linearizable reads only on an Enterprise strong-consistency namespace (AEROSPIKE_STRONG_CONSISTENCY)
       strongConsistency: false,
       commandQueue: { maxCommandsInProcess: 32, maxCommandsInQueue: 4096 },
+      timeouts: { commandMs: 1000, batchMs: 5000 },
     },
   ]);
   expect(mockState.engines).toHaveLength(1);

@@ -313,6 +313,36 @@ export function describeBatchContract(name: string, makeDeps: MakeDeps): void {
         expect(h().calls.filter((c) => c === 'apply')).toHaveLength(0);
       });
 
+      test('multi-record txs: their records go in the same engine batches; calls do not grow with the txs', async () => {
+        async function callsFor(multi: number): Promise<string[]> {
+          // B = 4: 9 outputs -> 3 records (master + 2 pagination records)
+          const txs = [
+            ...Array.from({ length: multi }, () => rootTx(9)),
+            ...Array.from({ length: 8 }, () => rootTx(1)),
+          ];
+          h().calls.length = 0;
+          const results = await h().store.createMany(txs.map((f) => ({ tx: f.hex })));
+          expect(codes(results).every((c) => c === 'OK')).toBe(true);
+          const calls = [...h().calls];
+          for (const f of txs.slice(0, multi)) {
+            await expect(h().store.getSpend({ txid: f.txid, vout: 8 })).resolves.toEqual({ status: 'OK' });
+            await expect(h().store.get(f.txid, ['creating'])).resolves.toEqual({ txid: f.txid });
+          }
+          return calls;
+        }
+        const few = await callsFor(2);
+        const many = await callsFor(12);
+        // no single-record create or UDF call per tx: every step is a batch
+        for (const calls of [few, many]) {
+          expect(calls.filter((c) => c === 'create' || c === 'apply')).toEqual([]);
+        }
+        const kinds = (calls: string[]) => [...new Set(calls)].sort();
+        expect(kinds(many)).toEqual(kinds(few));
+        // batches of 4: masters read 3, locks 3, records (8 single + 24 pagination) 8, masters 3, clearCreating 6 + 3
+        expect(many.filter((c) => c.startsWith('batch'))).toHaveLength(26);
+        expect(many.filter((c) => c === 'remove')).toHaveLength(12); // the creation locks released
+      });
+
       test('property: every output spent by at most one tx, each tx all-or-nothing, the first tx always wins, no tx fails only for an undone spend', async () => {
         await fc.assert(
           fc.asyncProperty(

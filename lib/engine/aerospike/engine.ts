@@ -23,7 +23,9 @@ import { INDEXED_BINS, type IndexedBin } from '../../domain/bins';
 import {
   DEFAULT_TOMBSTONE_TTL_SECONDS,
   EngineError,
+  PARTITION_COUNT,
   TOMBSTONE_BIN,
+  checkPartitionRange,
   isTombstone,
   type BatchApplyItem,
   type BatchApplyResult,
@@ -42,7 +44,7 @@ import {
 } from '../port';
 import { checkQueryState, decodeCursor, encodeCursor } from './cursor';
 import { AS_STATUS, batchStatusError, mapAerospikeError, statusOf } from './errors';
-import { retryNotSent } from './retry';
+import { isBusy, retryBusy, retryBusyItems, retryNotSent } from './retry';
 import { loadAerospike, type AerospikeModule } from './native';
 import { fromAerospikeBins, toAerospikeBins, toAerospikeValue, udfResultMap } from './values';
 
@@ -116,10 +118,16 @@ export class AerospikeEngine implements RecordEngine {
    * e.g. aerospike_key_put uses config.policies.write only when no policy is given), so per-call policies are
    * built on it.
    */
-  private configured(type: 'write' | 'remove' | 'apply'): Record<string, unknown> {
+  private configured(type: 'write' | 'remove' | 'apply' | 'batchParentWrite'): Record<string, unknown> {
     const policies = (this.client.config as unknown as { policies?: Record<string, object | undefined> } | undefined)
       ?.policies;
     return { ...(policies?.[type] ?? {}) };
+  }
+
+  /** The time budget of a command type for KEY_BUSY retries (retry.ts): its configured totalTimeout. */
+  private budget(type: 'write' | 'apply' | 'batchParentWrite'): { budgetMs: number } {
+    const total = this.configured(type).totalTimeout;
+    return { budgetMs: typeof total === 'number' && total > 0 ? total : type === 'batchParentWrite' ? 5000 : 1000 };
   }
 
   private key(key: RecordKey): Key {
@@ -290,7 +298,12 @@ export class AerospikeEngine implements RecordEngine {
     });
     let results: BatchResult[];
     try {
-      results = await this.client.batchWrite(records as never);
+      results = await retryBusyItems(
+        records,
+        (part) => this.client.batchWrite(part as never),
+        (r) => isBusy(Number(r.status)),
+        this.budget('batchParentWrite'),
+      );
     } catch (err) {
       throw mapAerospikeError(err, `batch create of ${items.length} records`);
     }
@@ -343,7 +356,10 @@ export class AerospikeEngine implements RecordEngine {
     });
     const recordMeta = checkGen ? { ttl: meta.ttl, gen: meta.generation } : { ttl: meta.ttl };
     try {
-      await retryNotSent(() => this.client.put(this.key(key), bins as never, recordMeta, writePolicy));
+      await retryBusy(
+        () => retryNotSent(() => this.client.put(this.key(key), bins as never, recordMeta, writePolicy)),
+        this.budget('write'),
+      );
     } catch (err) {
       throw mapAerospikeError(err, `${op} ${keyHex(key)}`);
     }
@@ -386,7 +402,10 @@ export class AerospikeEngine implements RecordEngine {
     });
     let result: unknown;
     try {
-      result = await retryNotSent(() => this.client.apply(this.key(key), this.udf(call) as never, applyPolicy));
+      result = await retryBusy(
+        () => retryNotSent(() => this.client.apply(this.key(key), this.udf(call) as never, applyPolicy)),
+        this.budget('apply'),
+      );
     } catch (err) {
       throw mapAerospikeError(err, context);
     }
@@ -411,7 +430,12 @@ export class AerospikeEngine implements RecordEngine {
     }));
     let results: BatchResult[];
     try {
-      results = await this.client.batchWrite(records as never);
+      results = await retryBusyItems(
+        records,
+        (part) => this.client.batchWrite(part as never),
+        (r) => isBusy(Number(r.status)),
+        this.budget('batchParentWrite'),
+      );
     } catch (err) {
       throw mapAerospikeError(err, `batch apply of ${items.length} records`);
     }
@@ -438,8 +462,16 @@ export class AerospikeEngine implements RecordEngine {
     if (!Number.isInteger(limit) || limit < 1) throw new EngineError('INVALID', `aerospike query: bad limit ${limit}`);
     await this.ensureIndexes();
 
+    if (query.partitions !== undefined) checkPartitionRange(query.partitions);
     const state = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-    if (state) checkQueryState(state, { namespace: this.namespace, set: this.set, bin: query.bin });
+    if (state) {
+      checkQueryState(state, {
+        namespace: this.namespace,
+        set: this.set,
+        bin: query.bin,
+        partitions: query.partitions ?? { begin: 0, count: PARTITION_COUNT },
+      });
+    }
 
     let q: Query;
     let records: AerospikeRecord[];
@@ -449,6 +481,8 @@ export class AerospikeEngine implements RecordEngine {
       q.where(this.as.filter.range(query.bin, query.min, query.max));
       if (query.bins) q.select(query.bins);
       if (state) q.queryState = state as never;
+      // the saved state holds the partitions' progress; the C client wants the same filter on every page
+      if (query.partitions) q.partitions(query.partitions.begin, query.partitions.count);
       records = await q.results();
     } catch (err) {
       throw mapAerospikeError(err, `query ${query.bin} in [${query.min}, ${query.max}]`);

@@ -7,7 +7,10 @@ import { INDEXED_BINS, type IndexedBin } from '../../domain/bins';
 import {
   DEFAULT_TOMBSTONE_TTL_SECONDS,
   EngineError,
+  PARTITION_COUNT,
   TOMBSTONE_BIN,
+  checkPartitionRange,
+  type PartitionRange,
   type BatchApplyItem,
   type BatchApplyResult,
   type BatchCreateItem,
@@ -26,7 +29,7 @@ import {
 } from '../port';
 import { decodeRecord, decodeValue, encodeRecord, encodeValue, mergeRecord, scanRecord } from './codec';
 import { LuaModule, type UdfOutcome } from './lua-runtime';
-import { RecordsTable, type IndexValues, type RecordRow } from './records-table';
+import { KEY_SPACE_END, RecordsTable, type IndexValues, type RecordRow } from './records-table';
 
 export interface EmbeddedEngineOptions {
   /** SQLite file path (parent directories are created) or ':memory:' */
@@ -199,14 +202,16 @@ export class EmbeddedEngine implements RecordEngine {
     const limit = query.limit ?? DEFAULT_PAGE;
     if (!Number.isInteger(limit) || limit < 1) throw new EngineError('INVALID', `bad page size ${limit}`);
     const now = this.now();
-    const after = query.cursor === undefined ? undefined : parseCursor(query.cursor);
-    const rows = this.table.range(query.bin, query.min, query.max, now, limit + 1, after);
+    if (query.partitions !== undefined) checkPartitionRange(query.partitions);
+    const range = query.partitions ?? { begin: 0, count: PARTITION_COUNT };
+    const after = query.cursor === undefined ? undefined : parseCursor(query.cursor, range);
+    const rows = this.table.range(query.bin, query.min, query.max, now, limit + 1, after, partitionKeys(range));
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
     const last = page[page.length - 1];
     return {
       records: page.map((r) => this.toRecord(r, now, query.bins)!),
-      ...(more && last ? { cursor: makeCursor(last.v, last.key) } : {}),
+      ...(more && last ? { cursor: makeCursor(last.v, last.key, range) } : {}),
     };
   }
 
@@ -357,16 +362,37 @@ function indexValues(bins: Buffer): IndexValues {
   return out;
 }
 
-function makeCursor(v: number, key: Buffer): string {
-  return Buffer.from(JSON.stringify([v, key.toString('hex')])).toString('base64url');
+/** The keys of partitions [begin, begin + count): partition p holds the keys whose first 12 bits are p. */
+export function partitionKeys(range: PartitionRange): { from: Buffer; to: Buffer } {
+  const prefix = (p: number) => Buffer.from([p >> 4, (p & 0xf) << 4]);
+  const end = range.begin + range.count;
+  return { from: prefix(range.begin), to: end >= PARTITION_COUNT ? KEY_SPACE_END : prefix(end) };
 }
 
-function parseCursor(cursor: string): { v: number; key: Buffer } {
+/** The embedded engine's partition of a key (its first 12 bits). */
+export function partitionOf(key: Buffer): number {
+  return ((key[0] ?? 0) << 4) | ((key[1] ?? 0) >> 4);
+}
+
+function makeCursor(v: number, key: Buffer, range: PartitionRange): string {
+  return Buffer.from(JSON.stringify([v, key.toString('hex'), range.begin, range.count])).toString('base64url');
+}
+
+function parseCursor(cursor: string, range: PartitionRange): { v: number; key: Buffer } {
+  let parsed: unknown[] | undefined;
   try {
-    const [v, k] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as unknown[];
-    if (typeof v === 'number' && typeof k === 'string') return { v, key: Buffer.from(k, 'hex') };
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as unknown[];
   } catch {
     // reported below
+  }
+  if (Array.isArray(parsed)) {
+    const [v, k, begin, count] = parsed;
+    if (typeof v === 'number' && typeof k === 'string') {
+      if (begin !== range.begin || count !== range.count) {
+        throw new EngineError('INVALID', 'range query cursor of another partition range');
+      }
+      return { v, key: Buffer.from(k, 'hex') };
+    }
   }
   throw new EngineError('INVALID', 'bad range query cursor');
 }

@@ -37,6 +37,9 @@ CREATE TABLE IF NOT EXISTS udf_modules (name TEXT PRIMARY KEY, source TEXT NOT N
 
 type Stmt<R = unknown> = Database.Statement<unknown[], R>;
 
+/** Above every key (keys are at most a few dozen bytes). */
+export const KEY_SPACE_END = Buffer.alloc(64, 0xff);
+
 export class RecordsTable {
   readonly db: Database.Database;
   private readonly selectOne: Stmt<RecordRow>;
@@ -70,7 +73,7 @@ export class RecordsTable {
     this.insertModule = this.db.prepare('INSERT OR IGNORE INTO udf_modules (name, source) VALUES (?, ?)');
     for (const bin of INDEXED_BINS) {
       const base = `SELECT key, gen, expires_at, bins, ${bin} AS v FROM records
-        WHERE ${bin} >= ? AND ${bin} <= ? AND (expires_at IS NULL OR expires_at > ?)`;
+        WHERE ${bin} >= ? AND ${bin} <= ? AND key >= ? AND key < ? AND (expires_at IS NULL OR expires_at > ?)`;
       const tail = `ORDER BY ${bin}, key LIMIT ?`;
       this.rangeFirst.set(bin, this.db.prepare(`${base} ${tail}`));
       this.rangeNext.set(bin, this.db.prepare(`${base} AND (${bin} > ? OR (${bin} = ? AND key > ?)) ${tail}`));
@@ -101,9 +104,10 @@ export class RecordsTable {
     now: number,
     limit: number,
     after?: { v: number; key: Buffer },
+    keys: { from: Buffer; to: Buffer } = { from: Buffer.alloc(0), to: KEY_SPACE_END },
   ): RangeRow[] {
-    if (!after) return this.rangeFirst.get(bin)!.all(min, max, now, limit);
-    return this.rangeNext.get(bin)!.all(min, max, now, after.v, after.v, after.key, limit);
+    if (!after) return this.rangeFirst.get(bin)!.all(min, max, keys.from, keys.to, now, limit);
+    return this.rangeNext.get(bin)!.all(min, max, keys.from, keys.to, now, after.v, after.v, after.key, limit);
   }
 
   moduleSource(name: string): string | undefined {

@@ -610,7 +610,7 @@ export type Operations = {
     };
     response: VerifySpendersResponse;
   };
-  /** GET /v1/unmined/txs: Every unmined transaction with what block assembly needs to reload it, in createdAt order, paged */
+  /** GET /v1/unmined/txs: Every unmined transaction with what block assembly needs to reload it, in bounded pages */
   iterateUnmined: {
     request: {
       params?: never;
