@@ -34,8 +34,9 @@ import type { RecordEngine } from '../../lib/engine/port';
 import type { SignalQueue } from '../../lib/signals/port';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import type { StoreSettings, UtxoStore } from '../../lib/store/types';
-import { makeTx, rootTx, utxoHashOf, type Fixture } from '../../test/fixtures/txs';
+import { makeTx, rootTx, type Fixture } from '../../test/fixtures/txs';
 import { registerBench, type BenchRow } from '../registry';
+import { rawSpendCall } from '../raw-spend';
 
 const SECTION = 'scale';
 const nullQueue: SignalQueue = { kind: 'inline', send: async () => undefined, ping: async () => undefined };
@@ -132,13 +133,6 @@ async function peakRss<T>(fn: () => Promise<T>): Promise<{ value: T; rssMb: numb
   }
 }
 
-function spendingData(txid: string, vin: number): Buffer {
-  const b = Buffer.alloc(36);
-  Buffer.from(txid, 'hex').reverse().copy(b);
-  b.writeUInt32LE(vin, 32);
-  return b;
-}
-
 /** The raw limit: batchApply of one-item spendMulti calls, 100 keys a batch, 8 batches in flight; items/s. */
 async function rawLimit(store: UtxoStore & { moduleName: string }, engine: RecordEngine, n: number): Promise<number> {
   const parents = Array.from({ length: n }, () => rootTx(1));
@@ -147,26 +141,7 @@ async function rawLimit(store: UtxoStore & { moduleName: string }, engine: Recor
   );
   const spender = rootTx(1).txid;
   const ms = await inFlight(chunks(parents, 100), IN_FLIGHT, async (batch) => {
-    const results = await engine.batchApply(
-      batch.map((p, i) => ({
-        key: Buffer.from(p.txid, 'hex').reverse(),
-        module: store.moduleName,
-        fn: 'spendMulti',
-        args: [
-          [
-            {
-              offset: 0,
-              utxoHash: Buffer.from(utxoHashOf(p, 0), 'hex').reverse(),
-              spendingData: spendingData(spender, i),
-            },
-          ],
-          false,
-          false,
-          1001,
-          R,
-        ],
-      })),
-    );
+    const results = await engine.batchApply(batch.map((p, i) => rawSpendCall(store.moduleName, p, spender, i, R)));
     if (results.some((r) => !r.ok || r.result.status !== 'OK')) throw new Error('raw batchApply spendMulti failed');
   });
   return (n * 1000) / ms;

@@ -6,8 +6,9 @@
  */
 import type { RecordEngine } from '../../lib/engine/port';
 import type { UtxoStore } from '../../lib/store/types';
-import { makeTx, rootTx, utxoHashOf, type Fixture } from '../../test/fixtures/txs';
+import { makeTx, rootTx, type Fixture } from '../../test/fixtures/txs';
 import type { BenchRow } from '../registry';
+import { rawSpendCall } from '../raw-spend';
 
 const TXS = Number(process.env.BENCH_BATCH_TXS ?? 4000);
 const BUDGET_MS = Number(process.env.BENCH_BUDGET_MS ?? 4000);
@@ -72,39 +73,13 @@ async function createAll(store: UtxoStore, fs: Fixture[]): Promise<void> {
   }
 }
 
-function spendingData(txid: string, vin: number): Buffer {
-  const b = Buffer.alloc(36);
-  Buffer.from(txid, 'hex').reverse().copy(b);
-  b.writeUInt32LE(vin, 32);
-  return b;
-}
-
 /** The raw limit: batchApply of one-item spendMulti calls, 100 keys a batch, 8 batches in flight. */
 async function rawLimit(store: UtxoStore & { moduleName: string }, engine: RecordEngine) {
   const parents = Array.from({ length: TXS }, () => rootTx(1));
   await createAll(store, parents);
   const spender = rootTx(1).txid;
   return drive(chunks(parents, RAW_BATCH), 8, async (batch) => {
-    const results = await engine.batchApply(
-      batch.map((p, i) => ({
-        key: Buffer.from(p.txid, 'hex').reverse(),
-        module: store.moduleName,
-        fn: 'spendMulti',
-        args: [
-          [
-            {
-              offset: 0,
-              utxoHash: Buffer.from(utxoHashOf(p, 0), 'hex').reverse(),
-              spendingData: spendingData(spender, i),
-            },
-          ],
-          false,
-          false,
-          1001,
-          288,
-        ],
-      })),
-    );
+    const results = await engine.batchApply(batch.map((p, i) => rawSpendCall(store.moduleName, p, spender, i, 288)));
     if (results.some((r) => !r.ok || r.result.status !== 'OK')) throw new Error('raw batchApply spendMulti failed');
   });
 }

@@ -12,8 +12,9 @@ import type { RecordEngine } from '../../lib/engine/port';
 import type { SignalQueue } from '../../lib/signals/port';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import type { StoreSettings } from '../../lib/store/types';
-import { makeTx, rootTx, utxoHashOf, type Fixture } from '../../test/fixtures/txs';
+import { makeTx, rootTx, type Fixture } from '../../test/fixtures/txs';
 import { registerBench, timeOps, type BenchRow } from '../registry';
+import { rawSpendCall } from '../raw-spend';
 import { benchBatched } from './store-batched';
 
 const N = Number(process.env.BENCH_OPS ?? 3000);
@@ -28,17 +29,6 @@ const settings: StoreSettings = {
 };
 
 const nullQueue: SignalQueue = { kind: 'inline', send: async () => undefined, ping: async () => undefined };
-
-function txidKey(txid: string): Buffer {
-  return Buffer.from(txid, 'hex').reverse();
-}
-
-function spendingData(txid: string, vin: number): Buffer {
-  const b = Buffer.alloc(36);
-  txidKey(txid).copy(b);
-  b.writeUInt32LE(vin, 32);
-  return b;
-}
 
 export async function benchStore(
   label: string,
@@ -58,25 +48,12 @@ export async function benchStore(
   rows.push(
     await timeOps(section, `raw ${raw} spendMulti (1 item)`, N, BUDGET_MS, async (i) => {
       const p = rawParents[i];
-      const args = [
-        [
-          {
-            offset: 0,
-            utxoHash: Buffer.from(utxoHashOf(p, 0), 'hex').reverse(),
-            spendingData: spendingData(spender, i),
-          },
-        ],
-        false,
-        false,
-        1001,
-        288,
-      ];
-      const call = { module: store.moduleName, fn: 'spendMulti', args };
+      const { key, ...call } = rawSpendCall(store.moduleName, p, spender, i, 288);
       if (raw === 'apply') {
-        const r = await engine.apply(txidKey(p.txid), call);
+        const r = await engine.apply(key, call);
         if (r.status !== 'OK') throw new Error(`raw spendMulti: ${String(r.errorCode)}`);
       } else {
-        const [r] = await engine.batchApply([{ key: txidKey(p.txid), ...call }]);
+        const [r] = await engine.batchApply([{ key, ...call }]);
         if (!r.ok || r.result.status !== 'OK') throw new Error('raw batchApply spendMulti failed');
       }
     }),
