@@ -66,6 +66,10 @@ export const LAMBDA_DEFAULTED: Record<string, string> = {
   AEROSPIKE_MAX_COMMANDS_IN_QUEUE: 'the default queue bound',
   ENGINE_BATCH_SIZE: "the engine's batch size default (100)",
   MAX_BATCH_ITEMS: "the batch routes' default (1000), within Lambda's payload limits",
+  AEROSPIKE_COMMAND_TIMEOUT_MS:
+    "the default single-record budget (1 s, KEY_BUSY retries included) fits every function's timeout",
+  AEROSPIKE_BATCH_TIMEOUT_MS: "the default batch budget (5 s) fits every function's timeout and API Gateway's 29 s",
+  CLEANUP_PARTITION_RANGES: 'the default 8 ranges paged in parallel within one cleanup pass (docs/settings.md)',
 };
 
 /** Read by Node itself. */
