@@ -109,7 +109,11 @@ describe('direct invocation', () => {
 describe("Lambda's 6 MB response limit", () => {
   test('an answer over it is 413 RESPONSE_TOO_LARGE over API Gateway and direct invocation, never a 5xx', async () => {
     // a 3.2 MB tx: its hex alone is 6.4 MB (stored through the store: no request could carry it)
-    const big = rootTx([{ satoshis: 1, script: 'ab'.repeat(3_200_000) }]);
+    // one OP_PUSHDATA4 of 3.2 MB: parsed as one chunk (3.2 million one-byte opcodes once overflowed the parser's stack)
+    const pushdata4 = Buffer.alloc(5);
+    pushdata4.writeUInt8(0x4e, 0);
+    pushdata4.writeUInt32LE(3_200_000, 1);
+    const big = rootTx([{ satoshis: 1, script: pushdata4.toString('hex') + 'ab'.repeat(3_200_000) }]);
     const { store } = await getRuntime();
     await store.create(big.hex);
 
