@@ -21,6 +21,7 @@ import { LocalDeployment } from './local-deployment';
 import {
   compareRuns,
   runScenario,
+  unexpectedStatuses,
   scenarioTxs,
   VARIABLE_FIELDS,
   type Answer,
@@ -222,13 +223,17 @@ async function main(): Promise<void> {
     );
     let hosts = hostsGiven;
     if (!hosts) {
-      console.log('starting the cluster stack conf on two local nodes...');
+      // as many nodes as the cluster stack has instances: the functions' AEROSPIKE_CLUSTER_SIZE is that count
+      const nodeCount = Object.values(clusterStack!.template.Resources).filter(
+        (r) => r.Type === 'AWS::EC2::Instance',
+      ).length;
+      console.log(`starting the cluster stack conf on ${nodeCount} local nodes...`);
       cluster = await startLocalCluster({
         stack: clusterStack!,
         asd: asd!,
         dir: path.join(work, 'cluster'),
         basePort: Number(process.env.E2E_CLUSTER_PORT ?? 3200),
-        nodes: 2,
+        nodes: nodeCount,
         fileSize: 1024 * 1024 * 1024,
       });
       hosts = cluster.hosts;
@@ -338,6 +343,8 @@ async function main(): Promise<void> {
 function report(deployed: Step[], local: Step[]): void {
   console.log(`comparison (${deployed.length} steps; normalized: ${VARIABLE_FIELDS.join('; ')}):`);
   const diffs = compareRuns(deployed, local);
+  for (const p of unexpectedStatuses(deployed)) fail(`functions: ${p}`);
+  for (const p of unexpectedStatuses(local)) fail(`npm start: ${p}`);
   for (const s of deployed) {
     const d = diffs.find((x) => x.step === s.name);
     if (d) fail(`${s.name}: functions ${JSON.stringify(d.left)} != npm start ${JSON.stringify(d.right)}`);

@@ -28,6 +28,8 @@ export interface Target {
 export interface Step {
   name: string;
   answer: Answer;
+  /** the status the step must answer (a step both runs answer alike but wrongly still fails) */
+  expected?: number;
 }
 
 /** The transactions of the scenario. */
@@ -97,8 +99,8 @@ const TIP = 1000;
 
 export async function runScenario(t: Target, x: ScenarioTxs): Promise<Step[]> {
   const steps: Step[] = [];
-  const step = async (name: string, answer: Promise<Answer>) => {
-    steps.push({ name, answer: await answer });
+  const step = async (name: string, answer: Promise<Answer>, expected?: number) => {
+    steps.push({ name, answer: await answer, ...(expected !== undefined && { expected }) });
   };
   const get = (role: string, url: string) => t.http(role, 'GET', url);
   const post = (role: string, url: string, body: unknown) => t.http(role, 'POST', url, body);
@@ -110,7 +112,7 @@ export async function runScenario(t: Target, x: ScenarioTxs): Promise<Step[]> {
   await step('health', get('validator', '/v1/health'));
 
   // create: small, large (S3), batched
-  await step('create a small tx', post('validator', '/v1/txs', { tx: x.parent.hex }));
+  await step('create a small tx', post('validator', '/v1/txs', { tx: x.parent.hex }), 201);
   await step('create a large tx (S3)', post('validator', '/v1/txs', { tx: x.big.hex }));
   await step('create the same tx again', post('validator', '/v1/txs', { tx: x.parent.hex }));
   await step(
@@ -126,12 +128,12 @@ export async function runScenario(t: Target, x: ScenarioTxs): Promise<Step[]> {
       txs: [x.spendOne, x.spendTwo, x.spendThree, x.bigSpend].map((f) => ({ tx: f.hex })),
     }),
   );
-  await step('spend one tx', post('validator', '/v1/spends', { tx: x.spendOne.hex }));
+  await step('spend one tx', post('validator', '/v1/spends', { tx: x.spendOne.hex }), 200);
   await step(
     'spend a batch',
     post('validator', '/v1/batch/spends', { txs: [x.spendTwo.hex, x.spendThree.hex, x.bigSpend.hex] }),
   );
-  await step('double spend (single)', post('validator', '/v1/spends', { tx: x.doubleSpend.hex }));
+  await step('double spend (single)', post('validator', '/v1/spends', { tx: x.doubleSpend.hex }), 409);
   await step('double spend (batch)', post('validator', '/v1/batch/spends', { txs: [x.doubleSpend.hex] }));
   await step(
     'spend by explicit item, same spender again',
@@ -189,9 +191,9 @@ export async function runScenario(t: Target, x: ScenarioTxs): Promise<Step[]> {
     }),
   );
   await step('first spender', post('validator', '/v1/txs', { tx: x.reorgFirst.hex }));
-  await step('first spender spends', post('validator', '/v1/spends', { tx: x.reorgFirst.hex }));
+  await step('first spender spends', post('validator', '/v1/spends', { tx: x.reorgFirst.hex }), 200);
   await step('its child', post('validator', '/v1/txs', { tx: x.reorgChild.hex }));
-  await step('its child spends', post('validator', '/v1/spends', { tx: x.reorgChild.hex }));
+  await step('its child spends', post('validator', '/v1/spends', { tx: x.reorgChild.hex }), 200);
   await step('the conflicting spender', post('validator', '/v1/txs', { tx: x.reorgSecond.hex, conflicting: true }));
   await step('counter-conflicting', get('validator', `/v1/txs/${x.reorgSecond.txid}/counter-conflicting`));
   await step('conflicting children', get('validator', `/v1/txs/${x.reorgParent.txid}/conflicting-children`));
@@ -308,4 +310,11 @@ export function compareRuns(left: Step[], right: Step[]): Difference[] {
     if (JSON.stringify(a) !== JSON.stringify(b)) diffs.push({ step: name, left: a, right: b });
   }
   return diffs;
+}
+
+/** The steps that did not answer the status they must (both runs are checked, so an answer wrong alike fails). */
+export function unexpectedStatuses(steps: Step[]): string[] {
+  return steps
+    .filter((st) => st.expected !== undefined && st.answer.status !== st.expected)
+    .map((st) => `${st.name}: answered ${st.answer.status}, must answer ${st.expected}`);
 }
