@@ -291,7 +291,10 @@ export function describeBatchContract(name: string, makeDeps: MakeDeps): void {
             ps.map((p) => ({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex })),
           );
           expect(codes(results).every((c) => c === 'OK')).toBe(true);
-          return h().calls.length;
+          // the acknowledgement guard (Aerospike): one cluster check per request, whatever the number of txs
+          const checks = h().calls.filter((c) => c === 'clusterState').length;
+          expect(checks).toBeLessThanOrEqual(1);
+          return h().calls.length - checks;
         }
         // 1 tip read + one batch per 4 records
         expect(await callsFor(4)).toBe(2);
@@ -300,7 +303,7 @@ export function describeBatchContract(name: string, makeDeps: MakeDeps): void {
         const [p] = await roots(h().store, 1, 1);
         h().calls.length = 0;
         await h().store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex });
-        expect(h().calls).toEqual(['get', 'batchApply']);
+        expect(h().calls.filter((c) => c !== 'clusterState')).toEqual(['get', 'batchApply']);
         // creates and setMined alike
         const fs = Array.from({ length: 40 }, () => rootTx(1));
         h().calls.length = 0;
