@@ -5,6 +5,7 @@
 import type { BlobStore } from '../blob/port';
 import { splitPartitions, type Bins, type EngineRecord, type PartitionRange, type RecordEngine } from '../engine/port';
 import { BIN } from '../domain/bins';
+import { mapLimited } from '../domain/concurrency';
 import { collectChildren, extraRecordCount, isMaster, masterDecision, type ChildRef } from './candidates';
 import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
 import { abandonDelete, clearStaleMarks, finishDelete, markDeleting, markPages } from './delete-tx';
@@ -75,27 +76,6 @@ class DeadlineReached extends Error {}
 async function settledOrThrow(promises: Promise<unknown>[]): Promise<void> {
   const failed = (await Promise.allSettled(promises)).find((o) => o.status === 'rejected');
   if (failed) throw (failed as PromiseRejectedResult).reason;
-}
-
-/**
- * Runs `fn` on the items, at most `limit` at once, in order of start. After a throw no further item starts; the
- * first throw is rethrown once the running ones have settled.
- */
-async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failure: { err: unknown } | undefined;
-  const worker = async () => {
-    while (failure === undefined && next < items.length) {
-      const item = items[next++];
-      try {
-        await fn(item);
-      } catch (err) {
-        failure ??= { err };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure) throw failure.err;
 }
 
 export class CleanupService {
@@ -287,7 +267,7 @@ export class CleanupService {
     // A pass that died midway is finished first. Once every pagination record is marked too, its record state is not
     // re-checked (it is frozen by the marks and partly deleted), but its children are: a child reorganized out since
     // the mark keeps the tx until stable again. Pagination records not yet marked were checked as read (readRecords).
-    await forEachLimited(finishing, this.settings.deleteConcurrency, async (c) => {
+    await mapLimited(finishing, this.settings.deleteConcurrency, async (c) => {
       checkDeadline();
       const reason = parentVerdict(c.children, verdicts);
       if (reason !== null) {
@@ -306,7 +286,7 @@ export class CleanupService {
       await this.deleteOne(c.master, report);
     });
     // candidates are distinct txs: their two-phase deletes run side by side
-    await forEachLimited(checked, this.settings.deleteConcurrency, async (c) => {
+    await mapLimited(checked, this.settings.deleteConcurrency, async (c) => {
       checkDeadline();
       const reason = parentVerdict(c.children, verdicts);
       if (reason !== null) {

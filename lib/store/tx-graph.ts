@@ -3,6 +3,7 @@
  * the stored `inputs` bin or the `.tx` blob of an external tx), the current state of those parent outputs, and a
  * tx's children (the spenders held in its output slots plus the conflicting children in `conflictingCs`).
  */
+import { mapLimited } from '../domain/concurrency';
 import type { BinValue, EngineRecord } from '../engine/port';
 import { BIN } from '../domain/bins';
 import { locateOutput, masterKey, paginationKey, recordKey } from '../domain/keys';
@@ -35,24 +36,6 @@ export interface GraphTx {
 
 /** Blob reads in flight at once per call (external txs): a page of 1000 does not open 1000 S3 requests at once. */
 export const BLOB_READ_CONCURRENCY = 32;
-
-/** fn over every item, at most `limit` at a time; results in order. */
-export async function mapLimited<T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T, i: number) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i], i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
 
 export function refOf(bytes: Buffer): TxRef {
   return { hex: txidToHex(bytes), bytes };

@@ -23,7 +23,8 @@ import { parseTx } from '../domain/tx';
 import { txidToBytes, txidToHex } from '../domain/txid';
 import { optionalIntArg } from './args';
 import type { StoreContext } from './context';
-import { BLOB_READ_CONCURRENCY, batchRead, mapLimited } from './tx-graph';
+import { mapLimited } from '../domain/concurrency';
+import { BLOB_READ_CONCURRENCY, batchRead } from './tx-graph';
 import type { UnminedIterationPage, UnminedIterationQuery, UnminedPage, UnminedTx } from './types';
 import { storageError } from './udf-call';
 import { keepUnminedPage, resolveUnminedCursor, saveUnminedCursor } from './unmined-cursor';
@@ -83,11 +84,10 @@ async function indexPage(ctx: StoreContext, limit: number, engineCursor?: string
       txid: Buffer.isBuffer(r.bins[BIN.txID]) ? (r.bins[BIN.txID] as Buffer) : r.key.subarray(0, 32),
     }))
     .filter((e) => e.txid.length === 32)
-    .sort(
-      (a, b) =>
-        a.createdAt - b.createdAt || Buffer.compare(Buffer.from(a.txid).reverse(), Buffer.from(b.txid).reverse()),
-    );
-  const txids = entries.map((e) => txidToHex(e.txid));
+    // display hex once per entry: its order is the reversed bytes' order, so ties sort without copying buffers
+    .map((e) => ({ createdAt: e.createdAt, hex: txidToHex(e.txid) }))
+    .sort((a, b) => a.createdAt - b.createdAt || (a.hex < b.hex ? -1 : a.hex > b.hex ? 1 : 0));
+  const txids = entries.map((e) => e.hex);
   if (!result.cursor) return { txids };
   return { txids, cursor: await saveUnminedCursor(ctx, result.cursor, ITERATION_CUTOFF) };
 }

@@ -124,10 +124,20 @@ export class AerospikeEngine implements RecordEngine {
     return { ...(policies?.[type] ?? {}) };
   }
 
-  /** The time budget of a command type for KEY_BUSY retries (retry.ts): its configured totalTimeout. */
+  private readonly budgets = new Map<'write' | 'apply' | 'batchParentWrite', { budgetMs: number }>();
+
+  /**
+   * The time budget of a command type for KEY_BUSY retries (retry.ts): its configured totalTimeout, read once (the
+   * client's policies are fixed at connect) rather than on every command.
+   */
   private budget(type: 'write' | 'apply' | 'batchParentWrite'): { budgetMs: number } {
-    const total = this.configured(type).totalTimeout;
-    return { budgetMs: typeof total === 'number' && total > 0 ? total : type === 'batchParentWrite' ? 5000 : 1000 };
+    let budget = this.budgets.get(type);
+    if (budget === undefined) {
+      const total = this.configured(type).totalTimeout;
+      budget = { budgetMs: typeof total === 'number' && total > 0 ? total : type === 'batchParentWrite' ? 5000 : 1000 };
+      this.budgets.set(type, budget);
+    }
+    return budget;
   }
 
   private key(key: RecordKey): Key {
