@@ -9,7 +9,7 @@ export const SPENT_SLOT_BYTES = 68;
 
 /** False for provably unspendable outputs that get no slot. */
 export function isStoredOutput(satoshis: number | bigint, lockingScript: Buffer): boolean {
-  if (BigInt(satoshis) !== 0n) return true;
+  if (satoshis !== 0 && satoshis !== 0n) return true;
   if (lockingScript.length >= 1 && lockingScript[0] === 0x6a) return false;
   if (lockingScript.length >= 2 && lockingScript[0] === 0x00 && lockingScript[1] === 0x6a) return false;
   return true;

@@ -3,41 +3,68 @@
  *   txid (internal order) || CompactSize(vout) || locking script || CompactSize(satoshis)
  * stored as the 32-byte digest, shown reversed in the API.
  */
-import { createHash } from 'crypto';
+import { createHash, hash } from 'crypto';
 import { hexToBuffer, reversed } from './hex';
 
 export const UTXO_HASH_BYTES = 32;
 
+/** Bytes of the CompactSize encoding of `n` (a non-negative safe integer). */
+function compactSizeLength(n: number): number {
+  return n < 0xfd ? 1 : n <= 0xffff ? 3 : n <= 0xffffffff ? 5 : 9;
+}
+
+/** Writes the CompactSize encoding of `n` at `offset`; returns the offset after it. */
+function writeCompactSize(out: Buffer, n: number, offset: number): number {
+  if (n < 0xfd) {
+    out[offset] = n;
+    return offset + 1;
+  }
+  if (n <= 0xffff) {
+    out[offset] = 0xfd;
+    return out.writeUInt16LE(n, offset + 1);
+  }
+  if (n <= 0xffffffff) {
+    out[offset] = 0xfe;
+    return out.writeUInt32LE(n, offset + 1);
+  }
+  out[offset] = 0xff;
+  return out.writeBigUInt64LE(BigInt(n), offset + 1);
+}
+
 /** Bitcoin CompactSize (varint) encoding of a non-negative integer. */
 export function compactSize(value: number | bigint): Buffer {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) {
+    const b = Buffer.allocUnsafe(compactSizeLength(value));
+    writeCompactSize(b, value, 0);
+    return b;
+  }
   const n = BigInt(value);
   if (n < 0n || n > 0xffffffffffffffffn) throw new RangeError(`compactSize: ${n} out of range`);
-  if (n < 0xfdn) return Buffer.from([Number(n)]);
-  if (n <= 0xffffn) {
-    const b = Buffer.alloc(3);
-    b[0] = 0xfd;
-    b.writeUInt16LE(Number(n), 1);
-    return b;
-  }
-  if (n <= 0xffffffffn) {
-    const b = Buffer.alloc(5);
-    b[0] = 0xfe;
-    b.writeUInt32LE(Number(n), 1);
-    return b;
-  }
+  if (n <= BigInt(Number.MAX_SAFE_INTEGER)) return compactSize(Number(n));
   const b = Buffer.alloc(9);
   b[0] = 0xff;
   b.writeBigUInt64LE(n, 1);
   return b;
 }
 
+/** A fresh 32-byte buffer (the caller may keep it): one preimage buffer and one hash call per output. */
 export function utxoHash(txid: Buffer, vout: number, lockingScript: Buffer, satoshis: number | bigint): Buffer {
-  return createHash('sha256')
-    .update(txid)
-    .update(compactSize(vout))
-    .update(lockingScript)
-    .update(compactSize(satoshis))
-    .digest();
+  if (typeof satoshis !== 'number' || !Number.isSafeInteger(satoshis) || satoshis < 0) {
+    return createHash('sha256')
+      .update(txid)
+      .update(compactSize(vout))
+      .update(lockingScript)
+      .update(compactSize(satoshis))
+      .digest();
+  }
+  const preimage = Buffer.allocUnsafe(
+    txid.length + compactSizeLength(vout) + lockingScript.length + compactSizeLength(satoshis),
+  );
+  let at = txid.copy(preimage, 0);
+  at = writeCompactSize(preimage, vout, at);
+  at += lockingScript.copy(preimage, at);
+  writeCompactSize(preimage, satoshis, at);
+  return hash('sha256', preimage, 'buffer');
 }
 
 /** Display hex of a stored hash (reversed). */

@@ -7,7 +7,7 @@ import type { BinValue, Bins } from '../engine/port';
 import { BIN } from '../domain/bins';
 import { recordCount } from '../domain/keys';
 import { encodeOutputsBlob } from '../domain/outputs-blob';
-import { unspentSlot, isStoredOutput } from '../domain/slots';
+import { isStoredOutput } from '../domain/slots';
 import { serializeInput, serializeOutput, type ParsedTx } from '../domain/tx';
 import { utxoHash } from '../domain/utxo-hash';
 import type { MinedBlock, StoreSettings } from './types';
@@ -49,11 +49,10 @@ export function needsExternal(parsed: ParsedTx, settings: StoreSettings): boolea
   );
 }
 
+/** An unspent slot is the UTXO hash itself (utxoHash returns a fresh buffer: no copy). */
 function slotsOf(parsed: ParsedTx): (Buffer | null)[] {
   return parsed.outputs.map((o, vout) =>
-    isStoredOutput(o.satoshis, o.lockingScript)
-      ? unspentSlot(utxoHash(parsed.txid, vout, o.lockingScript, o.satoshis))
-      : null,
+    isStoredOutput(o.satoshis, o.lockingScript) ? utxoHash(parsed.txid, vout, o.lockingScript, o.satoshis) : null,
   );
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'crypto';
 import fc from 'fast-check';
 import { PrivateKey, P2PKH, Script, Transaction } from '@bsv/sdk';
 import { InvalidArgumentError } from '../../lib/domain/errors';
@@ -161,4 +162,42 @@ describe('compactSize', () => {
   ])('%d -> %s', (n, hex) => expect(compactSize(n).toString('hex')).toBe(hex));
 
   it('rejects negatives', () => expect(() => compactSize(-1)).toThrow(RangeError));
+
+  it('encodes a bigint like the number of the same value, and the 9-byte form above 2^53', () => {
+    expect(compactSize(0xfdn).toString('hex')).toBe('fdfd00');
+    expect(compactSize(0xffffffffffffffffn).toString('hex')).toBe('ffffffffffffffffff');
+    expect(() => compactSize(0x10000000000000000n)).toThrow(RangeError);
+  });
+});
+
+describe('utxoHash', () => {
+  // the definition of docs/records.md, written out with one hash update per part
+  const reference = (txid: Buffer, vout: number, script: Buffer, satoshis: number | bigint): Buffer =>
+    createHash('sha256')
+      .update(txid)
+      .update(compactSize(vout))
+      .update(script)
+      .update(compactSize(satoshis))
+      .digest();
+
+  it('is SHA-256 of txid || CompactSize(vout) || script || CompactSize(satoshis) for every size class', () => {
+    const sizes = fc.oneof(
+      fc.integer({ min: 0, max: 0xfc }),
+      fc.integer({ min: 0xfd, max: 0xffff }),
+      fc.integer({ min: 0x10000, max: 0xffffffff }),
+      fc.integer({ min: 0x100000000, max: Number.MAX_SAFE_INTEGER }),
+    );
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        fc.integer({ min: 0, max: 0xffffffff }),
+        fc.uint8Array({ maxLength: 300 }),
+        fc.oneof(sizes, fc.bigInt({ min: 0n, max: 0xffffffffffffffffn })),
+        (txid, vout, script, satoshis) => {
+          const args = [Buffer.from(txid), vout, Buffer.from(script), satoshis] as const;
+          expect(utxoHash(...args).equals(reference(...args))).toBe(true);
+        },
+      ),
+    );
+  });
 });
