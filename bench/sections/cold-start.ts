@@ -48,6 +48,26 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
+/**
+ * The environment of a bundled handler run as the Node.js 22 runtime runs it: the layer where Lambda extracts it
+ * (/opt), the paths of the runtime's bootstrap (e2e/functions.ts), and nothing else of this machine's environment.
+ */
+export function lambdaLayoutEnv(handler: string, layer: string): NodeJS.ProcessEnv {
+  const task = path.dirname(handler);
+  return {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    NODE_OPTIONS,
+    NODE_PATH: [
+      path.join(layer, 'nodejs', 'node22', 'node_modules'),
+      path.join(layer, ...LAYER_NODE_MODULES),
+      task,
+    ].join(':'),
+    LD_LIBRARY_PATH: ['/lib64', '/usr/lib64', task, path.join(task, 'lib'), path.join(layer, 'lib')].join(':'),
+    TZ: ':UTC',
+    LANG: 'en_US.UTF-8',
+  };
+}
+
 function probe(
   handler: string,
   layer: string | null,
@@ -56,23 +76,7 @@ function probe(
 ): { loadMs: number; loadCpuMs: number; aerospikeMs: number | null } {
   let env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS, PROBE_HANDLER: handler };
   if (layer && lambdaLayout) {
-    // the layer where Lambda extracts it (/opt), the paths of the Node.js 22 runtime's bootstrap (e2e/functions.ts),
-    // and nothing else of this machine's environment
-    const task = path.dirname(handler);
-    env = {
-      PATH: '/usr/local/bin:/usr/bin:/bin',
-      NODE_OPTIONS,
-      PROBE_HANDLER: handler,
-      PROBE_AEROSPIKE: '1',
-      NODE_PATH: [
-        path.join(layer, 'nodejs', 'node22', 'node_modules'),
-        path.join(layer, ...LAYER_NODE_MODULES),
-        task,
-      ].join(':'),
-      LD_LIBRARY_PATH: ['/lib64', '/usr/lib64', task, path.join(task, 'lib'), path.join(layer, 'lib')].join(':'),
-      TZ: ':UTC',
-      LANG: 'en_US.UTF-8',
-    };
+    env = { ...lambdaLayoutEnv(handler, layer), PROBE_HANDLER: handler, PROBE_AEROSPIKE: '1' };
   } else if (layer) {
     // what Lambda sets for a layer: /opt/nodejs/node_modules on NODE_PATH, /opt/lib on LD_LIBRARY_PATH
     env.NODE_PATH = path.join(layer, ...LAYER_NODE_MODULES);

@@ -188,12 +188,12 @@ export function lambdaEnvironment(fn: DeployedFunction, o: InvokeEnvironment): R
  * Node flags in the manner of the runtime's bootstrap: the heap sized from the function's memory (the semi-space a
  * 64th of it, the old space the rest). An approximation of the bootstrap's own arithmetic, which is not published.
  */
-export function nodeArguments(fn: DeployedFunction): string[] {
-  const newSpace = Math.floor(fn.memoryMb / 64);
+export function nodeArguments(memoryMb: number): string[] {
+  const newSpace = Math.floor(memoryMb / 64);
   return [
     '--expose-gc',
     '--max-http-header-size=81920',
     `--max-semi-space-size=${Math.max(1, Math.floor(newSpace / 2))}`,
-    `--max-old-space-size=${fn.memoryMb - newSpace}`,
+    `--max-old-space-size=${memoryMb - newSpace}`,
   ];
 }

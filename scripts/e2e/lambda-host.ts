@@ -137,7 +137,7 @@ export class LambdaHost {
 
   private spawn(): void {
     this.log ??= createWriteStream(this.logFile, { flags: 'a' });
-    const child = spawn(this.o.node, [...nodeArguments(this.fn), path.join(this.layout.runtimeDir, 'bootstrap.js')], {
+    const child = spawn(this.o.node, [...nodeArguments(this.fn.memoryMb), path.join(this.layout.runtimeDir, 'bootstrap.js')], {
       cwd: this.layout.taskRoot,
       env: this.environment(),
       stdio: ['ignore', 'pipe', 'pipe'],
