@@ -137,11 +137,15 @@ export class LambdaHost {
 
   private spawn(): void {
     this.log ??= createWriteStream(this.logFile, { flags: 'a' });
-    const child = spawn(this.o.node, [...nodeArguments(this.fn.memoryMb), path.join(this.layout.runtimeDir, 'bootstrap.js')], {
-      cwd: this.layout.taskRoot,
-      env: this.environment(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      this.o.node,
+      [...nodeArguments(this.fn.memoryMb), path.join(this.layout.runtimeDir, 'bootstrap.js')],
+      {
+        cwd: this.layout.taskRoot,
+        env: this.environment(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     this.log.write(`--- START environment of ${this.fn.name} (pid ${child.pid})\n`);
     child.stdout!.pipe(this.log, { end: false });
     child.stderr!.pipe(this.log, { end: false });

@@ -173,12 +173,7 @@ describe('compactSize', () => {
 describe('utxoHash', () => {
   // the definition of docs/records.md, written out with one hash update per part
   const reference = (txid: Buffer, vout: number, script: Buffer, satoshis: number | bigint): Buffer =>
-    createHash('sha256')
-      .update(txid)
-      .update(compactSize(vout))
-      .update(script)
-      .update(compactSize(satoshis))
-      .digest();
+    createHash('sha256').update(txid).update(compactSize(vout)).update(script).update(compactSize(satoshis)).digest();
 
   it('is SHA-256 of txid || CompactSize(vout) || script || CompactSize(satoshis) for every size class', () => {
     const sizes = fc.oneof(
