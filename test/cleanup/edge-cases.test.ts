@@ -454,7 +454,7 @@ describe('cleanup edge cases', () => {
 });
 
 describe('a pass killed after each delete step is finished by the next pass', () => {
-  // steps of one delete of a paginated external tx with a parent: mark page, mark master, setDeletedChild,
+  // steps of one delete of a paginated external tx with a parent: mark master, mark page, setDeletedChild,
   // delete .tx, delete .outputs, remove page, remove master
   for (let step = 1; step <= 7; step++) {
     test(`killed at step ${step}`, async () => {

@@ -11,13 +11,13 @@
  *   cursor is the saved query state. The three integer indexes are created on first use (ensureIndexes).
  * - ensureModule: registers `<name>.lua` (udfRegister of a temporary file) unless every node lists it.
  * - remove writes a tombstone (port.ts TOMBSTONE_BIN): a replace-only put of `{tombstone: <seconds>}` with the
- *   tombstone TTL, filtered to live records.
- * - batchUpdate / batchRemove: client.batchWrite with one BATCH_WRITE record per item (the update's or the tombstone's
- *   put, same policies). An item with a generation is sent as update() / remove() instead: the node client cannot
- *   give a batch write record its expected generation (its binding leaves the C client's as_operations.gen at 0,
- *   and a batch write's gen = EQ checks that field), so such items run as single commands side by side. Reads drop tombstones; create replaces one (a put filtered to
+ *   tombstone TTL, filtered to live records. Reads drop tombstones; create replaces one (a put filtered to
  *   tombstones); update is filtered to live records; the Lua module skips them (isLive); range queries never see one
  *   (it has no indexed bin).
+ * - batchUpdate / batchRemove: client.batchWrite with one BATCH_WRITE record per item (the update's or the tombstone's
+ *   write, same policies and filter). An item with a generation is sent as update() / remove() instead: the node
+ *   client cannot give a batch write record its expected generation (its binding leaves the C client's
+ *   as_operations.gen at 0, which a batch write's gen = EQ checks), so such items run as single commands, side by side.
  */
 import { promises as fs } from 'fs';
 import { tmpdir } from 'os';
