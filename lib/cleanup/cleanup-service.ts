@@ -28,7 +28,7 @@ export interface CleanupSettings {
   blockHeightRetention: number;
   /** blocks a spending child must be buried under before its parent may go (default in config: R) */
   cleanupSafetyWindow: number;
-  /** candidates per chunk (one range-query page, one children batch read) */
+  /** candidates per chunk (one range-query page, one children batch read, one engine batch per delete step) */
   batchSize: number;
   /**
    * Partition ranges a pass splits the key space into (engine partitions, port.ts PARTITION_COUNT), all queried
@@ -264,7 +264,19 @@ export class CleanupService {
     const finishing = await this.readRecords(finish, report, true);
     const verdicts = await this.readChildren(tip, [...checked, ...finishing]);
     checkDeadline();
+    await this.deleteMarked(await this.markDeletable(checked, finishing, verdicts, report), report);
+  }
 
+  /**
+   * Phase 1 for the chunk: marks the deletable candidates' masters in one batch, then the pagination records of those
+   * marked in another. Returns the masters ready for phase 2 (every record marked), finishing ones first.
+   */
+  private async markDeletable(
+    checked: Checked[],
+    finishing: Checked[],
+    verdicts: ReadonlyMap<string, ChildVerdict>,
+    report: CleanupReport,
+  ): Promise<EngineRecord[]> {
     // A pass that died midway is finished first. Once every pagination record is marked too, its record state is not
     // re-checked (it is frozen by the marks and partly deleted), but its children are: a child reorganized out since
     // the mark keeps the tx until stable again. Pagination records not yet marked were checked as read (readRecords)
@@ -289,7 +301,6 @@ export class CleanupService {
     }
     await clearStaleMarks(this.engine, staleMarks);
 
-    // phase 1: the masters in one batch, then the pagination records of those marked in another
     const marks = await markMasters(
       this.engine,
       toMark.map((c) => c.master),
@@ -315,8 +326,11 @@ export class CleanupService {
       if (!t.finishing) abandoned.push({ masterKey: t.master.key, pages: marked });
     });
     await abandonDeletes(this.engine, abandoned);
+    return ready;
+  }
 
-    // phase 2: a tx whose step fails keeps its marked master: the next pass finishes it
+  /** Phase 2 for the chunk; a tx whose step fails keeps its marked master: the next pass finishes it. */
+  private async deleteMarked(ready: EngineRecord[], report: CleanupReport): Promise<void> {
     const outcomes = await finishDeletes(
       {
         engine: this.engine,
