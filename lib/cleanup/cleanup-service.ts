@@ -5,10 +5,17 @@
 import type { BlobStore } from '../blob/port';
 import { splitPartitions, type Bins, type EngineRecord, type PartitionRange, type RecordEngine } from '../engine/port';
 import { BIN } from '../domain/bins';
-import { mapLimited } from '../domain/concurrency';
 import { collectChildren, extraRecordCount, isMaster, masterDecision, type ChildRef } from './candidates';
 import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
-import { abandonDelete, clearStaleMarks, finishDelete, markDeleting, markPages } from './delete-tx';
+import {
+  abandonDelete,
+  abandonDeletes,
+  clearStaleMarks,
+  finishDeletes,
+  markMasters,
+  markPages,
+  type Abandoned,
+} from './delete-tx';
 import type { Signal, SignalName, SignalQueue } from '../signals/port';
 import { acquirePassLock, passLockTtlSeconds, type PassLock } from './pass-lock';
 import { keyOfRecord, txidHex } from './record-facts';
@@ -21,20 +28,17 @@ export interface CleanupSettings {
   blockHeightRetention: number;
   /** blocks a spending child must be buried under before its parent may go (default in config: R) */
   cleanupSafetyWindow: number;
-  /** candidates per chunk (one range-query page, one children batch read) */
+  /** candidates per chunk (one range-query page, one children batch read, one engine batch per delete step) */
   batchSize: number;
   /**
    * Partition ranges a pass splits the key space into (engine partitions, port.ts PARTITION_COUNT), all queried
    * in parallel, each paged by its own cursor (default DEFAULT_PARTITION_RANGES).
    */
   partitionRanges?: number;
-  /** candidates of a chunk deleted at once (default DEFAULT_DELETE_CONCURRENCY) */
-  deleteConcurrency?: number;
 }
 
 /** Ranges a pass runs in parallel by default: each keeps one query page and one chunk in flight. */
 export const DEFAULT_PARTITION_RANGES = 8;
-export const DEFAULT_DELETE_CONCURRENCY = 16;
 /** Times a range's failed query page is asked again from the range's cursor before the range gives up. */
 export const RANGE_PAGE_RETRIES = 2;
 
@@ -92,13 +96,9 @@ export class CleanupService {
     const { utxoBatchSize, batchSize, cleanupSafetyWindow, blockHeightRetention } = options.settings;
     if (!Number.isInteger(utxoBatchSize) || utxoBatchSize < 1) throw new RangeError('utxoBatchSize must be >= 1');
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError('batchSize must be >= 1');
-    const { partitionRanges = DEFAULT_PARTITION_RANGES, deleteConcurrency = DEFAULT_DELETE_CONCURRENCY } =
-      options.settings;
+    const { partitionRanges = DEFAULT_PARTITION_RANGES } = options.settings;
     if (!Number.isInteger(partitionRanges) || partitionRanges < 1 || partitionRanges > 4096) {
       throw new RangeError('partitionRanges must be within [1, 4096]');
-    }
-    if (!Number.isInteger(deleteConcurrency) || deleteConcurrency < 1) {
-      throw new RangeError('deleteConcurrency must be >= 1');
     }
     if (!Number.isInteger(cleanupSafetyWindow) || cleanupSafetyWindow < 0) {
       throw new RangeError('cleanupSafetyWindow must be >= 0');
@@ -109,7 +109,7 @@ export class CleanupService {
     this.engine = options.engine;
     this.blobs = options.blobs;
     this.moduleName = options.moduleName;
-    this.settings = { ...options.settings, partitionRanges, deleteConcurrency };
+    this.settings = { ...options.settings, partitionRanges };
     this.getTip = options.getTip;
     this.now = options.now ?? Date.now;
     this.metrics = options.metrics;
@@ -263,48 +263,87 @@ export class CleanupService {
     const checked = await this.readRecords(toCheck, report, false);
     const finishing = await this.readRecords(finish, report, true);
     const verdicts = await this.readChildren(tip, [...checked, ...finishing]);
+    checkDeadline();
+    await this.deleteMarked(await this.markDeletable(checked, finishing, verdicts, report), report);
+  }
 
+  /**
+   * Phase 1 for the chunk: marks the deletable candidates' masters in one batch, then the pagination records of those
+   * marked in another. Returns the masters ready for phase 2 (every record marked), finishing ones first.
+   */
+  private async markDeletable(
+    checked: Checked[],
+    finishing: Checked[],
+    verdicts: ReadonlyMap<string, ChildVerdict>,
+    report: CleanupReport,
+  ): Promise<EngineRecord[]> {
     // A pass that died midway is finished first. Once every pagination record is marked too, its record state is not
     // re-checked (it is frozen by the marks and partly deleted), but its children are: a child reorganized out since
-    // the mark keeps the tx until stable again. Pagination records not yet marked were checked as read (readRecords).
-    await mapLimited(finishing, this.settings.deleteConcurrency, async (c) => {
-      checkDeadline();
+    // the mark keeps the tx until stable again. Pagination records not yet marked were checked as read (readRecords)
+    // and are marked with generation checks before anything is deleted.
+    const ready: EngineRecord[] = [];
+    const pagesToMark: { master: EngineRecord; pages: EngineRecord[]; finishing: boolean }[] = [];
+    for (const c of finishing) {
       const reason = parentVerdict(c.children, verdicts);
-      if (reason !== null) {
-        addKept(report, reason);
-        return;
-      }
-      if (c.unmarked.length > 0) {
-        // checked as read just now: marked with generation checks before anything is deleted
-        const marked = await markPages(this.engine, c.unmarked);
-        if (marked !== 'marked') {
-          if (marked.error !== undefined) report.errors++;
-          else addKept(report, 'changed');
-          return;
-        }
-      }
-      await this.deleteOne(c.master, report);
-    });
-    // candidates are distinct txs: their two-phase deletes run side by side
-    await mapLimited(checked, this.settings.deleteConcurrency, async (c) => {
-      checkDeadline();
+      if (reason !== null) addKept(report, reason);
+      else if (c.unmarked.length > 0) pagesToMark.push({ master: c.master, pages: c.unmarked, finishing: true });
+      else ready.push(c.master);
+    }
+    const toMark: Checked[] = [];
+    const staleMarks: EngineRecord[] = [];
+    for (const c of checked) {
       const reason = parentVerdict(c.children, verdicts);
-      if (reason !== null) {
+      if (reason === null) toMark.push(c);
+      else {
         addKept(report, reason);
-        await clearStaleMarks(this.engine, c.pages).catch(() => undefined);
-        return;
+        staleMarks.push(...c.pages);
       }
-      try {
-        if ((await markDeleting(this.engine, c.master, c.pages)) === 'changed') {
-          addKept(report, 'changed');
-          return;
-        }
-      } catch {
-        report.errors++;
-        return;
-      }
-      await this.deleteOne(c.master, report);
+    }
+    await clearStaleMarks(this.engine, staleMarks);
+
+    const marks = await markMasters(
+      this.engine,
+      toMark.map((c) => c.master),
+    );
+    toMark.forEach((c, i) => {
+      const outcome = marks[i];
+      if (outcome === 'changed') addKept(report, 'changed');
+      else if (outcome !== 'marked') report.errors++;
+      else if (c.pages.length > 0) pagesToMark.push({ master: c.master, pages: c.pages, finishing: false });
+      else ready.push(c.master);
     });
+    const pageMarks = await markPages(
+      this.engine,
+      pagesToMark.map((t) => t.pages),
+    );
+    const abandoned: Abandoned[] = [];
+    pagesToMark.forEach((t, i) => {
+      const { outcome, marked } = pageMarks[i];
+      if (outcome === 'marked') return void ready.push(t.master);
+      if (outcome === 'changed') addKept(report, 'changed');
+      else report.errors++;
+      // a finishing tx keeps its marks (its master was marked by an earlier pass); a new one gives its delete up
+      if (!t.finishing) abandoned.push({ masterKey: t.master.key, pages: marked });
+    });
+    await abandonDeletes(this.engine, abandoned);
+    return ready;
+  }
+
+  /** Phase 2 for the chunk; a tx whose step fails keeps its marked master: the next pass finishes it. */
+  private async deleteMarked(ready: EngineRecord[], report: CleanupReport): Promise<void> {
+    const outcomes = await finishDeletes(
+      {
+        engine: this.engine,
+        blobs: this.blobs,
+        moduleName: this.moduleName,
+        utxoBatchSize: this.settings.utxoBatchSize,
+      },
+      ready,
+    );
+    for (const o of outcomes) {
+      if (o.deleted) report.deleted++;
+      else report.errors++;
+    }
   }
 
   /** A pass that died between marking pagination records and the master leaves marks on a tx that is now kept. */
@@ -393,23 +432,5 @@ export class CleanupService {
     }
     hexes.forEach((hex, i) => verdicts.set(hex, childVerdict(reads[i], tip, this.settings.cleanupSafetyWindow)));
     return verdicts;
-  }
-
-  private async deleteOne(master: EngineRecord, report: CleanupReport): Promise<void> {
-    try {
-      await finishDelete(
-        {
-          engine: this.engine,
-          blobs: this.blobs,
-          moduleName: this.moduleName,
-          utxoBatchSize: this.settings.utxoBatchSize,
-        },
-        master,
-      );
-      report.deleted++;
-    } catch {
-      // the master stays marked `deleting`: the next pass finishes it
-      report.errors++;
-    }
   }
 }

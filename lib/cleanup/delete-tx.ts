@@ -1,13 +1,15 @@
 /**
- * The two-phase delete of docs/cleanup.md, step 5. Phase 1 marks the records `deleting` with generation checks
- * (a record changed since it was read is kept and re-evaluated next pass); from then on the UDF module refuses
- * spends and unspends of them. Phase 2 records the tx in each parent's `deletedChildren`, deletes the blobs, the
- * pagination records and the master last, so that a pass dying at any step leaves a marked master that the next
- * pass finishes.
+ * The two-phase delete of docs/cleanup.md, step 5, for all the deletable candidates of a chunk at once: each step is
+ * one engine batch across the chunk, not one call per tx. Phase 1 marks the records `deleting` with generation
+ * checks (a record changed since it was read is kept and re-evaluated next pass); from then on the UDF module
+ * refuses spends and unspends of them. Phase 2 records the txs in their parents' `deletedChildren`, deletes the
+ * blobs, the pagination records and the masters last, so that a pass dying at any step leaves marked masters that
+ * the next pass finishes. A tx whose step fails is left where it is (its master marked) and takes no further step.
  */
 import type { BlobStore } from '../blob/port';
-import { EngineError, type Bins, type EngineRecord, type RecordEngine } from '../engine/port';
+import { EngineError, type BatchApplyItem, type Bins, type EngineRecord, type RecordEngine } from '../engine/port';
 import { BIN } from '../domain/bins';
+import { mapLimited } from '../domain/concurrency';
 import { extraRecordCount } from './candidates';
 import {
   isNullOutpoint,
@@ -25,6 +27,9 @@ export interface DeleteDeps {
   utxoBatchSize: number;
 }
 
+/** Blob store calls (reads of `.tx` blobs, deletes) a chunk's delete runs at once. */
+export const BLOB_CALLS_AT_ONCE = 16;
+
 export class CleanupDeleteError extends Error {
   constructor(
     readonly txid: string,
@@ -36,84 +41,111 @@ export class CleanupDeleteError extends Error {
   }
 }
 
-function isGenerationMismatch(err: unknown): boolean {
+/** A record changed (or went) since it was read: the tx is kept, not failed. */
+function isChange(err: unknown): boolean {
   return err instanceof EngineError && (err.code === 'GENERATION_MISMATCH' || err.code === 'RECORD_NOT_FOUND');
 }
 
+/** What marking a tx gave: all its records marked, one of them changed since it was read, or an engine error. */
+export type MarkOutcome = 'marked' | 'changed' | { error: unknown };
+
 /**
- * Marks the master first (its mark commits the delete and keeps its DAH, so a pass dying at any later step leaves a
- * marked master that the next pass finds and finishes), then the pagination records, each with a generation check.
- * Returns 'changed' when any record changed since it was read: its marks are undone (pagination records first, the
- * master last, so that no pagination record stays marked under an unmarked master).
+ * Marks masters `deleting`, each with a generation check, in one batch. A master's mark commits its delete and keeps
+ * its DAH, so a pass dying at any later step leaves a marked master that the next pass finds and finishes.
  */
-export async function markDeleting(
-  engine: RecordEngine,
-  master: EngineRecord,
-  pages: readonly EngineRecord[],
-): Promise<'marked' | 'changed'> {
+export async function markMasters(engine: RecordEngine, masters: readonly EngineRecord[]): Promise<MarkOutcome[]> {
+  if (masters.length === 0) return [];
   try {
-    await engine.update(master.key, { [BIN.deleting]: true }, { generation: master.generation });
+    const results = await engine.batchUpdate(
+      masters.map((m) => ({ key: m.key, bins: { [BIN.deleting]: true }, policy: { generation: m.generation } })),
+    );
+    return results.map((r) => (r.ok ? 'marked' : isChange(r.error) ? 'changed' : { error: r.error }));
   } catch (err) {
-    if (isGenerationMismatch(err)) return 'changed';
-    throw err;
+    // some may be marked: the next pass finds them
+    return masters.map(() => ({ error: err }));
   }
-  const result = await markPages(engine, pages);
-  if (result === 'marked') return 'marked';
-  await abandonDelete(engine, master.key, result.marked);
-  if (result.error !== undefined) throw result.error;
-  return 'changed';
 }
 
-/** Marks pagination records with generation checks; on failure, which ones were marked and the error (if not a change). */
+export interface PagesMarked {
+  outcome: MarkOutcome;
+  /** the tx's pagination records that may carry the mark now (all of them when the batch failed as a whole) */
+  marked: EngineRecord[];
+}
+
+/** Marks the pagination records of many txs, each with a generation check, in one batch; one answer per tx. */
 export async function markPages(
   engine: RecordEngine,
-  pages: readonly EngineRecord[],
-): Promise<'marked' | { marked: EngineRecord[]; error?: unknown }> {
-  const marked: EngineRecord[] = [];
-  for (const page of pages) {
-    try {
-      await engine.update(page.key, { [BIN.deleting]: true }, { generation: page.generation });
-      marked.push(page);
-    } catch (err) {
-      return isGenerationMismatch(err) ? { marked } : { marked, error: err };
-    }
+  pagesOfTxs: readonly (readonly EngineRecord[])[],
+): Promise<PagesMarked[]> {
+  const pages = pagesOfTxs.flat();
+  if (pages.length === 0) return pagesOfTxs.map(() => ({ outcome: 'marked', marked: [] }));
+  let results;
+  try {
+    results = await engine.batchUpdate(
+      pages.map((p) => ({ key: p.key, bins: { [BIN.deleting]: true }, policy: { generation: p.generation } })),
+    );
+  } catch (err) {
+    return pagesOfTxs.map((own) =>
+      own.length === 0 ? { outcome: 'marked', marked: [] } : { outcome: { error: err }, marked: [...own] },
+    );
   }
-  return 'marked';
+  let at = 0;
+  return pagesOfTxs.map((own): PagesMarked => {
+    const answers = results.slice(at, at + own.length);
+    at += own.length;
+    const marked = own.filter((_, i) => answers[i].ok);
+    const failure = answers.find((r) => !r.ok && !isChange(r.error));
+    if (failure !== undefined && !failure.ok) return { outcome: { error: failure.error }, marked };
+    return { outcome: marked.length === own.length ? 'marked' : 'changed', marked };
+  });
+}
+
+/** A started delete to give up: the master's key and the pagination records that may carry the mark. */
+export interface Abandoned {
+  masterKey: Buffer;
+  pages: readonly EngineRecord[];
 }
 
 /**
- * Gives up a started delete: unmarks the pagination records, then the master. When unmarking a pagination record
- * fails the master stays marked, so that no pagination record is left marked under an unmarked master (which no pass
- * would find once the master lost its DAH); the next pass re-evaluates the marked master. The master's DAH is left
- * as it is (the DAH bin is only a trigger: cleanup re-checks the records).
+ * Gives up started deletes: unmarks their pagination records in one batch, then the masters in another. A master
+ * one of whose pagination records could not be unmarked stays marked, so that no pagination record is left marked
+ * under an unmarked master (which no pass would find once the master lost its DAH); the next pass re-evaluates the
+ * marked master. The masters' DAH is left as it is (the DAH bin is only a trigger: cleanup re-checks the records).
  */
+export async function abandonDeletes(engine: RecordEngine, txs: readonly Abandoned[]): Promise<void> {
+  const pagesDone = await unmark(
+    engine,
+    txs.flatMap((t) => t.pages.map((p) => p.key)),
+  );
+  let at = 0;
+  const masters: Buffer[] = [];
+  for (const t of txs) {
+    if (pagesDone.slice(at, at + t.pages.length).every(Boolean)) masters.push(t.masterKey);
+    at += t.pages.length;
+  }
+  await unmark(engine, masters);
+}
+
 export async function abandonDelete(
   engine: RecordEngine,
   masterKey: Buffer,
   pages: readonly EngineRecord[],
 ): Promise<void> {
+  await abandonDeletes(engine, [{ masterKey, pages }]);
+}
+
+/** Removes the `deleting` mark of each key in one batch; whether each is unmarked (or gone). Never throws. */
+async function unmark(engine: RecordEngine, keys: readonly Buffer[]): Promise<boolean[]> {
+  if (keys.length === 0) return [];
   try {
-    await unmark(
-      engine,
-      pages.map((p) => p.key),
-    );
-    await unmark(engine, [masterKey]);
+    const results = await engine.batchUpdate(keys.map((key) => ({ key, bins: { [BIN.deleting]: null } })));
+    return results.map((r) => r.ok || r.error.code === 'RECORD_NOT_FOUND');
   } catch {
-    // the master stays marked: the next pass re-evaluates it
+    return keys.map(() => false);
   }
 }
 
-async function unmark(engine: RecordEngine, keys: readonly Buffer[]): Promise<void> {
-  for (const key of keys) {
-    try {
-      await engine.update(key, { [BIN.deleting]: null });
-    } catch (err) {
-      if (!(err instanceof EngineError && err.code === 'RECORD_NOT_FOUND')) throw err;
-    }
-  }
-}
-
-/** Removes `deleting` marks from pagination records of a tx that is kept (left there by a pass that died). */
+/** Removes `deleting` marks from pagination records of txs that are kept (left there by a pass that died). */
 export async function clearStaleMarks(engine: RecordEngine, pages: readonly (EngineRecord | null)[]): Promise<void> {
   await unmark(
     engine,
@@ -121,7 +153,57 @@ export async function clearStaleMarks(engine: RecordEngine, pages: readonly (Eng
   );
 }
 
-async function ownInputs(deps: DeleteDeps, txid: Buffer, hex: string, bins: Bins): Promise<Outpoint[] | null> {
+/** What phase 2 did to one tx: deleted (its master removed), or the error that stopped it (its master stays marked). */
+export type DeleteOutcome = { deleted: true } | { deleted: false; error: unknown };
+
+/** A marked tx going through phase 2; `error` set once a step failed for it. */
+interface Going {
+  master: EngineRecord;
+  hex: string;
+  error?: unknown;
+}
+
+/**
+ * Phase 2 for marked masters (every pagination record marked too), each step one batch across them: the parents'
+ * deletedChildren, the blobs, the pagination records, the masters last. One outcome per master, in order.
+ */
+export async function finishDeletes(deps: DeleteDeps, masters: readonly EngineRecord[]): Promise<DeleteOutcome[]> {
+  const txs: Going[] = masters.map((master) => ({ master, hex: txidHex(master.key) }));
+  const parents = await parentKeysOf(deps, txs);
+  await setDeletedChildren(deps, txs, parents);
+  await deleteBlobs(deps, txs);
+  await removeRecords(deps.engine, txs, (t) => pageKeys(t.master));
+  await removeRecords(deps.engine, txs, (t) => [t.master.key]);
+  return txs.map((t) => (t.error === undefined ? { deleted: true } : { deleted: false, error: t.error }));
+}
+
+function alive(txs: readonly Going[]): Going[] {
+  return txs.filter((t) => t.error === undefined);
+}
+
+function pageKeys(master: EngineRecord): Buffer[] {
+  return Array.from({ length: extraRecordCount(master.bins) }, (_, i) => keyOfRecord(master.key, i + 1));
+}
+
+/** The parent records (the ones holding the outputs each tx spent) of each tx, distinct per tx. */
+async function parentKeysOf(deps: DeleteDeps, txs: readonly Going[]): Promise<Buffer[][]> {
+  return mapLimited([...txs], BLOB_CALLS_AT_ONCE, async (t) => {
+    try {
+      const keys = new Map<string, Buffer>();
+      for (const o of (await ownInputs(deps, t.hex, t.master.bins)) ?? []) {
+        if (isNullOutpoint(o)) continue;
+        const key = keyOfRecord(o.txid, Math.floor(o.vout / deps.utxoBatchSize));
+        keys.set(key.toString('hex'), key);
+      }
+      return [...keys.values()];
+    } catch (err) {
+      t.error = err;
+      return [];
+    }
+  });
+}
+
+async function ownInputs(deps: DeleteDeps, hex: string, bins: Bins): Promise<Outpoint[] | null> {
   if (bins[BIN.isCoinbase] === true) return [];
   const inputs = bins[BIN.inputs];
   if (inputs !== undefined && inputs !== null) {
@@ -138,47 +220,98 @@ async function ownInputs(deps: DeleteDeps, txid: Buffer, hex: string, bins: Bins
     return outpoints;
   }
   // a tx without inputs (no-input tx): no parent to update
-  void txid;
   return [];
 }
 
-/** Phase 2: parents' deletedChildren, blobs, pagination records, master last. */
-export async function finishDelete(deps: DeleteDeps, master: EngineRecord): Promise<void> {
-  const txid = master.key;
-  const hex = txidHex(txid);
-  const bins = master.bins;
-
-  const outpoints = (await ownInputs(deps, txid, hex, bins)) ?? [];
-  const parentKeys = new Map<string, Buffer>();
-  for (const o of outpoints) {
-    if (isNullOutpoint(o)) continue;
-    const key = keyOfRecord(o.txid, Math.floor(o.vout / deps.utxoBatchSize));
-    parentKeys.set(key.toString('hex'), key);
-  }
-  if (parentKeys.size > 0) {
-    const keys = [...parentKeys.values()];
-    const results = await deps.engine.batchApply(
-      keys.map((key) => ({ key, module: deps.moduleName, fn: 'setDeletedChild', args: [hex] })),
-    );
-    results.forEach((r, i) => {
-      // a missing parent is fine: it was cleaned up already
-      if (!r.ok && r.error.code !== 'RECORD_NOT_FOUND') {
-        throw new CleanupDeleteError(hex, `setDeletedChild on ${keys[i].toString('hex')}: ${r.error.message}`, {
-          cause: r.error,
-        });
+/**
+ * setDeletedChild on every parent record of every tx, in rounds: one batchApply per round, no key twice in a round
+ * (the UDF takes one child; a parent with several children in the chunk gets one per round). A tx whose call fails
+ * takes no further round.
+ */
+async function setDeletedChildren(
+  deps: DeleteDeps,
+  txs: readonly Going[],
+  parents: readonly Buffer[][],
+): Promise<void> {
+  let pending = txs.flatMap((tx, i) => parents[i].map((key) => ({ tx, key })));
+  while (pending.length > 0) {
+    const round: { tx: Going; key: Buffer }[] = [];
+    const later: { tx: Going; key: Buffer }[] = [];
+    const inRound = new Set<string>();
+    for (const p of pending) {
+      if (p.tx.error !== undefined) continue;
+      const id = p.key.toString('hex');
+      if (inRound.has(id)) later.push(p);
+      else {
+        inRound.add(id);
+        round.push(p);
       }
-      if (r.ok && r.result.status !== 'OK' && r.result.errorCode !== 'TX_NOT_FOUND') {
-        throw new CleanupDeleteError(hex, `setDeletedChild: ${String(r.result.errorCode)} ${String(r.result.message)}`);
-      }
-    });
+    }
+    await setDeletedChildRound(deps, round);
+    pending = later;
   }
+}
 
-  if (bins[BIN.external] === true) {
-    await deps.blobs.delete(hex, 'tx');
-    await deps.blobs.delete(hex, 'outputs');
+async function setDeletedChildRound(deps: DeleteDeps, round: readonly { tx: Going; key: Buffer }[]): Promise<void> {
+  if (round.length === 0) return;
+  const items: BatchApplyItem[] = round.map(({ tx, key }) => ({
+    key,
+    module: deps.moduleName,
+    fn: 'setDeletedChild',
+    args: [tx.hex],
+  }));
+  let results;
+  try {
+    results = await deps.engine.batchApply(items);
+  } catch (err) {
+    for (const { tx } of round) tx.error ??= err;
+    return;
   }
+  results.forEach((r, i) => {
+    const { tx, key } = round[i];
+    // a missing parent is fine: it was cleaned up already
+    if (!r.ok && r.error.code !== 'RECORD_NOT_FOUND') {
+      tx.error ??= new CleanupDeleteError(tx.hex, `setDeletedChild on ${key.toString('hex')}: ${r.error.message}`, {
+        cause: r.error,
+      });
+    } else if (r.ok && r.result.status !== 'OK' && r.result.errorCode !== 'TX_NOT_FOUND') {
+      tx.error ??= new CleanupDeleteError(
+        tx.hex,
+        `setDeletedChild: ${String(r.result.errorCode)} ${String(r.result.message)}`,
+      );
+    }
+  });
+}
 
-  const extra = extraRecordCount(bins);
-  for (let n = 1; n <= extra; n++) await deps.engine.remove(keyOfRecord(txid, n));
-  await deps.engine.remove(txid);
+/** The `.tx` and `.outputs` blobs of the external txs, BLOB_CALLS_AT_ONCE txs at a time. */
+async function deleteBlobs(deps: DeleteDeps, txs: readonly Going[]): Promise<void> {
+  const external = alive(txs).filter((t) => t.master.bins[BIN.external] === true);
+  await mapLimited(external, BLOB_CALLS_AT_ONCE, async (t) => {
+    try {
+      await deps.blobs.delete(t.hex, 'tx');
+      await deps.blobs.delete(t.hex, 'outputs');
+    } catch (err) {
+      t.error = err;
+    }
+  });
+}
+
+/** One batchRemove of the records `keysOf` names for every tx still going; a failed remove stops its tx. */
+async function removeRecords(
+  engine: RecordEngine,
+  txs: readonly Going[],
+  keysOf: (t: Going) => Buffer[],
+): Promise<void> {
+  const items = alive(txs).flatMap((tx) => keysOf(tx).map((key) => ({ tx, key })));
+  if (items.length === 0) return;
+  let results;
+  try {
+    results = await engine.batchRemove(items.map(({ key }) => ({ key })));
+  } catch (err) {
+    for (const { tx } of items) tx.error ??= err;
+    return;
+  }
+  results.forEach((r, i) => {
+    if (!r.ok) items[i].tx.error ??= r.error;
+  });
 }

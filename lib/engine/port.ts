@@ -95,8 +95,22 @@ export interface BatchCreateItem {
   policy?: WritePolicy;
 }
 
-/** Outcome of one create in a batch: done, or the engine error for that record (RECORD_EXISTS, RECORD_TOO_BIG, ...). */
+/** Outcome of one create or update in a batch: done, or the engine error for that record (RECORD_EXISTS, ...). */
 export type BatchWriteResult = { ok: true } | { ok: false; error: EngineError };
+
+export interface BatchUpdateItem {
+  key: RecordKey;
+  bins: Bins;
+  policy?: WritePolicy;
+}
+
+export interface BatchRemoveItem {
+  key: RecordKey;
+  policy?: Pick<WritePolicy, 'generation'>;
+}
+
+/** Outcome of one remove in a batch: whether a live record was removed (remove()'s answer), or the engine error. */
+export type BatchRemoveResult = { ok: true; existed: boolean } | { ok: false; error: EngineError };
 
 /**
  * The key space is split into PARTITION_COUNT partitions: on Aerospike the server's own partitions (by the key's
@@ -188,6 +202,13 @@ export interface RecordEngine {
    * false if it did not exist (or was a tombstone). GENERATION_MISMATCH when policy.generation differs.
    */
   remove(key: RecordKey, policy?: Pick<WritePolicy, 'generation'>): Promise<boolean>;
+  /**
+   * Update-only writes of many records, as update() each (a generation checked per item); one result per item, in
+   * order: RECORD_NOT_FOUND, GENERATION_MISMATCH, ... for that item only.
+   */
+  batchUpdate(items: BatchUpdateItem[]): Promise<BatchWriteResult[]>;
+  /** Removes many records, as remove() each (tombstones, a generation checked per item); one result per item, in order. */
+  batchRemove(items: BatchRemoveItem[]): Promise<BatchRemoveResult[]>;
 
   /** Runs a UDF on one record atomically (the record may be missing: the UDF sees a non-existent record). */
   apply(key: RecordKey, call: UdfCall): Promise<BinMap>;

@@ -14,7 +14,7 @@ const BLOCK = CHILD_BLOCK;
 
 afterEach(closeHarnesses);
 
-/** The engine of a pass that meets `race` once, just before its first mark (deleting = true) of a record `where` picks. */
+/** The engine of a pass that meets `race` once, just before its first batch of marks (deleting = true) of a record `where` picks. */
 function raceAtFirstMark(
   h: Harness,
   race: () => Promise<unknown>,
@@ -22,12 +22,12 @@ function raceAtFirstMark(
 ): RecordEngine {
   let raced = false;
   return new DelegatingEngine(h.engine, {
-    update: async (key, b, policy, inner) => {
-      if (!raced && b.deleting === true && where(key)) {
+    batchUpdate: async (items, inner) => {
+      if (!raced && items.some((i) => i.bins.deleting === true && where(i.key))) {
         raced = true;
         await race();
       }
-      return inner.update(key, b, policy);
+      return inner.batchUpdate(items);
     },
   });
 }
@@ -391,7 +391,7 @@ describe('cleanup edge cases', () => {
     expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 1, errors: 0 });
   });
 
-  test('the master changed after its pagination records were marked: every mark is undone, kept as changed', async () => {
+  test('the master changed between read and mark: no record is left marked, kept as changed', async () => {
     const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3);
     await minedChild(
@@ -454,7 +454,7 @@ describe('cleanup edge cases', () => {
 });
 
 describe('a pass killed after each delete step is finished by the next pass', () => {
-  // steps of one delete of a paginated external tx with a parent: mark page, mark master, setDeletedChild,
+  // steps of one delete of a paginated external tx with a parent: mark master, mark page, setDeletedChild,
   // delete .tx, delete .outputs, remove page, remove master
   for (let step = 1; step <= 7; step++) {
     test(`killed at step ${step}`, async () => {
@@ -486,8 +486,8 @@ describe('a pass killed after each delete step is finished by the next pass', ()
 
 describe('time budget, report and metrics', () => {
   test('a pass stops before its deadline with more = true; the next pass resumes', async () => {
-    // one range, one delete at a time: the clock below counts the pass's steps in order
-    const h = await harness({ batchSize: 2, partitionRanges: 1, deleteConcurrency: 1 });
+    // one range: the clock below counts the pass's steps in order
+    const h = await harness({ batchSize: 2, partitionRanges: 1 });
     for (let i = 0; i < 5; i++) {
       const p = await h.parent(1);
       await minedChild(h, [{ txid: p, vout: 0 }], 1000);
@@ -504,7 +504,7 @@ describe('time budget, report and metrics', () => {
   });
 
   test('partition ranges: a pass queries every range with its own cursor and deletes each candidate once', async () => {
-    const h = await harness({ batchSize: 2, partitionRanges: 16, deleteConcurrency: 4 });
+    const h = await harness({ batchSize: 2, partitionRanges: 16 });
     for (let i = 0; i < 24; i++) {
       const p = await h.parent(1);
       await minedChild(h, [{ txid: p, vout: 0 }], 1000);

@@ -12,6 +12,9 @@ import {
   type BatchApplyItem,
   type BatchApplyResult,
   type BatchCreateItem,
+  type BatchRemoveItem,
+  type BatchRemoveResult,
+  type BatchUpdateItem,
   type BatchWriteResult,
   type BinMap,
   type Bins,
@@ -80,6 +83,8 @@ export interface EngineOverrides {
     policy: Pick<WritePolicy, 'generation'> | undefined,
     inner: RecordEngine,
   ) => Promise<boolean>;
+  batchUpdate?: (items: BatchUpdateItem[], inner: RecordEngine) => Promise<BatchWriteResult[]>;
+  batchRemove?: (items: BatchRemoveItem[], inner: RecordEngine) => Promise<BatchRemoveResult[]>;
   apply?: (key: RecordKey, call: UdfCall, inner: RecordEngine) => Promise<BinMap>;
   batchApply?: (items: BatchApplyItem[], inner: RecordEngine) => Promise<BatchApplyResult[]>;
   queryRange?: (query: RangeQuery, inner: RecordEngine) => Promise<RangePage>;
@@ -119,6 +124,12 @@ export class DelegatingEngine implements RecordEngine {
   remove(key: RecordKey, policy?: Pick<WritePolicy, 'generation'>): Promise<boolean> {
     return this.overrides.remove ? this.overrides.remove(key, policy, this.inner) : this.inner.remove(key, policy);
   }
+  batchUpdate(items: BatchUpdateItem[]): Promise<BatchWriteResult[]> {
+    return this.overrides.batchUpdate ? this.overrides.batchUpdate(items, this.inner) : this.inner.batchUpdate(items);
+  }
+  batchRemove(items: BatchRemoveItem[]): Promise<BatchRemoveResult[]> {
+    return this.overrides.batchRemove ? this.overrides.batchRemove(items, this.inner) : this.inner.batchRemove(items);
+  }
   apply(key: RecordKey, call: UdfCall): Promise<BinMap> {
     return this.overrides.apply ? this.overrides.apply(key, call, this.inner) : this.inner.apply(key, call);
   }
@@ -137,7 +148,7 @@ export class DelegatingEngine implements RecordEngine {
 
 /**
  * Wraps the ports as a pass killed at step n would see them: the n-th mutating call (1-based: update, remove,
- * batchApply, blob delete) and, when the process `dies` (default), every mutating call after it throw without
+ * batchUpdate, batchRemove, batchApply, blob delete) and, when the process `dies` (default), every mutating call after it throw without
  * reaching the engine or blob store. With `dies: false` only the n-th call fails (a transient error).
  * The pass lock is not counted and its release goes through, as if a new process had taken over once its TTL
  * expired (pass-lock.test.ts shows the lock of a dead pass holding off the next pass until then).
@@ -157,6 +168,8 @@ export function failingAt(
   const e = new DelegatingEngine(engine, {
     update: async (key, bins, policy, inner) => (step(), inner.update(key, bins, policy)),
     remove: async (key, policy, inner) => (key.equals(CLEANUP_PASS_LOCK_KEY) || step(), inner.remove(key, policy)),
+    batchUpdate: async (items, inner) => (step(), inner.batchUpdate(items)),
+    batchRemove: async (items, inner) => (step(), inner.batchRemove(items)),
     batchApply: async (items, inner) => (step(), inner.batchApply(items)),
   });
   const b: BlobStore = {

@@ -329,6 +329,131 @@ describe('AerospikeEngine UDFs', () => {
     expect(sent[0].policy).toMatchObject({ key: Aerospike.policy.key.SEND });
   });
 
+  test('batchUpdate: one batchWrite of update-only BATCH_WRITE records; an item with a generation goes as update()', async () => {
+    let n = 0;
+    const { engine, callsOf } = engineWith({
+      put: () => (n++ === 0 ? undefined : asError(AS_STATUS.ERR_RECORD_GENERATION)),
+      batchWrite: [
+        { status: AS_STATUS.OK, record: { bins: {} } },
+        { status: AS_STATUS.FILTERED_OUT, record: { bins: {} } },
+        { status: AS_STATUS.ERR_RECORD_NOT_FOUND, record: { bins: {} } },
+        { status: AS_STATUS.ERR_RECORD_TOO_BIG, record: { bins: {} } },
+      ],
+    });
+    const results = await engine.batchUpdate([
+      { key: KEY, bins: { deleting: true, creating: null } },
+      { key: KEY2, bins: { deleting: true }, policy: { generation: 4 } },
+      { key: KEY, bins: { a: 1 }, policy: { ttl: 60 } },
+      { key: KEY2, bins: { a: 1 } },
+      { key: KEY2, bins: { a: 2 }, policy: { generation: 9 } },
+      { key: KEY, bins: { a: 3 } },
+    ]);
+    expect(results).toEqual([
+      { ok: true },
+      { ok: true },
+      expect.objectContaining({ ok: false, error: expect.objectContaining({ code: 'RECORD_NOT_FOUND' }) }),
+      expect.objectContaining({ ok: false, error: expect.objectContaining({ code: 'RECORD_NOT_FOUND' }) }),
+      expect.objectContaining({ ok: false, error: expect.objectContaining({ code: 'GENERATION_MISMATCH' }) }),
+      expect.objectContaining({ ok: false, error: expect.objectContaining({ code: 'RECORD_TOO_BIG' }) }),
+    ]);
+    expect(callsOf('batchWrite')).toHaveLength(1);
+    const sent = callsOf('batchWrite')[0].args[0] as {
+      type: number;
+      key: { key: Buffer };
+      ops: unknown[];
+      policy: unknown;
+    }[];
+    expect(sent.map((r) => r.type)).toEqual([0, 1, 2, 3].map(() => Aerospike.batchType.BATCH_WRITE));
+    expect(sent.map((r) => r.key.key)).toEqual([KEY, KEY, KEY2, KEY]);
+    expect(sent[0].ops).toEqual([
+      Aerospike.operations.write('deleting', true),
+      Aerospike.operations.write('creating', null),
+    ]);
+    expect(sent[0].policy).toEqual({
+      exists: Aerospike.policy.exists.UPDATE,
+      key: Aerospike.policy.key.SEND,
+      ttl: Aerospike.ttl.DONT_UPDATE,
+      filterExpression: Aerospike.exp.not(Aerospike.exp.binExists(TOMBSTONE_BIN)),
+    });
+    expect(sent[1].policy).toMatchObject({ ttl: 60 });
+    // the node client cannot give a batch write record its generation: those items are single checked puts
+    const puts = callsOf('put');
+    expect(puts.map((c) => c.args[2])).toEqual([
+      { ttl: Aerospike.ttl.DONT_UPDATE, gen: 4 },
+      { ttl: Aerospike.ttl.DONT_UPDATE, gen: 9 },
+    ]);
+    expect(puts[0].args[3]).toMatchObject({ exists: Aerospike.policy.exists.UPDATE, gen: Aerospike.policy.gen.EQ });
+  });
+
+  test('batchRemove: one batchWrite of replace-only tombstone writes; missing or tombstone is not an error', async () => {
+    const { engine, callsOf } = engineWith({
+      put: undefined,
+      batchWrite: [
+        { status: AS_STATUS.OK, record: { bins: {} } },
+        { status: AS_STATUS.ERR_RECORD_NOT_FOUND, record: { bins: {} } },
+        { status: AS_STATUS.FILTERED_OUT, record: { bins: {} } },
+        { status: AS_STATUS.ERR_TIMEOUT, record: { bins: {} } },
+      ],
+    });
+    const before = Math.floor(Date.now() / 1000);
+    const results = await engine.batchRemove([
+      { key: KEY },
+      { key: KEY2 },
+      { key: KEY, policy: { generation: 3 } },
+      { key: KEY2 },
+      { key: KEY },
+    ]);
+    expect(results).toEqual([
+      { ok: true, existed: true },
+      { ok: true, existed: false },
+      { ok: true, existed: true },
+      { ok: true, existed: false },
+      expect.objectContaining({ ok: false, error: expect.objectContaining({ code: 'TIMEOUT' }) }),
+    ]);
+    const sent = callsOf('batchWrite')[0].args[0] as {
+      type: number;
+      ops: { bin: string; value: number }[];
+      policy: unknown;
+    }[];
+    expect(sent).toHaveLength(4);
+    expect(sent[0].type).toBe(Aerospike.batchType.BATCH_WRITE);
+    expect(sent[0].ops).toHaveLength(1);
+    expect(sent[0].ops[0]).toMatchObject({ bin: TOMBSTONE_BIN });
+    expect(sent[0].ops[0].value).toBeGreaterThanOrEqual(before);
+    expect(sent[0].policy).toEqual({
+      exists: Aerospike.policy.exists.REPLACE,
+      key: Aerospike.policy.key.SEND,
+      ttl: DEFAULT_TOMBSTONE_TTL_SECONDS,
+      filterExpression: Aerospike.exp.not(Aerospike.exp.binExists(TOMBSTONE_BIN)),
+    });
+    expect(callsOf('put').map((c) => c.args[2])).toEqual([{ ttl: DEFAULT_TOMBSTONE_TTL_SECONDS, gen: 3 }]);
+  });
+
+  test('batchUpdate / batchRemove: KEY_BUSY records are sent again; a failure of the whole call throws', async () => {
+    let round = 0;
+    const busy = engineWith({
+      batchWrite: (records: unknown[]) => {
+        round++;
+        return records.map((_, i) => ({
+          status: round === 1 && i === 1 ? AS_STATUS.ERR_RECORD_BUSY : AS_STATUS.OK,
+          record: { bins: {} },
+        }));
+      },
+    });
+    expect(await busy.engine.batchRemove([{ key: KEY }, { key: KEY2 }])).toEqual([
+      { ok: true, existed: true },
+      { ok: true, existed: true },
+    ]);
+    expect(busy.callsOf('batchWrite').map((c) => (c.args[0] as unknown[]).length)).toEqual([2, 1]);
+    const down = engineWith({ batchWrite: asError(AS_STATUS.ERR_CONNECTION, 'no connection') });
+    await expect(down.engine.batchUpdate([{ key: KEY, bins: { a: 1 } }])).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+    });
+    await expect(down.engine.batchRemove([{ key: KEY }])).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    expect(await down.engine.batchUpdate([])).toEqual([]);
+    expect(down.callsOf('batchWrite')).toHaveLength(2);
+  });
+
   test('KEY_BUSY (status 14) was not written: apply and batch records are sent again until written', async () => {
     let applies = 0;
     const single = engineWith({

@@ -244,6 +244,41 @@ export function describeEngineContract(name: string, open: () => Promise<OpenedE
         await engine.update(key, { a: 3 }, { generation: 1 });
         expect(await engine.get(key)).toMatchObject({ bins: { a: 3 }, generation: 2 });
       });
+      test('batchUpdate: one result per item, in order, each as update(): RECORD_NOT_FOUND, GENERATION_MISMATCH', async () => {
+        const [a, b, gone, missing, stale] = [newKey(), newKey(), newKey(), newKey(), newKey()];
+        await engine.create(a, { a: 1, x: 1 }, { ttl: 300 });
+        await engine.create(b, { b: 1 });
+        await engine.create(gone, { g: 1 });
+        await engine.remove(gone);
+        await engine.create(stale, { s: 1 });
+        await engine.update(stale, { s: 2 });
+        const results = await engine.batchUpdate([
+          { key: a, bins: { a: 2, x: null } },
+          { key: b, bins: { b: 2 }, policy: { generation: 1, ttl: 1000 } },
+          { key: gone, bins: { g: 2 } },
+          { key: missing, bins: { m: 1 } },
+          { key: stale, bins: { s: 3 }, policy: { generation: 1 } },
+        ]);
+        expect(results[0]).toEqual({ ok: true });
+        expect(results[1]).toEqual({ ok: true });
+        expect(results[2]).toMatchObject({ ok: false, error: { code: 'RECORD_NOT_FOUND' } });
+        expect(results[3]).toMatchObject({ ok: false, error: { code: 'RECORD_NOT_FOUND' } });
+        expect(results[4]).toMatchObject({ ok: false, error: { code: 'GENERATION_MISMATCH' } });
+        expect(results).toHaveLength(5);
+        // merged, null removed a bin, the ttl kept unless given, the generation moved
+        const recA = await engine.get(a);
+        expect(recA).toMatchObject({ bins: { a: 2 }, generation: 2 });
+        expect(recA!.ttl).toBeGreaterThan(200);
+        expect(recA!.ttl).toBeLessThanOrEqual(300);
+        const recB = await engine.get(b);
+        expect(recB).toMatchObject({ bins: { b: 2 }, generation: 2 });
+        expect(recB!.ttl).toBeGreaterThan(900);
+        // the failed items wrote nothing
+        expect(await engine.get(gone)).toBeNull();
+        expect(await engine.get(missing)).toBeNull();
+        expect(await engine.get(stale)).toMatchObject({ bins: { s: 2 }, generation: 2 });
+        await expect(engine.batchUpdate([])).resolves.toEqual([]);
+      });
     });
 
     describe('remove', () => {
@@ -299,6 +334,48 @@ export function describeEngineContract(name: string, open: () => Promise<OpenedE
         expect(await engine.remove(key)).toBe(false);
         const gen = (await engine.apply(key, udf('meta'))).gen as number;
         expect(await engine.remove(key, { generation: gen + 5 })).toBe(false);
+      });
+      test('batchRemove: one result per item, in order, each as remove(): existed or not, GENERATION_MISMATCH', async () => {
+        const [a, b, gone, missing, stale, staleGone] = [newKey(), newKey(), newKey(), newKey(), newKey(), newKey()];
+        for (const k of [a, b, gone, stale, staleGone]) await engine.create(k, { v: 1 });
+        await engine.update(b, { v: 2 });
+        await engine.remove(gone);
+        await engine.remove(staleGone);
+        const results = await engine.batchRemove([
+          { key: a },
+          { key: b, policy: { generation: 2 } },
+          { key: gone },
+          { key: missing },
+          { key: stale, policy: { generation: 7 } },
+          // a stale generation against a tombstone: not there, as remove() answers
+          { key: staleGone, policy: { generation: 7 } },
+        ]);
+        expect(results).toEqual([
+          { ok: true, existed: true },
+          { ok: true, existed: true },
+          { ok: true, existed: false },
+          { ok: true, existed: false },
+          expect.objectContaining({ ok: false, error: expect.objectContaining({ code: 'GENERATION_MISMATCH' }) }),
+          { ok: true, existed: false },
+        ]);
+        expect(await engine.batchGet([a, b, gone, missing, stale])).toEqual([
+          null,
+          null,
+          null,
+          null,
+          expect.objectContaining({ bins: { v: 1 }, generation: 1 }),
+        ]);
+        // a batch remove leaves tombstones with a TTL, as remove() does
+        for (const k of [a, b]) {
+          const stored = await engine.apply(k, udf('meta'));
+          expect(stored).toMatchObject({ exists: true });
+          expect(typeof stored.tombstone).toBe('number');
+          expect(stored.ttl as number).toBeGreaterThan(0);
+          expect(stored.ttl as number).toBeLessThanOrEqual(DEFAULT_TOMBSTONE_TTL_SECONDS);
+        }
+        await engine.create(a, { again: 1 });
+        expect((await engine.get(a))!.bins).toEqual({ again: 1 });
+        await expect(engine.batchRemove([])).resolves.toEqual([]);
       });
     });
 

@@ -46,6 +46,8 @@ const ENGINE_STEPS = [
   'batchCreate',
   'update',
   'remove',
+  'batchUpdate',
+  'batchRemove',
   'apply',
   'batchApply',
   'queryRange',

@@ -14,6 +14,10 @@
  *   tombstone TTL, filtered to live records. Reads drop tombstones; create replaces one (a put filtered to
  *   tombstones); update is filtered to live records; the Lua module skips them (isLive); range queries never see one
  *   (it has no indexed bin).
+ * - batchUpdate / batchRemove: client.batchWrite with one BATCH_WRITE record per item (the update's or the tombstone's
+ *   write, same policies and filter). An item with a generation is sent as update() / remove() instead: the node
+ *   client cannot give a batch write record its expected generation (its binding leaves the C client's
+ *   as_operations.gen at 0, which a batch write's gen = EQ checks), so such items run as single commands, side by side.
  */
 import { promises as fs } from 'fs';
 import { tmpdir } from 'os';
@@ -30,6 +34,9 @@ import {
   type BatchApplyItem,
   type BatchApplyResult,
   type BatchCreateItem,
+  type BatchRemoveItem,
+  type BatchRemoveResult,
+  type BatchUpdateItem,
   type BatchWriteResult,
   type BinMap,
   type Bins,
@@ -46,6 +53,7 @@ import { checkQueryState, decodeCursor, encodeCursor } from './cursor';
 import { AS_STATUS, batchStatusError, mapAerospikeError, statusOf } from './errors';
 import { isBusy, retryBusy, retryBusyItems, retryNotSent } from './retry';
 import { loadAerospike, type AerospikeModule } from './native';
+import { mapLimited } from '../../domain/concurrency';
 import { fromAerospikeBins, toAerospikeBins, toAerospikeValue, udfResultMap } from './values';
 
 export interface AerospikeEngineOptions {
@@ -62,6 +70,8 @@ export interface AerospikeEngineOptions {
 
 /** Records per batch command. */
 export const BATCH_CHUNK = 1000;
+/** Single commands a batch runs at once for its items that cannot go in a batch command (a generation check). */
+export const SINGLE_COMMANDS_AT_ONCE = 64;
 /** ms a cluster-state check waits for the nodes' answers (a node that does not answer in time: unstable) */
 export const CLUSTER_STATE_TIMEOUT_MS = 1000;
 const DEFAULT_PAGE = 1000;
@@ -390,6 +400,126 @@ export class AerospikeEngine implements RecordEngine {
       if (status === AS_STATUS.ERR_RECORD_NOT_FOUND || status === AS_STATUS.FILTERED_OUT) return false;
       if (status === AS_STATUS.ERR_RECORD_GENERATION && (await this.get(key, [TOMBSTONE_BIN])) === null) return false;
       throw err;
+    }
+  }
+
+  /** update() of many records: the items without a generation in batch commands, the others one by one. */
+  async batchUpdate(items: BatchUpdateItem[]): Promise<BatchWriteResult[]> {
+    return this.batchOrSingle(
+      items,
+      (part) => this.batchUpdateChunk(part),
+      async (item) => {
+        try {
+          await this.update(item.key, item.bins, item.policy);
+          return { ok: true };
+        } catch (err) {
+          return { ok: false, error: mapAerospikeError(err, `update ${keyHex(item.key)}`) };
+        }
+      },
+    );
+  }
+
+  private async batchUpdateChunk(items: BatchUpdateItem[]): Promise<BatchWriteResult[]> {
+    const { exists, key } = this.as.policy;
+    const records = items.map((item) => ({
+      type: this.as.batchType.BATCH_WRITE,
+      key: this.key(item.key),
+      // a null value removes the bin, as in update()
+      ops: Object.entries(toAerospikeBins(item.bins)).map(([bin, v]) => this.as.operations.write(bin, v as never)),
+      policy: {
+        exists: exists.UPDATE,
+        key: key.SEND,
+        ttl: item.policy?.ttl ?? this.as.ttl.DONT_UPDATE,
+        filterExpression: this.tombstoneFilter(false) as never,
+      },
+    }));
+    const results = await this.batchWriteRecords(records, `batch update of ${items.length} records`);
+    return results.map((r, i): BatchWriteResult => {
+      const status = Number(r.status);
+      if (status === AS_STATUS.OK) return { ok: true };
+      const context = `update ${keyHex(items[i].key)}`;
+      if (status === AS_STATUS.FILTERED_OUT) {
+        return { ok: false, error: new EngineError('RECORD_NOT_FOUND', `aerospike ${context}: record not found`) };
+      }
+      return { ok: false, error: batchStatusError(status, context) };
+    });
+  }
+
+  /** remove() of many records: the items without a generation in batch commands, the others one by one. */
+  async batchRemove(items: BatchRemoveItem[]): Promise<BatchRemoveResult[]> {
+    return this.batchOrSingle(
+      items,
+      (part) => this.batchRemoveChunk(part),
+      async (item) => {
+        try {
+          return { ok: true, existed: await this.remove(item.key, item.policy) };
+        } catch (err) {
+          return { ok: false, error: mapAerospikeError(err, `remove ${keyHex(item.key)}`) };
+        }
+      },
+    );
+  }
+
+  private async batchRemoveChunk(items: BatchRemoveItem[]): Promise<BatchRemoveResult[]> {
+    const { exists, key } = this.as.policy;
+    const tombstone = this.as.operations.write(TOMBSTONE_BIN, Math.floor(Date.now() / 1000));
+    const policy = {
+      exists: exists.REPLACE,
+      key: key.SEND,
+      ttl: this.tombstoneTtlSeconds,
+      filterExpression: this.tombstoneFilter(false) as never,
+    };
+    const records = items.map((item) => ({
+      type: this.as.batchType.BATCH_WRITE,
+      key: this.key(item.key),
+      ops: [tombstone],
+      policy,
+    }));
+    const results = await this.batchWriteRecords(records, `batch remove of ${items.length} records`);
+    return results.map((r, i): BatchRemoveResult => {
+      const status = Number(r.status);
+      if (status === AS_STATUS.OK) return { ok: true, existed: true };
+      if (status === AS_STATUS.ERR_RECORD_NOT_FOUND || status === AS_STATUS.FILTERED_OUT) {
+        return { ok: true, existed: false };
+      }
+      return { ok: false, error: batchStatusError(status, `remove ${keyHex(items[i].key)}`) };
+    });
+  }
+
+  /**
+   * One result per item, in order: the items without a generation through `batch` (chunks of BATCH_CHUNK, each
+   * settled before a failure is reported), the others through `single`, SINGLE_COMMANDS_AT_ONCE at a time.
+   */
+  private async batchOrSingle<I extends { policy?: { generation?: number } }, R>(
+    items: I[],
+    batch: (part: I[]) => Promise<R[]>,
+    single: (item: I) => Promise<R>,
+  ): Promise<R[]> {
+    const batched: number[] = [];
+    const singles: number[] = [];
+    items.forEach((item, i) => (item.policy?.generation === undefined ? batched : singles).push(i));
+    const results = new Array<R>(items.length);
+    const batches = settleAll(chunk(batched, BATCH_CHUNK).map((part) => batch(part.map((i) => items[i])))).then(
+      (chunks) => chunks.flat().forEach((r, n) => (results[batched[n]] = r)),
+    );
+    const singleRuns = mapLimited(singles, SINGLE_COMMANDS_AT_ONCE, async (i) => {
+      results[i] = await single(items[i]);
+    });
+    await settleAll<unknown>([batches, singleRuns]);
+    return results;
+  }
+
+  /** client.batchWrite of write records; KEY_BUSY records are sent again as the other batch paths do. */
+  private async batchWriteRecords(records: object[], context: string): Promise<BatchResult[]> {
+    try {
+      return await retryBusyItems(
+        records,
+        (part) => this.client.batchWrite(part as never),
+        (r) => isBusy(Number(r.status)),
+        this.budget('batchParentWrite'),
+      );
+    } catch (err) {
+      throw mapAerospikeError(err, context);
     }
   }
 

@@ -14,6 +14,9 @@ import {
   type BatchApplyItem,
   type BatchApplyResult,
   type BatchCreateItem,
+  type BatchRemoveItem,
+  type BatchRemoveResult,
+  type BatchUpdateItem,
   type BatchWriteResult,
   type BinMap,
   type BinValue,
@@ -138,32 +141,65 @@ export class EmbeddedEngine implements RecordEngine {
 
   async update(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
     this.checkOpen();
+    this.transaction(() => this.updateNow(key, bins, policy));
+  }
+
+  async batchUpdate(items: BatchUpdateItem[]): Promise<BatchWriteResult[]> {
+    this.checkOpen();
+    return this.transaction(() =>
+      items.map((item): BatchWriteResult => {
+        try {
+          this.updateNow(item.key, item.bins, item.policy ?? {});
+          return { ok: true };
+        } catch (err) {
+          return { ok: false, error: asEngineError(err) };
+        }
+      }),
+    );
+  }
+
+  /** update() inside a transaction. */
+  private updateNow(key: RecordKey, bins: Bins, policy: WritePolicy): void {
     checkKey(key);
-    this.transaction(() => {
-      const now = this.now();
-      const row = this.live(key, now);
-      if (!row) throw new EngineError('RECORD_NOT_FOUND', `record ${hex(key)} not found`);
-      checkGeneration(row, policy.generation);
-      const blob = mergeRecord(row.bins, bins);
-      // Aerospike deletes a record left without bins
-      if (blob.length === 0) return void this.table.delete(key);
-      this.checkSize(key, blob);
-      this.write(key, row.gen + 1, expiresAt(policy.ttl ?? TTL_KEEP, row.expires_at, now), blob);
-    });
+    const now = this.now();
+    const row = this.live(key, now);
+    if (!row) throw new EngineError('RECORD_NOT_FOUND', `record ${hex(key)} not found`);
+    checkGeneration(row, policy.generation);
+    const blob = mergeRecord(row.bins, bins);
+    // Aerospike deletes a record left without bins
+    if (blob.length === 0) return void this.table.delete(key);
+    this.checkSize(key, blob);
+    this.write(key, row.gen + 1, expiresAt(policy.ttl ?? TTL_KEEP, row.expires_at, now), blob);
   }
 
   async remove(key: RecordKey, policy: Pick<WritePolicy, 'generation'> = {}): Promise<boolean> {
     this.checkOpen();
+    return this.transaction(() => this.removeNow(key, policy));
+  }
+
+  async batchRemove(items: BatchRemoveItem[]): Promise<BatchRemoveResult[]> {
+    this.checkOpen();
+    return this.transaction(() =>
+      items.map((item): BatchRemoveResult => {
+        try {
+          return { ok: true, existed: this.removeNow(item.key, item.policy ?? {}) };
+        } catch (err) {
+          return { ok: false, error: asEngineError(err) };
+        }
+      }),
+    );
+  }
+
+  /** remove() inside a transaction. */
+  private removeNow(key: RecordKey, policy: Pick<WritePolicy, 'generation'>): boolean {
     checkKey(key);
-    return this.transaction(() => {
-      const now = this.now();
-      const row = this.live(key, now);
-      if (!row) return false;
-      checkGeneration(row, policy.generation);
-      const tombstone = encodeRecord({ [TOMBSTONE_BIN]: Math.floor(now / 1000) });
-      this.write(key, row.gen + 1, expiresAt(this.tombstoneTtlSeconds, null, now), tombstone);
-      return true;
-    });
+    const now = this.now();
+    const row = this.live(key, now);
+    if (!row) return false;
+    checkGeneration(row, policy.generation);
+    const tombstone = encodeRecord({ [TOMBSTONE_BIN]: Math.floor(now / 1000) });
+    this.write(key, row.gen + 1, expiresAt(this.tombstoneTtlSeconds, null, now), tombstone);
+    return true;
   }
 
   async apply(key: RecordKey, call: UdfCall): Promise<BinMap> {
