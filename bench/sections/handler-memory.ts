@@ -72,6 +72,8 @@ export interface HandlerMemoryRun {
   slowestMs: number;
   largestBody: number;
   report?: Record<string, unknown>;
+  /** what beforeCleanup prepared */
+  prepared?: string;
 }
 
 export interface HandlerMemoryOptions {
@@ -83,6 +85,8 @@ export interface HandlerMemoryOptions {
   limits: number[];
   /** function memory sizes to run at; the configured size first */
   memorySizes?: number[];
+  /** run before each cleanup probe (e.g. makes a block's worth of txs deletable); its answer is reported */
+  beforeCleanup?: () => Promise<string>;
 }
 
 function run(
@@ -132,7 +136,7 @@ function unminedEvent(limit: number): unknown {
 }
 
 /** Runs each probe in a fresh process; the configured memory size of each function first, then the smaller ones. */
-export function benchHandlerMemory(o: HandlerMemoryOptions): HandlerMemoryRun[] {
+export async function benchHandlerMemory(o: HandlerMemoryOptions): Promise<HandlerMemoryRun[]> {
   const node22 = findNode22({ install: true });
   if (!node22.ok) throw new Error(`handler memory needs the Lambda runtime's Node 22: ${node22.reason}`);
   const config = defaultConfig();
@@ -155,12 +159,13 @@ export function benchHandlerMemory(o: HandlerMemoryOptions): HandlerMemoryRun[] 
       }
     }
     for (const memoryMb of sizes(config.functions.cleanup.memoryMb)) {
+      const prepared = o.beforeCleanup ? await o.beforeCleanup() : undefined;
       const r = run(node22.node, cleanup, bundled.layer, memoryMb, env, {
         kind: 'once',
         event: scheduledEvent(),
         timeoutMs: config.functions.cleanup.timeoutSeconds * 1000,
       });
-      runs.push({ fn: 'cleanup', what: 'one scheduled pass', memoryMb, ...r });
+      runs.push({ fn: 'cleanup', what: 'one scheduled pass', memoryMb, prepared, ...r });
     }
     return runs;
   } finally {
@@ -170,11 +175,10 @@ export function benchHandlerMemory(o: HandlerMemoryOptions): HandlerMemoryRun[] 
 
 // standalone: HANDLER_STORE=aerospike://127.0.0.1:3100/utxo?set=<set> npx tsx bench/sections/handler-memory.ts
 if (require.main === module) {
-  const runs = benchHandlerMemory({
+  void benchHandlerMemory({
     storeUrl: process.env.HANDLER_STORE ?? '',
     env: { BLOB_STORE: 'file:/tmp/handler-memory-blobs', SIGNAL_QUEUE: 'inline', UTXO_BATCH_SIZE: '8000' },
     limits: (process.env.HANDLER_LIMITS ?? '10000').split(',').map(Number),
     memorySizes: (process.env.HANDLER_MEMORY ?? '256').split(',').map(Number),
-  });
-  console.table(runs.map(({ report, ...r }) => ({ ...r, report: JSON.stringify(report ?? '') })));
+  }).then((runs) => console.table(runs.map(({ report, ...r }) => ({ ...r, report: JSON.stringify(report ?? '') }))));
 }

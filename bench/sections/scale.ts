@@ -570,7 +570,13 @@ async function benchHandler(opened: Opened, set: string, blobDir: string): Promi
     console.log('scale handler: skipped (the functions run in their own processes: needs AEROSPIKE_HOSTS)');
     return [];
   }
-  const runs = benchHandlerMemory({
+  const store = await createUtxoStore({
+    engine: opened.engine,
+    blobs: new FileBlobStore({ dir: blobDir }),
+    signals: nullQueue,
+    settings,
+  });
+  const runs = await benchHandlerMemory({
     storeUrl: opened.storeUrl(set),
     env: {
       BLOB_STORE: `file:${blobDir}`,
@@ -581,6 +587,7 @@ async function benchHandler(opened: Opened, set: string, blobDir: string): Promi
     },
     limits: [...new Set([1000, HANDLER_PAGE])],
     memorySizes: [256],
+    beforeCleanup: () => prepareDeletable(store, SAMPLE),
   });
   return runs.map((r) => ({
     section: `${SECTION} handler`,
@@ -592,8 +599,34 @@ async function benchHandler(opened: Opened, set: string, blobDir: string): Promi
       `peak RSS ${r.maxRssMb} MB; ` +
       (r.fn === 'get'
         ? `${r.txs} txs in ${r.invocations} pages, slowest ${r0(r.slowestMs)} ms, largest body ${r0(r.largestBody / 1024)} KB`
-        : `${JSON.stringify(r.report)}`),
+        : `${r.prepared}; ${JSON.stringify(r.report)}`),
   }));
+}
+
+/**
+ * `n` parents made deletable at the store's tip: created, spent by a child each, both mined, then the tip moved past
+ * the retention and the safety window (what one block's worth of cleanup meets).
+ */
+async function prepareDeletable(store: UtxoStore, n: number): Promise<string> {
+  const parents = Array.from({ length: n }, () => rootTx(1));
+  const children = parents.map((p) => makeTx({ inputs: [{ parent: p, vout: 0 }] }));
+  await inFlight(chunks(parents, 1000), IN_FLIGHT, async (b) =>
+    must(await store.createMany(b.map((p) => ({ tx: p.hex }))), 'createMany'),
+  );
+  await inFlight(chunks(children, 1000), IN_FLIGHT, async (b) =>
+    must(await store.spendMany(b.map((c) => ({ tx: c.hex }))), 'spendMany'),
+  );
+  await inFlight(chunks(children, 1000), IN_FLIGHT, async (b) =>
+    must(await store.createMany(b.map((c) => ({ tx: c.hex }))), 'children createMany'),
+  );
+  const block = (await store.getChainTip()) + 1;
+  await store.setChainTip(block);
+  const all = [...parents, ...children].map((f) => f.txid);
+  await inFlight(chunks(all, 1000), IN_FLIGHT, async (b) => {
+    await store.setMined({ txids: b, blockId: block, blockHeight: block, subtreeIdx: 0 });
+  });
+  await store.setChainTip(block + R + 1);
+  return `${n} parents made deletable`;
 }
 
 export async function benchScale(): Promise<BenchRow[]> {
