@@ -665,6 +665,21 @@ describe('AerospikeEngine range queries', () => {
     await expect(engine.queryRange({ bin: 'unminedSince', min: 0, max: 1 })).rejects.toMatchObject({ code: 'TIMEOUT' });
   });
 
+  test('a page that never answers is abandoned with TIMEOUT at the deadline (the client did not time it out)', async () => {
+    const fake = fakeClient({ createIntegerIndex: indexJob });
+    fake.query.results.mockImplementation(() => new Promise<never>(() => undefined));
+    const engine = new AerospikeEngine({ client: fake.client, namespace: 'utxo', set: 'txs', queryDeadlineMs: 50 });
+    const started = Date.now();
+    await expect(engine.queryRange({ bin: 'unminedSince', min: 0, max: 1 })).rejects.toMatchObject({
+      code: 'TIMEOUT',
+      message: expect.stringMatching(/no answer within 50 ms/),
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    // a late failure of the abandoned page is not an unhandled rejection; the next page is asked normally
+    fake.query.results.mockImplementation(async () => []);
+    await expect(engine.queryRange({ bin: 'unminedSince', min: 0, max: 1 })).resolves.toEqual({ records: [] });
+  });
+
   test('a cursor is handed to the client only when it is a saved range query of this engine on that bin', async () => {
     const { engine, query } = engineWith({ createIntegerIndex: indexJob, queryResults: { records: [] } });
     const cursorOf = (state: { bytes: number[] }) => encodeCursor(state)!;

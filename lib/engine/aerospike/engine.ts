@@ -66,6 +66,11 @@ export interface AerospikeEngineOptions {
   jobPollMs?: number;
   /** seconds a remove's tombstone lives (default DEFAULT_TOMBSTONE_TTL_SECONDS) */
   tombstoneTtlSeconds?: number;
+  /**
+   * ms a query page may take before the engine gives up on it (TIMEOUT), whatever the client does (default: the
+   * client's query totalTimeout + QUERY_DEADLINE_GRACE_MS)
+   */
+  queryDeadlineMs?: number;
 }
 
 /** Records per batch command. */
@@ -75,6 +80,8 @@ export const SINGLE_COMMANDS_AT_ONCE = 64;
 /** ms a cluster-state check waits for the nodes' answers (a node that does not answer in time: unstable) */
 export const CLUSTER_STATE_TIMEOUT_MS = 1000;
 const DEFAULT_PAGE = 1000;
+/** ms past the client's own query timeout before the engine abandons a page that has not answered */
+export const QUERY_DEADLINE_GRACE_MS = 5000;
 
 /** Index name of an indexed bin in a set: `<set>_<bin>`. */
 export function indexName(set: string, bin: IndexedBin): string {
@@ -120,6 +127,16 @@ export class AerospikeEngine implements RecordEngine {
       throw new TypeError('AerospikeEngine: options.tombstoneTtlSeconds must be a positive integer');
     }
     this.as = loadAerospike();
+    this.queryDeadlineMs = options.queryDeadlineMs ?? this.configuredQueryTimeout() + QUERY_DEADLINE_GRACE_MS;
+  }
+
+  private readonly queryDeadlineMs: number;
+
+  private configuredQueryTimeout(): number {
+    const query = (this.client.config as unknown as { policies?: { query?: { totalTimeout?: unknown } } } | undefined)
+      ?.policies?.query;
+    const total = query?.totalTimeout;
+    return typeof total === 'number' && total > 0 ? total : 30000;
   }
 
   /**
@@ -623,8 +640,9 @@ export class AerospikeEngine implements RecordEngine {
       if (state) q.queryState = state as never;
       // the saved state holds the partitions' progress; the C client wants the same filter on every page
       if (query.partitions) q.partitions(query.partitions.begin, query.partitions.count);
-      records = await q.results();
+      records = await withDeadline(q.results(), this.queryDeadlineMs);
     } catch (err) {
+      if (err instanceof EngineError) throw err;
       throw mapAerospikeError(err, `query ${query.bin} in [${query.min}, ${query.max}]`);
     }
     // Aerospike returns a page in partition order; within the page, order by the queried value (then key).
@@ -680,6 +698,28 @@ export class AerospikeEngine implements RecordEngine {
 
   async close(): Promise<void> {
     if (this.ownsClient) this.client.close();
+  }
+}
+
+/**
+ * A query page that has not answered by the deadline is abandoned with TIMEOUT. Seen on a 2-node 8.1 cluster: a
+ * paginated query whose connection the server gave up on ("error sending ... Connection timed out" in its log) never
+ * settled its promise, past the client's own totalTimeout. The page can be asked again from the same cursor.
+ */
+async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new EngineError('TIMEOUT', `aerospike query: no answer within ${ms} ms; ask the page again`)),
+      ms,
+    );
+  });
+  // a page answering after the deadline is dropped (its rejection too)
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
