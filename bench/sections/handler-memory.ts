@@ -8,7 +8,7 @@
  * - `cleanup`: one scheduled pass.
  * Run by the scale section (BENCH_SCALE_PARTS=handler) on a store it filled, or standalone on any store URL.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { synthesizeBundled } from '../../cdk/asset-report';
 import { defaultConfig } from '../../cdk/config';
@@ -89,15 +89,16 @@ export interface HandlerMemoryOptions {
   beforeCleanup?: () => Promise<string>;
 }
 
-function run(
+/** One probe in a fresh process (spawned, not spawnSync: the caller's own Aerospike client keeps its event loop). */
+async function run(
   node: string,
   handler: string,
   layer: string,
   memoryMb: number,
   env: Record<string, string>,
   probe: { kind: 'pages' | 'once'; event: unknown; timeoutMs: number },
-): Omit<HandlerMemoryRun, 'fn' | 'what' | 'memoryMb'> {
-  const result = spawnSync(node, [...nodeArguments(memoryMb), '-e', PROBE], {
+): Promise<Omit<HandlerMemoryRun, 'fn' | 'what' | 'memoryMb'>> {
+  const child = spawn(node, [...nodeArguments(memoryMb), '-e', PROBE], {
     env: {
       ...lambdaLayoutEnv(handler, layer),
       ...env,
@@ -108,15 +109,21 @@ function run(
       PROBE_EVENT: JSON.stringify(probe.event),
       PROBE_TIMEOUT_MS: String(probe.timeoutMs),
     },
-    encoding: 'utf8',
-    maxBuffer: 256 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const line = result.stdout
-    .split('\n')
-    .reverse()
-    .find((l) => l.startsWith('PROBE '));
-  if (result.status !== 0 || line === undefined) {
-    throw new Error(`handler probe ${handler} (${memoryMb} MB) failed: ${result.stderr.trim().slice(-2000)}`);
+  let line: string | undefined;
+  let stderr = '';
+  let rest = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (rest + chunk).split('\n');
+    rest = lines.pop() ?? '';
+    line = lines.reverse().find((l) => l.startsWith('PROBE ')) ?? line;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (stderr = (stderr + chunk).slice(-4000)));
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  if (rest.startsWith('PROBE ')) line = rest;
+  if (status !== 0 || line === undefined) {
+    throw new Error(`handler probe ${handler} (${memoryMb} MB) failed: ${stderr.trim().slice(-2000)}`);
   }
   return JSON.parse(line.slice('PROBE '.length)) as Omit<HandlerMemoryRun, 'fn' | 'what' | 'memoryMb'>;
 }
@@ -150,7 +157,7 @@ export async function benchHandlerMemory(o: HandlerMemoryOptions): Promise<Handl
     for (const memoryMb of sizes(config.functions.get.memoryMb)) {
       for (const limit of o.limits) {
         const timeoutMs = config.functions.get.timeoutSeconds * 1000;
-        const r = run(node22.node, get, bundled.layer, memoryMb, env, {
+        const r = await run(node22.node, get, bundled.layer, memoryMb, env, {
           kind: 'pages',
           event: unminedEvent(limit),
           timeoutMs,
@@ -160,7 +167,7 @@ export async function benchHandlerMemory(o: HandlerMemoryOptions): Promise<Handl
     }
     for (const memoryMb of sizes(config.functions.cleanup.memoryMb)) {
       const prepared = o.beforeCleanup ? await o.beforeCleanup() : undefined;
-      const r = run(node22.node, cleanup, bundled.layer, memoryMb, env, {
+      const r = await run(node22.node, cleanup, bundled.layer, memoryMb, env, {
         kind: 'once',
         event: scheduledEvent(),
         timeoutMs: config.functions.cleanup.timeoutSeconds * 1000,

@@ -126,14 +126,21 @@ export class EmbeddedEngine implements RecordEngine {
   }
 
   async batchCreate(items: BatchCreateItem[]): Promise<BatchWriteResult[]> {
+    return this.eachInOneTransaction(items, (item) => {
+      this.createNow(item.key, item.bins, item.policy ?? {});
+      return { ok: true };
+    });
+  }
+
+  /** A batch: every item in one transaction, one result per item (an item's engine error is its result). */
+  private eachInOneTransaction<T, R>(items: T[], write: (item: T) => R): (R | { ok: false; error: EngineError })[] {
     this.checkOpen();
     return this.transaction(() =>
-      items.map((item): BatchWriteResult => {
+      items.map((item) => {
         try {
-          this.createNow(item.key, item.bins, item.policy ?? {});
-          return { ok: true };
+          return write(item);
         } catch (err) {
-          return { ok: false, error: asEngineError(err) };
+          return { ok: false as const, error: asEngineError(err) };
         }
       }),
     );
@@ -145,17 +152,10 @@ export class EmbeddedEngine implements RecordEngine {
   }
 
   async batchUpdate(items: BatchUpdateItem[]): Promise<BatchWriteResult[]> {
-    this.checkOpen();
-    return this.transaction(() =>
-      items.map((item): BatchWriteResult => {
-        try {
-          this.updateNow(item.key, item.bins, item.policy ?? {});
-          return { ok: true };
-        } catch (err) {
-          return { ok: false, error: asEngineError(err) };
-        }
-      }),
-    );
+    return this.eachInOneTransaction(items, (item) => {
+      this.updateNow(item.key, item.bins, item.policy ?? {});
+      return { ok: true };
+    });
   }
 
   /** update() inside a transaction. */
@@ -178,16 +178,10 @@ export class EmbeddedEngine implements RecordEngine {
   }
 
   async batchRemove(items: BatchRemoveItem[]): Promise<BatchRemoveResult[]> {
-    this.checkOpen();
-    return this.transaction(() =>
-      items.map((item): BatchRemoveResult => {
-        try {
-          return { ok: true, existed: this.removeNow(item.key, item.policy ?? {}) };
-        } catch (err) {
-          return { ok: false, error: asEngineError(err) };
-        }
-      }),
-    );
+    return this.eachInOneTransaction(items, (item) => ({
+      ok: true as const,
+      existed: this.removeNow(item.key, item.policy ?? {}),
+    }));
   }
 
   /** remove() inside a transaction. */
