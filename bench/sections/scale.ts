@@ -155,6 +155,8 @@ interface Opened {
   storeUrl: (set: string) => string;
   /** bytes per stored record copy from the server's statistics, or a note */
   serverMemory: () => Promise<string>;
+  /** record operations the server has done so far (RECORD_OP_STATS summed over nodes); undefined when unknown */
+  serverOps?: () => Promise<number>;
   close: () => Promise<void>;
 }
 
@@ -186,19 +188,12 @@ async function openEngine(set: string): Promise<Opened> {
     storeUrl: (s) => `aerospike://${AEROSPIKE}/${namespace}?set=${s}`,
     serverMemory: async () => {
       // every node's namespace statistics: objects (master + replica copies) and the memory they hold
-      const nodes = (await client.infoAll(`namespace/${namespace}`)) as { info: string }[];
+      const nodes = await namespaceStats(client, namespace);
       let objects = 0;
       let bytes = 0;
       let index = 0;
       let sindex = 0;
-      for (const { info: answer } of nodes) {
-        const stats = Object.fromEntries(
-          answer
-            .replace(/^[^\t]*\t/, '')
-            .trim()
-            .split(';')
-            .map((kv) => kv.split('=')),
-        ) as Record<string, string>;
+      for (const stats of nodes) {
         objects += Number(stats.objects ?? 0);
         bytes += Number(stats.data_used_bytes ?? 0);
         index += Number(stats.index_used_bytes ?? 0);
@@ -207,8 +202,44 @@ async function openEngine(set: string): Promise<Opened> {
       const per = (n: number) => (objects > 0 ? Math.round(n / objects) : 0);
       return `${objects} record copies on ${nodes.length} nodes: data ${per(bytes)} B + primary index ${per(index)} B + sindex ${per(sindex)} B per copy`;
     },
+    serverOps: async () =>
+      (await namespaceStats(client, namespace)).reduce(
+        (sum, stats) => sum + RECORD_OP_STATS.reduce((n, name) => n + Number(stats[name] ?? 0), 0),
+        0,
+      ),
     close: async () => client.close(),
   };
+}
+
+/**
+ * The namespace statistics counting record operations a client asked for, on the master copy (a replica write is
+ * not counted): single and batch reads, writes, deletes and UDF calls. Query results are not counted.
+ */
+const RECORD_OP_STATS = ['client', 'batch_sub'].flatMap((kind) => [
+  `${kind}_read_success`,
+  `${kind}_read_not_found`,
+  `${kind}_write_success`,
+  `${kind}_delete_success`,
+  `${kind}_delete_not_found`,
+  `${kind}_udf_complete`,
+]);
+
+/** Every node's statistics of the namespace (info `namespace/<ns>`), parsed. */
+async function namespaceStats(
+  client: { infoAll(command: string): Promise<unknown> },
+  namespace: string,
+): Promise<Record<string, string>[]> {
+  const nodes = (await client.infoAll(`namespace/${namespace}`)) as { info: string }[];
+  return nodes.map(
+    ({ info: answer }) =>
+      Object.fromEntries(
+        answer
+          .replace(/^[^\t]*\t/, '')
+          .trim()
+          .split(';')
+          .map((kv) => kv.split('=')),
+      ) as Record<string, string>,
+  );
 }
 
 interface StepResult {
@@ -500,11 +531,15 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
       at += k;
     }
     const large = Array.from({ length: 3 }, () => rootTx(35000));
-    const phases: [string, number][] = [];
+    // wall time and, on Aerospike, the record operations the server did in each phase
+    const phases: [string, number, number | undefined][] = [];
     const phase = async (name: string, fn: () => Promise<void>) => {
+      const ops = await opened.serverOps?.();
       const t = performance.now();
       await fn();
-      phases.push([name, performance.now() - t]);
+      const ms = performance.now() - t;
+      const after = await opened.serverOps?.();
+      phases.push([name, ms, ops === undefined || after === undefined ? undefined : after - ops]);
     };
     progress('block: phases');
     await phase('create', async () => {
@@ -533,23 +568,32 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
     });
     const total = phases.reduce((s, [, ms]) => s + ms, 0);
     const n = all.length;
-    for (const [name, ms] of phases) {
+    // per record operation: the raw limit is one UDF call on one record per item
+    const perOp = (ops: number | undefined, ms: number) =>
+      ops === undefined
+        ? ''
+        : `; ${ops} record ops (${r2(ops / n)} per block tx), ${r0((ops * 1000) / ms)} ops/s = x${r2((ops * 1000) / ms / raw)} raw per op`;
+    for (const [name, ms, ops] of phases) {
       rows.push({
         section: `${SECTION} block`,
         measure: `${name} (client, local server)`,
         ops: name === 'cleanup' ? deleted : n,
         ms: r0(ms),
         opsPerSec: r0(((name === 'cleanup' ? deleted : n) * 1000) / ms),
-        note: name === 'cleanup' ? `${deleted} parents deleted` : `${r2((n * 1000) / ms / raw)} x raw`,
+        note:
+          (name === 'cleanup' ? `${deleted} parents deleted` : `${r2((n * 1000) / ms / raw)} x raw`) + perOp(ops, ms),
       });
     }
+    const allOps = phases.every(([, , ops]) => ops !== undefined)
+      ? phases.reduce((s, [, , ops]) => s + (ops ?? 0), 0)
+      : undefined;
     rows.push({
       section: `${SECTION} block`,
       measure: `block end to end (${n} txs, ${txs.reduce((s, t) => s + t.tx.inputs.length, 0)} inputs)`,
       ops: n,
       ms: r0(total),
       opsPerSec: r0((n * 1000) / total),
-      note: `x${r2((n * 1000) / total / raw)} vs raw limit ${r0(raw)}/s (signals inline)`,
+      note: `x${r2((n * 1000) / total / raw)} vs raw limit ${r0(raw)}/s (signals inline)${perOp(allOps, total)}`,
     });
   } finally {
     await client.close();
