@@ -7,8 +7,8 @@
  * through createMany (batches of 1000, 8 in flight) up to the step's size, 90 % of the fill created mined and 10 %
  * unmined. At each step, on a sample of BENCH_SCALE_SAMPLE txs (default 10000): batched createMany, spendMany and
  * setMined rates (batches of 100, 8 in flight); single-op p50/p99 (get, create, spend); one cleanup pass over the
- * sample's parents (a block's worth of deletable txs: spent, mined, children mined and buried); a full unmined
- * iteration (pages of 10000); getCounterConflicting; the bench process's peak RSS during the iteration and the
+ * sample's parents (a block's worth of deletable txs: spent, mined, children mined and buried); the fastest of
+ * BENCH_SCALE_ROUNDS full unmined iterations (pages of 10000); getCounterConflicting; the bench process's peak RSS during the iteration and the
  * cleanup pass; the server's memory per record (Aerospike: namespace statistics from every node). The raw limit
  * (batchApply spendMulti, 100 keys a batch, 8 in flight) is measured at every step; growth is printed as ratios to
  * the first step.
@@ -333,19 +333,25 @@ async function measureStep(
   const report = pass.value;
 
   progress(`step ${size}: unmined iteration`);
+  // in ROUNDS full iterations, the fastest counts (as for raw, create and spend); the slowest page of any round
   let maxPageMs = 0;
   const iteration = await peakRss(async () => {
-    let count = 0;
-    let cursor: string | undefined;
-    const start = performance.now();
-    do {
-      const t = performance.now();
-      const page = await store.iterateUnmined({ limit: 10000, cursor });
-      maxPageMs = Math.max(maxPageMs, performance.now() - t);
-      count += page.txs.length;
-      cursor = page.cursor;
-    } while (cursor);
-    return { count, ms: performance.now() - start };
+    let best = { count: 0, ms: Number.POSITIVE_INFINITY };
+    for (let r = 0; r < ROUNDS; r++) {
+      let count = 0;
+      let cursor: string | undefined;
+      const start = performance.now();
+      do {
+        const t = performance.now();
+        const page = await store.iterateUnmined({ limit: 10000, cursor });
+        maxPageMs = Math.max(maxPageMs, performance.now() - t);
+        count += page.txs.length;
+        cursor = page.cursor;
+      } while (cursor);
+      const ms = performance.now() - start;
+      if (ms < best.ms) best = { count, ms };
+    }
+    return best;
   });
   progress(`step ${size}: server statistics`);
   return {
