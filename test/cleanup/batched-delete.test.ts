@@ -4,13 +4,7 @@
  * the next pass, and an item's failure stops only its tx. Embedded engine, real UDF module.
  */
 import { txidBytes } from '../../lib/cleanup/record-facts';
-import {
-  EngineError,
-  type BatchRemoveItem,
-  type BatchUpdateItem,
-  type RecordEngine,
-  type RecordKey,
-} from '../../lib/engine/port';
+import { EngineError, type BatchUpdateItem, type RecordEngine, type RecordKey } from '../../lib/engine/port';
 import { DelegatingEngine } from './fakes';
 import { closeHarnesses, harness, minedChild, recordBins as bins, type Harness } from './harness';
 import { newTxid } from './ledger';
@@ -141,6 +135,48 @@ function isStep(step: Step, method: string, keys: RecordKey[], marking: boolean)
 
 const marks = (items: BatchUpdateItem[]) => items.some((i) => i.bins.deleting === true);
 
+/** What a test does with the batch call of its step: `run` makes the real call (on some of the items, or all). */
+type Intercept = <I, R>(
+  items: I[],
+  run: (part: I[]) => Promise<R[]>,
+  isVictim: (item: I) => boolean,
+) => Promise<(R | { ok: false; error: EngineError })[]>;
+
+/**
+ * The engine with the batch calls of one delete step handed to `intercept`, every other call passed on. An item is
+ * the victim's when it belongs to the tx `victim` (its records, or its setDeletedChild calls on its parents).
+ */
+function atStep(inner: RecordEngine, step: Step, intercept: Intercept, victim = ''): RecordEngine {
+  const ofVictim = (key: RecordKey) => victim !== '' && key.subarray(0, 32).equals(txidBytes(victim));
+  const keys = (items: { key: RecordKey }[]) => items.map((i) => i.key);
+  return new DelegatingEngine(inner, {
+    batchUpdate: (items, real) =>
+      isStep(step, 'batchUpdate', keys(items), marks(items))
+        ? intercept(
+            items,
+            (part) => real.batchUpdate(part),
+            (i) => ofVictim(i.key),
+          )
+        : real.batchUpdate(items),
+    batchApply: (items, real) =>
+      isStep(step, 'batchApply', [], false)
+        ? intercept(
+            items,
+            (part) => real.batchApply(part),
+            (i) => victim !== '' && i.args[0] === victim,
+          )
+        : real.batchApply(items),
+    batchRemove: (items, real) =>
+      isStep(step, 'batchRemove', keys(items), false)
+        ? intercept(
+            items,
+            (part) => real.batchRemove(part),
+            (i) => ofVictim(i.key),
+          )
+        : real.batchRemove(items),
+  });
+}
+
 describe('a batch step failing as a whole: the next pass finishes every tx', () => {
   for (const step of STEPS) {
     for (const applied of [false, true]) {
@@ -148,32 +184,10 @@ describe('a batch step failing as a whole: the next pass finishes every tx', () 
         const s = await scene(4);
         const down = new EngineError('UNAVAILABLE', `${step} failed`);
         let failed = 0;
-        const fail = async <T>(run: () => Promise<T>): Promise<T> => {
+        const engine = atStep(s.h.engine, step, async (items, run) => {
           failed++;
-          if (applied) await run();
+          if (applied) await run(items);
           throw down;
-        };
-        const engine = new DelegatingEngine(s.h.engine, {
-          batchUpdate: (items, inner) =>
-            isStep(
-              step,
-              'batchUpdate',
-              items.map((i) => i.key),
-              marks(items),
-            )
-              ? fail(() => inner.batchUpdate(items))
-              : inner.batchUpdate(items),
-          batchApply: (items, inner) =>
-            isStep(step, 'batchApply', [], false) ? fail(() => inner.batchApply(items)) : inner.batchApply(items),
-          batchRemove: (items, inner) =>
-            isStep(
-              step,
-              'batchRemove',
-              items.map((i) => i.key),
-              false,
-            )
-              ? fail(() => inner.batchRemove(items))
-              : inner.batchRemove(items),
         });
         const first = await s.h.serviceOver(engine).runPass({ tip: 1288 });
         expect(failed).toBe(1);
@@ -194,58 +208,21 @@ describe("an item's failure stops only its tx", () => {
     test(`one tx's ${step} item fails: the others are deleted, the next pass finishes it`, async () => {
       const s = await scene(4);
       const victim = s.txs[1];
-      const victimKey = txidBytes(victim);
-      const ofVictim = (key: RecordKey) => key.subarray(0, 32).equals(victimKey);
       const timeout = new EngineError('TIMEOUT', `${step} of one item timed out`);
       let failedItems = 0;
-      /** runs the batch without the victim's items, which answer `timeout` */
-      async function withoutVictim<I, R>(
-        items: I[],
-        isVictim: (item: I) => boolean,
-        run: (items: I[]) => Promise<R[]>,
-      ): Promise<(R | { ok: false; error: EngineError })[]> {
-        const victims = items.map(isVictim);
-        failedItems += victims.filter(Boolean).length;
-        const others = await run(items.filter((_, i) => !victims[i]));
-        let at = 0;
-        return items.map((_, i) => (victims[i] ? { ok: false as const, error: timeout } : others[at++]));
-      }
-      const engine = new DelegatingEngine(s.h.engine, {
-        batchUpdate: (items, inner) =>
-          isStep(
-            step,
-            'batchUpdate',
-            items.map((i) => i.key),
-            marks(items),
-          )
-            ? withoutVictim(
-                items,
-                (i: BatchUpdateItem) => ofVictim(i.key),
-                (part) => inner.batchUpdate(part),
-              )
-            : inner.batchUpdate(items),
-        batchApply: (items, inner) =>
-          step === 'setDeletedChild'
-            ? withoutVictim(
-                items,
-                (i: (typeof items)[number]) => i.args[0] === victim,
-                (part) => inner.batchApply(part),
-              )
-            : inner.batchApply(items),
-        batchRemove: (items, inner) =>
-          isStep(
-            step,
-            'batchRemove',
-            items.map((i) => i.key),
-            false,
-          )
-            ? withoutVictim(
-                items,
-                (i: BatchRemoveItem) => ofVictim(i.key),
-                (part) => inner.batchRemove(part),
-              )
-            : inner.batchRemove(items),
-      });
+      // the batch runs without the victim's items, which answer `timeout`
+      const engine = atStep(
+        s.h.engine,
+        step,
+        async (items, run, isVictim) => {
+          const victims = items.map(isVictim);
+          failedItems += victims.filter(Boolean).length;
+          const others = await run(items.filter((_, i) => !victims[i]));
+          let at = 0;
+          return items.map((_, i) => (victims[i] ? { ok: false as const, error: timeout } : others[at++]));
+        },
+        victim,
+      );
       const first = await s.h.serviceOver(engine).runPass({ tip: 1288 });
       expect(failedItems).toBe(1);
       expect(first).toMatchObject({ deleted: 3, errors: 1, kept: {} });
