@@ -7,15 +7,7 @@ import { splitPartitions, type Bins, type EngineRecord, type PartitionRange, typ
 import { BIN } from '../domain/bins';
 import { collectChildren, extraRecordCount, isMaster, masterDecision, type ChildRef } from './candidates';
 import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
-import {
-  abandonDelete,
-  abandonDeletes,
-  clearStaleMarks,
-  finishDeletes,
-  markMasters,
-  markPages,
-  type Abandoned,
-} from './delete-tx';
+import { abandonDeletes, clearStaleMarks, finishDeletes, markMasters, markPages, type Abandoned } from './delete-tx';
 import type { Signal, SignalName, SignalQueue } from '../signals/port';
 import { acquirePassLock, passLockTtlSeconds, type PassLock } from './pass-lock';
 import { keyOfRecord, txidHex } from './record-facts';
@@ -380,6 +372,7 @@ export class CleanupService {
       }
     }
     const out: Checked[] = [];
+    const givenUp: Abandoned[] = [];
     let at = 0;
     for (const master of masters) {
       const count = extraRecordCount(master.bins);
@@ -399,16 +392,14 @@ export class CleanupService {
         addKept(report, verdict.reason as KeptReason);
         // no longer deletable (e.g. an output unspent by a reorg after the mark): the started delete is given up
         if (finishing && verdict.reason === 'not_all_spent') {
-          await abandonDelete(
-            this.engine,
-            master.key,
-            present.filter((p) => p.bins[BIN.deleting] === true),
-          );
+          givenUp.push({ masterKey: master.key, pages: present.filter((p) => p.bins[BIN.deleting] === true) });
         }
         continue;
       }
       out.push({ master, pages: present, children: verdict.children, unmarked });
     }
+    // the chunk's given-up deletes unmarked together: their pagination records in one batch, their masters in another
+    if (givenUp.length > 0) await abandonDeletes(this.engine, givenUp);
     return out;
   }
 

@@ -126,14 +126,6 @@ export async function abandonDeletes(engine: RecordEngine, txs: readonly Abandon
   await unmark(engine, masters);
 }
 
-export async function abandonDelete(
-  engine: RecordEngine,
-  masterKey: Buffer,
-  pages: readonly EngineRecord[],
-): Promise<void> {
-  await abandonDeletes(engine, [{ masterKey, pages }]);
-}
-
 /** Removes the `deleting` mark of each key in one batch; whether each is unmarked (or gone). Never throws. */
 async function unmark(engine: RecordEngine, keys: readonly Buffer[]): Promise<boolean[]> {
   if (keys.length === 0) return [];

@@ -220,10 +220,9 @@ export async function completePaginated(ctx: StoreContext, txs: PaginatedCreate[
         })),
     );
   } finally {
-    // a lock left behind expires by its TTL
-    await Promise.all(
-      txs.filter((t) => t.locked).map((t) => ctx.engine.remove(lockKey(t.parsed.txid)).catch(() => false)),
-    );
+    // the locks in engine batches; a lock left behind expires by its TTL
+    const locks = txs.filter((t) => t.locked).map((t) => ({ key: lockKey(t.parsed.txid) }));
+    await Promise.all(chunk(locks, engineBatchSize(ctx)).map((part) => ctx.engine.batchRemove(part).catch(() => [])));
   }
 }
 

@@ -1,6 +1,6 @@
 /**
- * Delete (docs/operations.md): the blob(s), the pagination records, then the master (last, so that an interrupted
- * delete can be repeated).
+ * Delete (docs/operations.md): the blob(s), the pagination records (one batch), then the master (last, so that an
+ * interrupted delete can be repeated).
  */
 import { BIN } from '../domain/bins';
 import { TxNotFoundError } from '../domain/errors';
@@ -21,7 +21,11 @@ export async function deleteTx(ctx: StoreContext, txidValue: string): Promise<vo
       await ctx.blobs.delete(txidHex, 'outputs');
     }
     const extra = Number(master.bins[BIN.totalExtraRecs] ?? 0);
-    for (let n = 1; n <= extra; n++) await ctx.engine.remove(paginationKey(txid, n));
+    if (extra > 0) {
+      const pages = Array.from({ length: extra }, (_, i) => ({ key: paginationKey(txid, i + 1) }));
+      const failed = (await ctx.engine.batchRemove(pages)).find((r) => !r.ok);
+      if (failed && !failed.ok) throw failed.error;
+    }
     await ctx.engine.remove(masterKey(txid));
   } catch (err) {
     if (err instanceof TxNotFoundError) throw err;

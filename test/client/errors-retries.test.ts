@@ -26,18 +26,8 @@ import {
   type TransportRequest,
   type TransportResponse,
 } from '@bsv-utxo-store/client';
-import { mapError, HttpError, type HttpErrorCode } from '../../lib/http/errors';
+import { mapError, HttpError, HTTP_ERROR_CODES } from '../../lib/http/errors';
 import { UtxoStoreError } from '../../lib/domain/errors';
-
-const HTTP_CODES: HttpErrorCode[] = [
-  'INVALID_ARGUMENT',
-  'PAYLOAD_TOO_LARGE',
-  'RESPONSE_TOO_LARGE',
-  'ROUTE_NOT_FOUND',
-  'METHOD_NOT_ALLOWED',
-  'CONFIG_ERROR',
-  'INTERNAL_ERROR',
-];
 
 function classOf(code: string): unknown {
   if (code === 'INVALID_ARGUMENT' || code === 'INVALID_PARAMETER') return InvalidArgumentError;
@@ -73,7 +63,7 @@ describe('typed errors', () => {
     },
   );
 
-  test.each(HTTP_CODES)('HTTP code %s decodes to its class', (code) => {
+  test.each([...HTTP_ERROR_CODES])('HTTP code %s decodes to its class', (code) => {
     const status = { INVALID_ARGUMENT: 400, PAYLOAD_TOO_LARGE: 413, RESPONSE_TOO_LARGE: 413, ROUTE_NOT_FOUND: 404 }[
       code as string
     ];
