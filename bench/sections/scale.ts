@@ -37,6 +37,7 @@ import type { StoreSettings, UtxoStore } from '../../lib/store/types';
 import { makeTx, rootTx, type Fixture } from '../../test/fixtures/txs';
 import { registerBench, type BenchRow } from '../registry';
 import { rawSpendCall } from '../raw-spend';
+import { EngineRecorder } from '../engine-replay';
 import { benchHandlerMemory } from './handler-memory';
 
 const SECTION = 'scale';
@@ -510,6 +511,13 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
   });
   const client = localClient(server.url, { batching: false });
   const rows: BenchRow[] = [];
+  // the server's engine calls, recorded to be issued again straight on the engine (the block's raw limit)
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { currentRuntime } = require('../../lib/runtime') as typeof import('../../lib/runtime');
+  const runtime = await currentRuntime();
+  if (!runtime) throw new Error('block: the local server has no runtime');
+  const recorder = new EngineRecorder(runtime.engine);
+  let replayed: Opened | undefined;
   try {
     const rawStore = await createUtxoStore({
       engine: opened.engine,
@@ -520,6 +528,7 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
     const raw = await rawLimit(rawStore, opened.engine, 20000);
 
     progress('block: parents');
+    recorder.phase('parents');
     // the previous block: parents with 4 outputs each, mined
     const parents = Array.from({ length: Math.ceil((BLOCK * 2) / 4) }, () => rootTx(4));
     await client.forceChainTip(1000);
@@ -540,6 +549,7 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
     // wall time and, on Aerospike, the record operations the server did in each phase
     const phases: [string, number, number | undefined][] = [];
     const phase = async (name: string, fn: () => Promise<void>) => {
+      recorder.phase(name);
       const ops = await opened.serverOps?.();
       const t = performance.now();
       await fn();
@@ -574,6 +584,22 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
     });
     const total = phases.reduce((s, [, ms]) => s + ms, 0);
     const n = all.length;
+
+    // the block's raw limit: the same record operations issued straight on the engine, on a fresh set
+    recorder.stop();
+    progress('block: the raw engine replays the recorded record operations');
+    replayed = await openEngine(`${set}_raw`);
+    await createUtxoStore({ engine: replayed.engine, blobs: new FileBlobStore({ dir }), signals: nullQueue, settings });
+    const serverOps = new Map<string, number | undefined>();
+    let last: [string | undefined, number | undefined] = [undefined, undefined];
+    const replay = await recorder.replay(replayed.engine, async (next) => {
+      const ops = await replayed?.serverOps?.();
+      if (last[0] !== undefined)
+        serverOps.set(last[0], ops === undefined || last[1] === undefined ? undefined : ops - last[1]);
+      last = [next, ops];
+    });
+    const rawTotal = phases.reduce((s, [name]) => s + (replay.get(name)?.ms ?? 0), 0);
+
     // per record operation: the raw limit is one UDF call on one record per item
     const perOp = (ops: number | undefined, ms: number) =>
       ops === undefined
@@ -590,6 +616,24 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
           (name === 'cleanup' ? `${deleted} parents deleted` : `${r2((n * 1000) / ms / raw)} x raw`) + perOp(ops, ms),
       });
     }
+    for (const [name, ms] of phases) {
+      const r = replay.get(name);
+      if (!r) continue;
+      const errors = Object.entries(r.errors).map(([code, k]) => `${k} ${code}`);
+      const ops = serverOps.get(name);
+      rows.push({
+        section: `${SECTION} block`,
+        measure: `${name}: the same record ops straight on the engine`,
+        ops: r.calls,
+        ms: r0(r.ms),
+        opsPerSec: ops === undefined ? 0 : r0((ops * 1000) / r.ms),
+        note:
+          `${r.calls} engine calls (${recorder.methods(name)})` +
+          (ops === undefined ? '' : `, ${ops} record ops`) +
+          `; the block's phase at x${r2(r.ms / ms)} of it` +
+          (errors.length ? `; item errors: ${errors.join(', ')}` : ''),
+      });
+    }
     const allOps = phases.every(([, , ops]) => ops !== undefined)
       ? phases.reduce((s, [, , ops]) => s + (ops ?? 0), 0)
       : undefined;
@@ -599,9 +643,13 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
       ops: n,
       ms: r0(total),
       opsPerSec: r0((n * 1000) / total),
-      note: `x${r2((n * 1000) / total / raw)} vs raw limit ${r0(raw)}/s (signals inline)${perOp(allOps, total)}`,
+      note:
+        `x${r2(rawTotal / total)} vs the raw engine doing its record ops (${r0(rawTotal)} ms); ` +
+        `x${r2((n * 1000) / total / raw)} vs raw limit ${r0(raw)}/s (signals inline)${perOp(allOps, total)}`,
     });
   } finally {
+    recorder.stop();
+    await replayed?.close();
     await client.close();
     await server.close();
     rmSync(dir, { recursive: true, force: true });

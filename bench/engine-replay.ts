@@ -1,0 +1,140 @@
+/**
+ * The raw limit of a whole workload: every record operation the store asked its engine for, recorded while the
+ * workload ran, then issued again straight on an engine of a fresh set (no HTTP, no handler, no store logic, no
+ * parsing), with the same arguments, the same batches and the same order between calls.
+ *
+ * Order: a call that started after another call had finished in the recording starts after it in the replay too;
+ * calls that overlapped in the recording may overlap in the replay. So the replay has the workload's own dependencies
+ * (a spend after the create of its parent, a cleanup remove after the mark) and at least its concurrency.
+ *
+ * Only the store's own calls are recorded (an engine's calls to itself are part of the call that made them), and only
+ * record operations (reads, writes, removes, UDF calls, range queries); module registration, pings
+ * and the cluster-state check are not (the raw limit is the engine doing the records' work).
+ */
+import { AsyncLocalStorage } from 'async_hooks';
+import type { RecordEngine } from '../lib/engine/port';
+
+const RECORD_METHODS = [
+  'get',
+  'batchGet',
+  'create',
+  'batchCreate',
+  'update',
+  'remove',
+  'batchUpdate',
+  'batchRemove',
+  'apply',
+  'batchApply',
+  'queryRange',
+] as const;
+type RecordMethod = (typeof RECORD_METHODS)[number];
+
+interface RecordedCall {
+  phase: string;
+  method: RecordMethod;
+  args: unknown[];
+  /** calls the recording had seen finish when this one started */
+  finishedBefore: number;
+}
+
+export interface ReplayResult {
+  calls: number;
+  /** items a batch call or a call answered with an error (code: count) */
+  errors: Record<string, number>;
+  ms: number;
+}
+
+export class EngineRecorder {
+  private readonly calls: RecordedCall[] = [];
+  /** the recording's call indexes in the order they finished */
+  private readonly finishOrder: number[] = [];
+  private readonly originals = new Map<RecordMethod, unknown>();
+  private current = '';
+  private readonly inside = new AsyncLocalStorage<boolean>();
+
+  /** Starts recording the engine's record operations (patches the instance; stop() restores it). */
+  constructor(private readonly engine: RecordEngine) {
+    const target = engine as unknown as Record<RecordMethod, (...args: unknown[]) => Promise<unknown>>;
+    for (const method of RECORD_METHODS) {
+      const original = target[method];
+      this.originals.set(method, Object.prototype.hasOwnProperty.call(engine, method) ? original : undefined);
+      target[method] = (...args: unknown[]) => {
+        // a call the engine makes to itself (a batch's items sent one by one) is part of the outer call
+        if (this.inside.getStore()) return original.apply(engine, args);
+        const index = this.calls.push({ phase: this.current, method, args, finishedBefore: this.finishOrder.length });
+        return this.inside
+          .run(true, () => original.apply(engine, args))
+          .finally(() => this.finishOrder.push(index - 1));
+      };
+    }
+  }
+
+  /** Calls from now on belong to `name`. */
+  phase(name: string): void {
+    this.current = name;
+  }
+
+  stop(): void {
+    const target = engine(this.engine);
+    for (const [method, original] of this.originals) {
+      if (original === undefined) delete target[method];
+      else target[method] = original as (...args: unknown[]) => Promise<unknown>;
+    }
+  }
+
+  /** The recorded calls of a phase by method, e.g. "batchApply 34, get 2". */
+  methods(phase: string): string {
+    const counts = new Map<string, number>();
+    for (const c of this.calls) if (c.phase === phase) counts.set(c.method, (counts.get(c.method) ?? 0) + 1);
+    return [...counts].map(([method, n]) => `${method} ${n}`).join(', ');
+  }
+
+  /**
+   * Issues every recorded call again on `on`, phase by phase in the order they were recorded; returns each phase's
+   * time, calls and errors. `between` runs before each phase and after the last, outside the timed part (e.g. to read
+   * the server's statistics).
+   */
+  async replay(
+    on: RecordEngine,
+    between?: (next: string | undefined) => Promise<void>,
+  ): Promise<Map<string, ReplayResult>> {
+    const done: Promise<unknown>[] = new Array(this.calls.length);
+    const results = new Map<string, ReplayResult>();
+    const target = engine(on);
+    let waited = 0;
+    let next = 0;
+    while (next < this.calls.length) {
+      const phase = this.calls[next].phase;
+      if (results.has(phase)) throw new Error(`replay: phase "${phase}" was recorded in two parts`);
+      await between?.(phase);
+      const result: ReplayResult = { calls: 0, errors: {}, ms: 0 };
+      const error = (code: string) => (result.errors[code] = (result.errors[code] ?? 0) + 1);
+      const start = performance.now();
+      const inPhase: Promise<unknown>[] = [];
+      for (; next < this.calls.length && this.calls[next].phase === phase; next++) {
+        const call = this.calls[next];
+        for (; waited < call.finishedBefore; waited++) await done[this.finishOrder[waited]];
+        const issued = target[call.method]
+          .apply(on, call.args)
+          .then((answer) => {
+            if (Array.isArray(answer))
+              for (const item of answer as { ok?: boolean; error?: { code?: string } }[])
+                if (item?.ok === false) error(item.error?.code ?? 'ERROR');
+          })
+          .catch((err: { code?: string }) => error(err.code ?? 'THROWN'));
+        done[next] = issued;
+        inPhase.push(issued);
+        result.calls++;
+      }
+      await Promise.all(inPhase);
+      result.ms = performance.now() - start;
+      results.set(phase, result);
+    }
+    await between?.(undefined);
+    return results;
+  }
+}
+
+function engine(e: RecordEngine): Record<RecordMethod, (...args: unknown[]) => Promise<unknown>> {
+  return e as unknown as Record<RecordMethod, (...args: unknown[]) => Promise<unknown>>;
+}
