@@ -1045,6 +1045,26 @@ local function setDeletedChildImpl(rec, childHex)
     return okResponse()
 end
 
+-- Cleanup's phase-1 mark: `deleting = true` unless the record was written since cleanup read it (its generation is
+-- not `expectedGeneration`). The check is here, not in a write policy, so that a batch of marks is one batch UDF
+-- command: a batch write cannot carry an expected generation per record in the node client.
+local function markDeletingImpl(rec, expectedGeneration)
+    local expected = toInt(expectedGeneration)
+    if expected == nil or expected < 0 then
+        return invalid("expectedGeneration must be a non-negative integer")
+    end
+    local bad = checkLive(rec)
+    if bad then
+        return bad
+    end
+    if record.gen(rec) ~= expected then
+        return errorResponse("CHANGED", "the record was written since it was read")
+    end
+    rec[B_DELETING] = true
+    aerospike:update(rec)
+    return okResponse()
+end
+
 local function rerunDahImpl(rec, currentBlockHeight, retention)
     local bad = checkHeights(currentBlockHeight, retention) or checkLive(rec)
     if bad then
@@ -1226,6 +1246,10 @@ end
 
 function setDeletedChild(rec, childTxidDisplayHex)
     return guarded(setDeletedChildImpl, rec, childTxidDisplayHex)
+end
+
+function markDeleting(rec, expectedGeneration)
+    return guarded(markDeletingImpl, rec, expectedGeneration)
 end
 
 function rerunDah(rec, currentBlockHeight, blockHeightRetention)

@@ -295,6 +295,7 @@ export class CleanupService {
 
     const marks = await markMasters(
       this.engine,
+      this.moduleName,
       toMark.map((c) => c.master),
     );
     toMark.forEach((c, i) => {
@@ -306,6 +307,7 @@ export class CleanupService {
     });
     const pageMarks = await markPages(
       this.engine,
+      this.moduleName,
       pagesToMark.map((t) => t.pages),
     );
     const abandoned: Abandoned[] = [];

@@ -41,25 +41,43 @@ export class CleanupDeleteError extends Error {
   }
 }
 
-/** A record changed (or went) since it was read: the tx is kept, not failed. */
-function isChange(err: unknown): boolean {
-  return err instanceof EngineError && (err.code === 'GENERATION_MISMATCH' || err.code === 'RECORD_NOT_FOUND');
-}
-
 /** What marking a tx gave: all its records marked, one of them changed since it was read, or an engine error. */
 export type MarkOutcome = 'marked' | 'changed' | { error: unknown };
+
+/**
+ * `markDeleting` (the UDF checks the generation each record was read at) on every record, in one batch; one
+ * outcome per record. A record written or deleted since it was read is 'changed': its tx is kept, not failed.
+ */
+async function markAll(
+  engine: RecordEngine,
+  moduleName: string,
+  records: readonly EngineRecord[],
+): Promise<MarkOutcome[]> {
+  const results = await engine.batchApply(
+    records.map((r) => ({ key: r.key, module: moduleName, fn: 'markDeleting', args: [r.generation] })),
+  );
+  return results.map((r): MarkOutcome => {
+    if (!r.ok) return { error: r.error };
+    if (r.result.status === 'OK') return 'marked';
+    if (r.result.errorCode === 'CHANGED' || r.result.errorCode === 'TX_NOT_FOUND') return 'changed';
+    return {
+      error: new EngineError('INVALID', `markDeleting: ${String(r.result.errorCode)} ${String(r.result.message)}`),
+    };
+  });
+}
 
 /**
  * Marks masters `deleting`, each with a generation check, in one batch. A master's mark commits its delete and keeps
  * its DAH, so a pass dying at any later step leaves a marked master that the next pass finds and finishes.
  */
-export async function markMasters(engine: RecordEngine, masters: readonly EngineRecord[]): Promise<MarkOutcome[]> {
+export async function markMasters(
+  engine: RecordEngine,
+  moduleName: string,
+  masters: readonly EngineRecord[],
+): Promise<MarkOutcome[]> {
   if (masters.length === 0) return [];
   try {
-    const results = await engine.batchUpdate(
-      masters.map((m) => ({ key: m.key, bins: { [BIN.deleting]: true }, policy: { generation: m.generation } })),
-    );
-    return results.map((r) => (r.ok ? 'marked' : isChange(r.error) ? 'changed' : { error: r.error }));
+    return await markAll(engine, moduleName, masters);
   } catch (err) {
     // some may be marked: the next pass finds them
     return masters.map(() => ({ error: err }));
@@ -75,15 +93,14 @@ export interface PagesMarked {
 /** Marks the pagination records of many txs, each with a generation check, in one batch; one answer per tx. */
 export async function markPages(
   engine: RecordEngine,
+  moduleName: string,
   pagesOfTxs: readonly (readonly EngineRecord[])[],
 ): Promise<PagesMarked[]> {
   const pages = pagesOfTxs.flat();
   if (pages.length === 0) return pagesOfTxs.map(() => ({ outcome: 'marked', marked: [] }));
-  let results;
+  let outcomes: MarkOutcome[];
   try {
-    results = await engine.batchUpdate(
-      pages.map((p) => ({ key: p.key, bins: { [BIN.deleting]: true }, policy: { generation: p.generation } })),
-    );
+    outcomes = await markAll(engine, moduleName, pages);
   } catch (err) {
     return pagesOfTxs.map((own) =>
       own.length === 0 ? { outcome: 'marked', marked: [] } : { outcome: { error: err }, marked: [...own] },
@@ -91,11 +108,11 @@ export async function markPages(
   }
   let at = 0;
   return pagesOfTxs.map((own): PagesMarked => {
-    const answers = results.slice(at, at + own.length);
+    const answers = outcomes.slice(at, at + own.length);
     at += own.length;
-    const marked = own.filter((_, i) => answers[i].ok);
-    const failure = answers.find((r) => !r.ok && !isChange(r.error));
-    if (failure !== undefined && !failure.ok) return { outcome: { error: failure.error }, marked };
+    const marked = own.filter((_, i) => answers[i] === 'marked');
+    const failure = answers.find((o) => o !== 'marked' && o !== 'changed');
+    if (failure !== undefined) return { outcome: failure, marked };
     return { outcome: marked.length === own.length ? 'marked' : 'changed', marked };
   });
 }

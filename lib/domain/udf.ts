@@ -29,6 +29,8 @@
  *   clearCreating(currentBlockHeight, retention)           -- phase 2 of the multi-record create
  *   addConflictingChild(childTxid32)                        -- appends to conflictingCs once
  *   setDeletedChild(childTxidDisplayHex)                    -- deletedChildren[child] = true
+ *   markDeleting(expectedGeneration)                        -- deleting = true if the record's generation is that
+ *       (cleanup's phase-1 mark); another generation -> CHANGED
  *   rerunDah(currentBlockHeight, retention)                 -- re-evaluates the DAH rule only (reconciler)
  *   setLongestChain(onLongestChain, currentBlockHeight, retention)  -- master only: sets or clears unminedSince
  *       (cleared only when the tx is in a block; an already set unminedSince is kept), then the DAH rule
@@ -55,6 +57,7 @@ export const UDF_FUNCTIONS = [
   'clearCreating',
   'addConflictingChild',
   'setDeletedChild',
+  'markDeleting',
   'rerunDah',
   'setLongestChain',
   'replaceSpend',

@@ -4,7 +4,7 @@
  * the next pass, and an item's failure stops only its tx. Embedded engine, real UDF module.
  */
 import { txidBytes } from '../../lib/cleanup/record-facts';
-import { EngineError, type BatchUpdateItem, type RecordEngine, type RecordKey } from '../../lib/engine/port';
+import { EngineError, type RecordEngine, type RecordKey } from '../../lib/engine/port';
 import { DelegatingEngine } from './fakes';
 import { closeHarnesses, harness, minedChild, recordBins as bins, type Harness } from './harness';
 import { newTxid } from './ledger';
@@ -81,8 +81,9 @@ describe('engine round trips of a pass', () => {
     const few = await callsOfPass(2);
     const many = await callsOfPass(12);
     expect(many).toEqual(few);
-    // mark masters, mark pages; one round of setDeletedChild; remove pages, remove masters
-    expect(few).toMatchObject({ batchUpdate: 2, batchApply: 1, batchRemove: 2 });
+    // mark masters, mark pages (markDeleting); one round of setDeletedChild; remove pages, remove masters
+    expect(few).toMatchObject({ batchApply: 3, batchRemove: 2 });
+    expect(few.batchUpdate).toBeUndefined();
     // the single-record calls are the pass lock's (create, read and remove on release)
     expect(few).toMatchObject({ create: 1, get: 1, remove: 1 });
     expect(few.update).toBeUndefined();
@@ -116,24 +117,22 @@ describe('engine round trips of a pass', () => {
 type Step = 'mark masters' | 'mark pages' | 'setDeletedChild' | 'remove pages' | 'remove masters';
 const STEPS: Step[] = ['mark masters', 'mark pages', 'setDeletedChild', 'remove pages', 'remove masters'];
 
-/** Whether a batch call is the given step of the delete (marks set `deleting`, pagination keys are 36 bytes). */
-function isStep(step: Step, method: string, keys: RecordKey[], marking: boolean): boolean {
+/** Whether a batch call is the given step of the delete (marks are markDeleting calls, pagination keys 36 bytes). */
+function isStep(step: Step, method: string, keys: RecordKey[], fn?: string): boolean {
   const pages = keys.every((k) => k.length > 32);
   switch (step) {
     case 'mark masters':
-      return method === 'batchUpdate' && marking && !pages;
+      return method === 'batchApply' && fn === 'markDeleting' && !pages;
     case 'mark pages':
-      return method === 'batchUpdate' && marking && pages;
+      return method === 'batchApply' && fn === 'markDeleting' && pages;
     case 'setDeletedChild':
-      return method === 'batchApply';
+      return method === 'batchApply' && fn === 'setDeletedChild';
     case 'remove pages':
       return method === 'batchRemove' && pages;
     case 'remove masters':
       return method === 'batchRemove' && !pages;
   }
 }
-
-const marks = (items: BatchUpdateItem[]) => items.some((i) => i.bins.deleting === true);
 
 /** What a test does with the batch call of its step: `run` makes the real call (on some of the items, or all). */
 type Intercept = <I, R>(
@@ -150,24 +149,17 @@ function atStep(inner: RecordEngine, step: Step, intercept: Intercept, victim = 
   const ofVictim = (key: RecordKey) => victim !== '' && key.subarray(0, 32).equals(txidBytes(victim));
   const keys = (items: { key: RecordKey }[]) => items.map((i) => i.key);
   return new DelegatingEngine(inner, {
-    batchUpdate: (items, real) =>
-      isStep(step, 'batchUpdate', keys(items), marks(items))
-        ? intercept(
-            items,
-            (part) => real.batchUpdate(part),
-            (i) => ofVictim(i.key),
-          )
-        : real.batchUpdate(items),
     batchApply: (items, real) =>
-      isStep(step, 'batchApply', [], false)
+      isStep(step, 'batchApply', keys(items), items[0]?.fn)
         ? intercept(
             items,
             (part) => real.batchApply(part),
-            (i) => victim !== '' && i.args[0] === victim,
+            // a mark is its tx's record; a setDeletedChild is the tx's call on a parent
+            (i) => (i.fn === 'markDeleting' ? ofVictim(i.key) : victim !== '' && i.args[0] === victim),
           )
         : real.batchApply(items),
     batchRemove: (items, real) =>
-      isStep(step, 'batchRemove', keys(items), false)
+      isStep(step, 'batchRemove', keys(items))
         ? intercept(
             items,
             (part) => real.batchRemove(part),

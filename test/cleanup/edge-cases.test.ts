@@ -14,7 +14,7 @@ const BLOCK = CHILD_BLOCK;
 
 afterEach(closeHarnesses);
 
-/** The engine of a pass that meets `race` once, just before its first batch of marks (deleting = true) of a record `where` picks. */
+/** The engine of a pass that meets `race` once, just before its first batch of marks (markDeleting) of a record `where` picks. */
 function raceAtFirstMark(
   h: Harness,
   race: () => Promise<unknown>,
@@ -22,12 +22,12 @@ function raceAtFirstMark(
 ): RecordEngine {
   let raced = false;
   return new DelegatingEngine(h.engine, {
-    batchUpdate: async (items, inner) => {
-      if (!raced && items.some((i) => i.bins.deleting === true && where(i.key))) {
+    batchApply: async (items, inner) => {
+      if (!raced && items.some((i) => i.fn === 'markDeleting' && where(i.key))) {
         raced = true;
         await race();
       }
-      return inner.batchUpdate(items);
+      return inner.batchApply(items);
     },
   });
 }
@@ -384,8 +384,9 @@ describe('cleanup edge cases', () => {
     const parent = await h.parent(1, { coinbase: true, inputs: [{ txid: '00'.repeat(32), vout: 0xffffffff }] });
     await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
     const engine = new DelegatingEngine(h.engine, {
-      batchApply: async () => {
-        throw new Error('no parent update expected');
+      batchApply: async (items, inner) => {
+        if (items.some((i) => i.fn !== 'markDeleting')) throw new Error('no parent update expected');
+        return inner.batchApply(items);
       },
     });
     expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 1, errors: 0 });

@@ -18,6 +18,7 @@ import { describeReorgContract } from '../store/reorg-contract';
 import { contractTarget } from '../store/contract-target';
 import { describeStoreContract } from '../store/store-contract';
 import { describeBatchContract } from '../store/batch-contract';
+import { loadUdfSource, udfModuleName } from '../../lib/store/udf-module';
 
 describe('connecting', () => {
   test('an unreachable cluster is UNAVAILABLE, and the shared client is retried on the next call', async () => {
@@ -84,6 +85,30 @@ if (!hosts) {
       false,
     ),
   );
+
+  // cleanup's marks: the generation check is the module's (record.gen), so that the marks are one batch command
+  test(`markDeleting on Aerospike ${hosts}/${namespace}: the read generation marks, another is CHANGED and writes nothing`, async () => {
+    const engine = new AerospikeEngine({ client: await client(), namespace, set: nextSet('m') });
+    const source = loadUdfSource();
+    const module = udfModuleName(source);
+    await engine.ensureModule(module, source);
+    const keys = [Buffer.alloc(32, 1), Buffer.alloc(32, 2), Buffer.alloc(32, 3)];
+    for (const key of keys) await engine.create(key, { utxos: [] });
+    await engine.update(keys[1], { spentUtxos: 0 }); // written since "read" at generation 1
+    const answers = await engine.batchApply(keys.map((key) => ({ key, module, fn: 'markDeleting', args: [1] })));
+    expect(answers.map((a) => (a.ok ? (a.result.errorCode ?? a.result.status) : a.error.code))).toEqual([
+      'OK',
+      'CHANGED',
+      'OK',
+    ]);
+    const after = await engine.batchGet(keys);
+    expect(after.map((r) => [r?.generation, r?.bins.deleting])).toEqual([
+      [2, true],
+      [2, undefined],
+      [2, true],
+    ]);
+    await engine.batchRemove(keys.map((key) => ({ key })));
+  });
 
   describeBatchContract(`Aerospike ${hosts}/${namespace}`, async () =>
     contractTarget(

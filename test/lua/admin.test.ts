@@ -310,6 +310,21 @@ describe('flags, preserve, counters, bookkeeping', () => {
     });
   });
 
+  test('markDeleting: deleting = true at the expected generation; another generation -> CHANGED, nothing written', async () => {
+    const key = await h().put({ utxos: allSpent() });
+    const gen = await h().generation(key);
+    await expect(h().call(key, 'markDeleting', gen + 1)).resolves.toMatchObject({ errorCode: 'CHANGED' });
+    expect(await h().generation(key)).toBe(gen);
+    expect((await h().bins(key)).deleting).toBeUndefined();
+    await expect(h().call(key, 'markDeleting', gen)).resolves.toEqual({ status: 'OK' });
+    expect((await h().bins(key)).deleting).toBe(true);
+    expect(await h().generation(key)).toBe(gen + 1);
+    // a marked record refuses spends
+    const res = await h().call(key, 'spendMulti', ...spendArgs([item(0, hash32('u0'), sd(txid(), 0))]));
+    expect(res).toMatchObject({ errorCode: 'DELETING' });
+    await expect(h().call(txid(), 'markDeleting', 1)).resolves.toMatchObject({ errorCode: 'TX_NOT_FOUND' });
+  });
+
   test('rerunDah: re-evaluates only', async () => {
     const key = await h().put({ utxos: allSpent() });
     await expect(h().call(key, 'rerunDah', H, R)).resolves.toEqual({ status: 'OK' });

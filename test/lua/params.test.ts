@@ -175,6 +175,15 @@ const CASES: Record<string, { valid: BinValue[]; wrong: [number, BinValue][] }> 
       [0, null],
     ],
   },
+  markDeleting: {
+    valid: [1],
+    wrong: [
+      [0, -1],
+      [0, 1.5],
+      [0, '1'],
+      [0, null],
+    ],
+  },
   rerunDah: {
     valid: [H, R],
     wrong: [

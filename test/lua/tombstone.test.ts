@@ -41,6 +41,7 @@ const ARGS: Record<UdfFunction, BinValue[]> = {
   clearCreating: [H, R],
   addConflictingChild: [txid()],
   setDeletedChild: ['ab'.repeat(32)],
+  markDeleting: [1],
   rerunDah: [H, R],
   setLongestChain: [true, H, R],
   replaceSpend: [0, hash32('u0'), sd(txid()), sd(txid()), H, R],
