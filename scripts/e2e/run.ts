@@ -75,7 +75,18 @@ async function truncateSets(hosts: string, namespace: string, sets: string[]): P
       .map(([addr, port]) => ({ addr, port: Number(port ?? 3000) })),
   });
   try {
-    for (const set of sets) await client.truncate(namespace, set, 0);
+    // the server answers TIMEOUT when the truncation's metadata takes over a second to reach every node (seen on a
+    // busy 2-core machine): the command is idempotent, so it is sent again
+    for (const set of sets)
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await client.truncate(namespace, set, 0);
+          break;
+        } catch (err) {
+          if ((err as { code?: number }).code !== Aerospike.status.ERR_TIMEOUT || attempt === 5) throw err;
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
     // truncation is asynchronous on the nodes: wait until a scan of each set is empty
     for (const set of sets)
       for (let i = 0; i < 50; i++) {
