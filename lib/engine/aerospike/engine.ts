@@ -326,10 +326,14 @@ export class AerospikeEngine implements RecordEngine {
     if (items.length === 0) return [];
     const { exists, key } = this.as.policy;
     const records = items.map((item) => {
-      const values = toAerospikeBins(item.bins);
-      const ops = Object.entries(values)
-        .filter(([, v]) => v !== null)
-        .map(([bin, v]) => this.as.operations.write(bin, v as never));
+      // a null bin is not written (a create has nothing to remove)
+      const ops = [];
+      for (const bin of Object.keys(item.bins)) {
+        const value = item.bins[bin];
+        if (value !== undefined && value !== null) {
+          ops.push(this.as.operations.write(bin, toAerospikeValue(value, bin) as never));
+        }
+      }
       const policy = { exists: exists.CREATE, key: key.SEND, ttl: item.policy?.ttl ?? this.as.ttl.NEVER_EXPIRE };
       return { type: this.as.batchType.BATCH_WRITE, key: this.key(item.key), ops, policy };
     });
