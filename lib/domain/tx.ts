@@ -7,7 +7,7 @@
  */
 import { InvalidArgumentError } from './errors';
 import { txidOf, txidToHex } from './txid';
-import { compactSize } from './utxo-hash';
+import { compactSize, compactSizeLength, writeCompactSize } from './utxo-hash';
 
 const EF_MARKER = Buffer.from('0000000000ef', 'hex');
 const MAX_SATOSHIS = 21_000_000n * 100_000_000n;
@@ -50,16 +50,33 @@ export interface ParsedTx {
   ef?: Buffer;
 }
 
+/**
+ * Reads the wire format. `what` names the part read for the error message; inside an input or output (at()) it is
+ * prefixed with "input 3 " or "output 3 " only when a message is built, so a read allocates no text.
+ */
 class Reader {
   pos = 0;
+  private item: 'input' | 'output' | undefined;
+  private index = 0;
   constructor(
     private readonly buf: Buffer,
     private readonly field: string,
   ) {}
 
-  private need(n: number, what: string): void {
+  /** the input or output being read (undefined: the tx's own fields) */
+  at(item: 'input' | 'output' | undefined, index = 0): void {
+    this.item = item;
+    this.index = index;
+  }
+  private name(what: string, suffix = ''): string {
+    return this.item === undefined ? `${what}${suffix}` : `${this.item} ${this.index} ${what}${suffix}`;
+  }
+  private need(n: number, what: string, suffix?: string): void {
     if (this.pos + n > this.buf.length) {
-      throw new InvalidArgumentError(this.field, `truncated transaction: ${what} at byte ${this.pos}`);
+      throw new InvalidArgumentError(
+        this.field,
+        `truncated transaction: ${this.name(what, suffix)} at byte ${this.pos}`,
+      );
     }
   }
   bytes(n: number, what: string): Buffer {
@@ -68,8 +85,8 @@ class Reader {
     this.pos += n;
     return out;
   }
-  u32(what: string): number {
-    this.need(4, what);
+  u32(what: string, suffix?: string): number {
+    this.need(4, what, suffix);
     const v = this.buf.readUInt32LE(this.pos);
     this.pos += 4;
     return v;
@@ -78,28 +95,30 @@ class Reader {
     this.need(8, what);
     const v = this.buf.readBigUInt64LE(this.pos);
     this.pos += 8;
-    if (v > MAX_SATOSHIS) throw new InvalidArgumentError(this.field, `${what} exceeds 21 million BSV`);
+    if (v > MAX_SATOSHIS) throw new InvalidArgumentError(this.field, `${this.name(what)} exceeds 21 million BSV`);
     return Number(v);
   }
-  varint(what: string): number {
-    this.need(1, what);
+  varint(what: string, suffix?: string): number {
+    this.need(1, what, suffix);
     const first = this.buf[this.pos++];
     if (first < 0xfd) return first;
     if (first === 0xfd) {
-      this.need(2, what);
+      this.need(2, what, suffix);
       const v = this.buf.readUInt16LE(this.pos);
       this.pos += 2;
       return v;
     }
-    if (first === 0xfe) return this.u32(what);
-    this.need(8, what);
+    if (first === 0xfe) return this.u32(what, suffix);
+    this.need(8, what, suffix);
     const v = this.buf.readBigUInt64LE(this.pos);
     this.pos += 8;
-    if (v > BigInt(this.buf.length)) throw new InvalidArgumentError(this.field, `${what} is larger than the tx`);
+    if (v > BigInt(this.buf.length)) {
+      throw new InvalidArgumentError(this.field, `${this.name(what, suffix)} is larger than the tx`);
+    }
     return Number(v);
   }
   script(what: string): Buffer {
-    const len = this.varint(`${what} length`);
+    const len = this.varint(what, ' length');
     return this.bytes(len, what);
   }
   get remaining(): number {
@@ -131,36 +150,32 @@ export function parseTx(tx: string | Buffer, field = 'tx'): ParsedTx {
   const inputCount = r.varint('input count');
   const inputs: ParsedInput[] = [];
   for (let i = 0; i < inputCount; i++) {
-    const prevTxid = Buffer.from(r.bytes(32, `input ${i} previous txid`));
-    const vout = r.u32(`input ${i} previous output index`);
-    const unlockingScript = Buffer.from(r.script(`input ${i} unlocking script`));
-    const sequence = r.u32(`input ${i} sequence`);
+    r.at('input', i);
+    const prevTxid = Buffer.from(r.bytes(32, 'previous txid'));
+    const vout = r.u32('previous output index');
+    const unlockingScript = Buffer.from(r.script('unlocking script'));
+    const sequence = r.u32('sequence');
     const input: ParsedInput = { prevTxid, prevTxidHex: txidToHex(prevTxid), vout, unlockingScript, sequence };
     if (extended) {
-      input.satoshis = r.satoshis(`input ${i} previous satoshis`);
-      input.lockingScript = Buffer.from(r.script(`input ${i} previous locking script`));
+      input.satoshis = r.satoshis('previous satoshis');
+      input.lockingScript = Buffer.from(r.script('previous locking script'));
     }
     inputs.push(input);
   }
+  r.at(undefined);
   const outputCount = r.varint('output count');
   const outputs: ParsedOutput[] = [];
   for (let i = 0; i < outputCount; i++) {
-    const satoshis = r.satoshis(`output ${i} satoshis`);
-    outputs.push({ satoshis, lockingScript: Buffer.from(r.script(`output ${i} locking script`)) });
+    r.at('output', i);
+    const satoshis = r.satoshis('satoshis');
+    outputs.push({ satoshis, lockingScript: Buffer.from(r.script('locking script')) });
   }
+  r.at(undefined);
   const locktime = r.u32('locktime');
   if (r.remaining !== 0) throw new InvalidArgumentError(field, `${r.remaining} bytes after the locktime`);
 
   const isCoinbase = inputs.length === 1 && inputs[0].vout === 0xffffffff && inputs[0].prevTxid.every((b) => b === 0);
-  const raw = extended
-    ? assembleTx({
-        version,
-        locktime,
-        inputs: inputs.map((i) => serializeInput(i, false)),
-        outputs: outputs.map(serializeOutput),
-        extended: false,
-      })
-    : bytes;
+  const raw = extended ? serializeTx(version, locktime, inputs, outputs) : bytes;
   let fee = 0;
   if (extended && !isCoinbase) {
     const totalIn = inputs.reduce((s, i) => s + (i.satoshis ?? 0), 0);
@@ -194,32 +209,78 @@ function u32(n: number): Buffer {
   return b;
 }
 
-function u64(n: number): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(BigInt(n), 0);
-  return b;
+/** Writes `n` as uint64 LE at `at`; returns the offset after it. */
+function writeU64(out: Buffer, n: number, at: number): number {
+  if (Number.isSafeInteger(n) && n >= 0) {
+    out.writeUInt32LE(n % 0x100000000, at);
+    return out.writeUInt32LE(Math.floor(n / 0x100000000), at + 4);
+  }
+  return out.writeBigUInt64LE(BigInt(n), at);
+}
+
+function inputSize(input: ParsedInput, extended: boolean): number {
+  const u = input.unlockingScript.length;
+  const base = input.prevTxid.length + 4 + compactSizeLength(u) + u + 4;
+  if (!extended) return base;
+  if (input.satoshis === undefined || input.lockingScript === undefined) {
+    throw new RangeError('an extended input needs the previous satoshis and locking script');
+  }
+  const l = input.lockingScript.length;
+  return base + 8 + compactSizeLength(l) + l;
+}
+
+/** Writes one input (inputSize bytes) at `at`; returns the offset after it. */
+function writeInput(out: Buffer, input: ParsedInput, extended: boolean, at: number): number {
+  at += input.prevTxid.copy(out, at);
+  at = out.writeUInt32LE(input.vout >>> 0, at);
+  at = writeCompactSize(out, input.unlockingScript.length, at);
+  at += input.unlockingScript.copy(out, at);
+  at = out.writeUInt32LE(input.sequence >>> 0, at);
+  if (extended) {
+    at = writeU64(out, input.satoshis!, at);
+    at = writeCompactSize(out, input.lockingScript!.length, at);
+    at += input.lockingScript!.copy(out, at);
+  }
+  return at;
+}
+
+function outputSize(output: { satoshis: number; lockingScript: Buffer }): number {
+  const l = output.lockingScript.length;
+  return 8 + compactSizeLength(l) + l;
+}
+
+function writeOutput(out: Buffer, output: { satoshis: number; lockingScript: Buffer }, at: number): number {
+  at = writeU64(out, output.satoshis, at);
+  at = writeCompactSize(out, output.lockingScript.length, at);
+  return at + output.lockingScript.copy(out, at);
+}
+
+/** The raw (non-extended) serialization of parsed parts, in one buffer: what assembleTx gives for them. */
+function serializeTx(version: number, locktime: number, inputs: ParsedInput[], outputs: ParsedOutput[]): Buffer {
+  let size = 4 + compactSizeLength(inputs.length) + compactSizeLength(outputs.length) + 4;
+  for (const input of inputs) size += inputSize(input, false);
+  for (const output of outputs) size += outputSize(output);
+  const out = Buffer.allocUnsafe(size);
+  let at = out.writeUInt32LE(version >>> 0, 0);
+  at = writeCompactSize(out, inputs.length, at);
+  for (const input of inputs) at = writeInput(out, input, false, at);
+  at = writeCompactSize(out, outputs.length, at);
+  for (const output of outputs) at = writeOutput(out, output, at);
+  out.writeUInt32LE(locktime >>> 0, at);
+  return out;
 }
 
 /** One input in wire format; `extended` appends the previous output (EF). */
 export function serializeInput(input: ParsedInput, extended: boolean): Buffer {
-  const parts = [
-    input.prevTxid,
-    u32(input.vout),
-    compactSize(input.unlockingScript.length),
-    input.unlockingScript,
-    u32(input.sequence),
-  ];
-  if (extended) {
-    if (input.satoshis === undefined || input.lockingScript === undefined) {
-      throw new RangeError('an extended input needs the previous satoshis and locking script');
-    }
-    parts.push(u64(input.satoshis), compactSize(input.lockingScript.length), input.lockingScript);
-  }
-  return Buffer.concat(parts);
+  const out = Buffer.allocUnsafe(inputSize(input, extended));
+  writeInput(out, input, extended, 0);
+  return out;
 }
 
 export function serializeOutput(output: { satoshis: number; lockingScript: Buffer }): Buffer {
-  return Buffer.concat([u64(output.satoshis), compactSize(output.lockingScript.length), output.lockingScript]);
+  const out = Buffer.allocUnsafe(outputSize(output));
+  writeOutput(out, output, 0);
+  return out;
 }
 
 /** One serialized output (as stored in the `outputs` bin): satoshis and locking script. */

@@ -2,13 +2,13 @@
  * Transaction ids (docs/records.md): 32 bytes, double SHA-256 of the serialized tx, stored in internal
  * (little-endian) order and shown in display hex (reversed), as block explorers show them.
  */
-import { createHash } from 'crypto';
+import { hash } from 'crypto';
 import { hexToBuffer, reversed } from './hex';
 
 export const TXID_BYTES = 32;
 
 export function doubleSha256(data: Buffer): Buffer {
-  return createHash('sha256').update(createHash('sha256').update(data).digest()).digest();
+  return hash('sha256', hash('sha256', data, 'buffer'), 'buffer');
 }
 
 /** Internal-order txid of serialized (non-extended) tx bytes. */

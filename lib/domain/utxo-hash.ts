@@ -9,12 +9,12 @@ import { hexToBuffer, reversed } from './hex';
 export const UTXO_HASH_BYTES = 32;
 
 /** Bytes of the CompactSize encoding of `n` (a non-negative safe integer). */
-function compactSizeLength(n: number): number {
+export function compactSizeLength(n: number): number {
   return n < 0xfd ? 1 : n <= 0xffff ? 3 : n <= 0xffffffff ? 5 : 9;
 }
 
-/** Writes the CompactSize encoding of `n` at `offset`; returns the offset after it. */
-function writeCompactSize(out: Buffer, n: number, offset: number): number {
+/** Writes the CompactSize encoding of `n` (a non-negative safe integer) at `offset`; returns the offset after it. */
+export function writeCompactSize(out: Buffer, n: number, offset: number): number {
   if (n < 0xfd) {
     out[offset] = n;
     return offset + 1;
