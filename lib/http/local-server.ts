@@ -19,7 +19,7 @@ import { closeRuntime, getRuntime, resetRuntime } from '../runtime';
 import { HttpError, invalidArgument, mapError } from './errors';
 import { buildOpenApi } from './openapi';
 import { matchRoute, ROUTES, type FunctionName } from './routes';
-import { LAMBDA_PAYLOAD_BYTES, MAX_BODY_BYTES, payloadBytes } from './payload-limits';
+import { LAMBDA_PAYLOAD_BYTES, MAX_BODY_BYTES, payloadBytesOver } from './payload-limits';
 import { proxyIdentity } from './proxy-identity';
 
 export interface StartServerOptions {
@@ -311,8 +311,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Loc
           sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
         });
         // Lambda counts the whole event against its limit, not only the body: refuse what AWS would refuse
-        const eventBytes = payloadBytes(event);
-        if (eventBytes > LAMBDA_PAYLOAD_BYTES) {
+        const eventBytes = payloadBytesOver(event, LAMBDA_PAYLOAD_BYTES);
+        if (eventBytes !== undefined) {
           code = sendError(
             res,
             new HttpError(

@@ -18,7 +18,7 @@ import { cleanupMetrics, emitSingle, logger, metrics, MetricUnit } from './obser
 import { matchRoute, paramNames, ROUTES, routesOf, type FunctionName, type Route } from './routes';
 import { isDirectInvocation, directInvocationProblem, toDirectResult, toProxyEvent } from './direct-invocation';
 import type { DirectInvocation, DirectResult } from './direct-invocation';
-import { LAMBDA_PAYLOAD_BYTES, MAX_BODY_BYTES, payloadBytes } from './payload-limits';
+import { LAMBDA_PAYLOAD_BYTES, MAX_BODY_BYTES, payloadBytesOver } from './payload-limits';
 import { emptyObject } from './schemas';
 import { zodError } from './zod-error';
 
@@ -241,8 +241,8 @@ function serialize(statusCode: number, body: unknown, context: Context): APIGate
   const headers = { 'content-type': 'application/json', 'x-request-id': context?.awsRequestId ?? '' };
   if (statusCode === 204 || body === undefined) return { statusCode, headers, body: '' };
   const result = { statusCode, headers, body: JSON.stringify(body) };
-  const bytes = payloadBytes(result);
-  if (bytes > LAMBDA_PAYLOAD_BYTES) {
+  const bytes = payloadBytesOver(result, LAMBDA_PAYLOAD_BYTES);
+  if (bytes !== undefined) {
     throw new HttpError(
       413,
       'RESPONSE_TOO_LARGE',

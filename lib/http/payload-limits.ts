@@ -18,3 +18,17 @@ export const MAX_BODY_BYTES = LAMBDA_PAYLOAD_BYTES - EVENT_RESERVE_BYTES;
 export function payloadBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 }
+
+/**
+ * payloadBytes(value) when it is over `limit`, else undefined, for a value whose `body` string may be large (a
+ * request event, a response). JSON writes at most 6 bytes for one UTF-16 code unit of a string (`\u001f`; UTF-8
+ * takes at most 3), so when the value with an empty body plus 6 bytes per code unit of the body is within the limit,
+ * the body is neither serialized nor counted.
+ */
+export function payloadBytesOver(value: { body?: string | null }, limit: number): number | undefined {
+  if (typeof value.body === 'string' && payloadBytes({ ...value, body: '' }) + 6 * value.body.length <= limit) {
+    return undefined;
+  }
+  const bytes = payloadBytes(value);
+  return bytes > limit ? bytes : undefined;
+}
