@@ -9,7 +9,7 @@ import { collectChildren, extraRecordCount, isMaster, masterDecision, type Child
 import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
 import { abandonDeletes, clearStaleMarks, finishDeletes, markMasters, markPages, type Abandoned } from './delete-tx';
 import type { Signal, SignalName, SignalQueue } from '../signals/port';
-import { acquirePassLock, passLockTtlSeconds, type PassLock } from './pass-lock';
+import { acquireRangeLocks, passLockTtlSeconds, type RangeLocks } from './pass-lock';
 import { keyOfRecord, txidHex } from './record-facts';
 import { addKept, emitMetrics, emptyReport, type CleanupMetrics, type CleanupReport, type KeptReason } from './report';
 
@@ -56,6 +56,30 @@ export interface RunPassOptions {
   /** epoch ms; the pass stops before starting work at or after it */
   deadline?: number;
   maxDurationMs?: number;
+  /**
+   * Run only a share of the pass (docs/cleanup.md, "Shards"): of the ranges of splitPartitions(partitionRanges), those
+   * r with r % count === index. count is an integer in [1, partitionRanges], index in [0, count). Default: every range.
+   */
+  shard?: CleanupShard;
+}
+
+export interface CleanupShard {
+  index: number;
+  count: number;
+}
+
+/** The ranges of the shard (RangeError when the shard is not one of `partitionRanges`' shards). */
+export function shardRanges(partitionRanges: number, shard?: CleanupShard): PartitionRange[] {
+  const ranges = splitPartitions(partitionRanges);
+  if (shard === undefined) return ranges;
+  const { index, count } = shard;
+  if (!Number.isInteger(count) || count < 1 || count > ranges.length) {
+    throw new RangeError(`cleanup shard count must be an integer in [1, ${ranges.length}], got ${String(count)}`);
+  }
+  if (!Number.isInteger(index) || index < 0 || index >= count) {
+    throw new RangeError(`cleanup shard index must be an integer in [0, ${count}), got ${String(index)}`);
+  }
+  return ranges.filter((_, r) => r % count === index);
 }
 
 interface Checked {
@@ -109,6 +133,8 @@ export class CleanupService {
   }
 
   async runPass(options: RunPassOptions = {}): Promise<CleanupReport> {
+    // a bad shard is refused before anything is read or written
+    const ranges = shardRanges(this.settings.partitionRanges, options.shard);
     const started = this.now();
     let deadline = options.deadline ?? Number.POSITIVE_INFINITY;
     if (options.maxDurationMs !== undefined) deadline = Math.min(deadline, started + options.maxDurationMs);
@@ -118,28 +144,33 @@ export class CleanupService {
       if (this.now() >= deadline) throw new DeadlineReached();
     };
 
-    let lock: PassLock | null;
+    let locks: RangeLocks;
     try {
-      lock = await acquirePassLock(this.engine, passLockTtlSeconds(started, deadline));
+      locks = await acquireRangeLocks(this.engine, ranges, passLockTtlSeconds(started, deadline));
     } catch {
       report.errors++;
       report.more = true;
       return this.finishReport(report, started);
     }
-    if (lock === null) {
-      // another pass is running: it (or the next one) does the work
-      report.busy = true;
+    if (locks.failed.length > 0) {
+      // those ranges are not run: the next pass does
+      report.errors += locks.failed.length;
       report.more = true;
-      return this.finishReport(report, started);
     }
+    if (locks.busy.length > 0) {
+      // another pass is running those ranges: it (or the next one) does their work
+      report.busy = true;
+      report.rangesBusy = locks.busy.length;
+      report.more = true;
+    }
+    const held = locks.held;
 
     try {
-      if (tip >= 1) {
-        const ranges = splitPartitions(this.settings.partitionRanges);
-        await settledOrThrow(ranges.map((r) => this.expirePreserved(tip, r, report, checkDeadline)));
+      if (tip >= 1 && held.length > 0) {
+        await settledOrThrow(held.map((r) => this.expirePreserved(tip, r, report, checkDeadline)));
         // each range pages the DAH index on its own; a range ending early (deadline, engine failure) stops no other
         const outcomes = await Promise.allSettled(
-          ranges.map((range) =>
+          held.map((range) =>
             this.pageRange(range, { bin: 'deleteAtHeight', min: 1, max: tip }, checkDeadline, (records) =>
               this.processChunk(tip, records.filter(isMaster), report, checkDeadline),
             ),
@@ -156,7 +187,7 @@ export class CleanupService {
       if (!(err instanceof DeadlineReached)) report.errors++;
       report.more = true;
     } finally {
-      await lock.release();
+      await locks.release();
     }
     return this.finishReport(report, started);
   }

@@ -13,8 +13,13 @@ export interface CleanupReport {
   durationMs: number;
   /** true when the pass stopped at its deadline: candidates may remain */
   more: boolean;
-  /** present (true) when another pass held the pass lock, so this one did nothing */
+  /**
+   * present (true) when another pass held the lock of some of this pass's partition ranges: those ranges were skipped
+   * (and more = true); the others ran. A pass whose every range was busy did nothing.
+   */
   busy?: true;
+  /** present with busy: the number of ranges skipped because another pass held them */
+  rangesBusy?: number;
 }
 
 export type KeptReason =

@@ -365,7 +365,11 @@ export const cleanupResponse = z
     preserveExpired: z.int(),
     durationMs: z.int(),
     more: z.boolean(),
-    busy: z.literal(true).optional().describe('present when another pass was running, so this one did nothing'),
+    busy: z
+      .literal(true)
+      .optional()
+      .describe('present when another pass held some of the partition ranges: those were skipped, the others ran'),
+    rangesBusy: z.int().optional().describe('present with busy: the number of partition ranges skipped'),
   })
   .register(apiSchemas, { id: 'CleanupReport' });
 

@@ -5,7 +5,7 @@
  * reads, races between read and delete).
  */
 import type { BlobKind, BlobStore } from '../../lib/blob/port';
-import { CLEANUP_PASS_LOCK_KEY } from '../../lib/domain/keys';
+import { isCleanupLockKey } from '../../lib/cleanup/pass-lock';
 import { openEmbeddedEngine } from '../../lib/engine/embedded';
 import {
   EngineError,
@@ -77,6 +77,7 @@ export interface EngineOverrides {
   get?: (key: RecordKey, bins: string[] | undefined, inner: RecordEngine) => Promise<EngineRecord | null>;
   batchGet?: (keys: RecordKey[], bins: string[] | undefined, inner: RecordEngine) => Promise<(EngineRecord | null)[]>;
   create?: (key: RecordKey, bins: Bins, policy: WritePolicy | undefined, inner: RecordEngine) => Promise<void>;
+  batchCreate?: (items: BatchCreateItem[], inner: RecordEngine) => Promise<BatchWriteResult[]>;
   update?: (key: RecordKey, bins: Bins, policy: WritePolicy | undefined, inner: RecordEngine) => Promise<void>;
   remove?: (
     key: RecordKey,
@@ -114,7 +115,7 @@ export class DelegatingEngine implements RecordEngine {
       : this.inner.create(key, bins, policy);
   }
   batchCreate(items: BatchCreateItem[]): Promise<BatchWriteResult[]> {
-    return this.inner.batchCreate(items);
+    return this.overrides.batchCreate ? this.overrides.batchCreate(items, this.inner) : this.inner.batchCreate(items);
   }
   update(key: RecordKey, bins: Bins, policy?: WritePolicy): Promise<void> {
     return this.overrides.update
@@ -150,7 +151,7 @@ export class DelegatingEngine implements RecordEngine {
  * Wraps the ports as a pass killed at step n would see them: the n-th mutating call (1-based: update, remove,
  * batchUpdate, batchRemove, batchApply, blob delete) and, when the process `dies` (default), every mutating call after it throw without
  * reaching the engine or blob store. With `dies: false` only the n-th call fails (a transient error).
- * The pass lock is not counted and its release goes through, as if a new process had taken over once its TTL
+ * The range locks are not counted and their release goes through, as if a new process had taken over once its TTL
  * expired (pass-lock.test.ts shows the lock of a dead pass holding off the next pass until then).
  */
 export function failingAt(
@@ -167,9 +168,12 @@ export function failingAt(
   };
   const e = new DelegatingEngine(engine, {
     update: async (key, bins, policy, inner) => (step(), inner.update(key, bins, policy)),
-    remove: async (key, policy, inner) => (key.equals(CLEANUP_PASS_LOCK_KEY) || step(), inner.remove(key, policy)),
+    remove: async (key, policy, inner) => (step(), inner.remove(key, policy)),
     batchUpdate: async (items, inner) => (step(), inner.batchUpdate(items)),
-    batchRemove: async (items, inner) => (step(), inner.batchRemove(items)),
+    batchRemove: async (items, inner) => (
+      items.every((i) => isCleanupLockKey(i.key)) || step(),
+      inner.batchRemove(items)
+    ),
     batchApply: async (items, inner) => (step(), inner.batchApply(items)),
   });
   const b: BlobStore = {

@@ -372,8 +372,10 @@ export type CleanupReport = {
   preserveExpired: number;
   durationMs: number;
   more: boolean;
-  /** present when another pass was running, so this one did nothing */
+  /** present when another pass held some of the partition ranges: those were skipped, the others ran */
   busy?: true;
+  /** present with busy: the number of partition ranges skipped */
+  rangesBusy?: number;
 };
 
 /** Method, resource path and function of each operation of the route table, in its order. */
