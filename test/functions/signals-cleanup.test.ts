@@ -150,4 +150,54 @@ describe('cleanup handler (EventBridge schedule)', () => {
     const log = jsonLines(lines).find((r) => r.message === 'cleanup pass');
     expect(log).toMatchObject({ deleted: result.deleted, tip: 1289 });
   });
+
+  test("a shard's constant input runs that shard: shards 0 and 1 of 2 together delete the parent", async () => {
+    await resetRuntime();
+    const { parent, child } = await spentAndBuried();
+    const reports = [];
+    for (const cleanupShard of [0, 1]) {
+      const { result, lines } = await captureStdout(() =>
+        cleanup({ cleanupShard, cleanupShards: 2 }, lambdaContext(60_000)),
+      );
+      expect(result).toMatchObject({ tip: 1289, errors: 0, more: false });
+      expect(result.busy).toBeUndefined();
+      const log = jsonLines(lines).find((r) => r.message === 'cleanup pass');
+      expect(log).toMatchObject({ shard: { index: cleanupShard, count: 2 }, deleted: result.deleted });
+      reports.push(result);
+    }
+    // the parent's master lives in one range, so in one shard
+    expect(reports.map((r) => r.deleted).sort()).toEqual([0, 1]);
+    const { store } = await getRuntime();
+    await expect(store.get(parent.txid)).rejects.toMatchObject({ code: 'TX_NOT_FOUND' });
+    await expect(store.get(child.txid)).resolves.toMatchObject({ txid: child.txid });
+  });
+
+  test('a malformed shard input is logged and thrown, and changes nothing', async () => {
+    await resetRuntime();
+    const { parent } = await spentAndBuried();
+    const malformed: [unknown, RegExp][] = [
+      [{ cleanupShard: 2, cleanupShards: 2 }, /malformed cleanup shard input/],
+      [{ cleanupShard: '0', cleanupShards: 2 }, /malformed cleanup shard input/],
+      [{ cleanupShards: 2 }, /malformed cleanup shard input/],
+      [{ cleanupShard: 0 }, /malformed cleanup shard input/],
+      [{ cleanupShard: 0, cleanupShards: 0 }, /malformed cleanup shard input/],
+      [{ cleanupShard: -1, cleanupShards: 2 }, /malformed cleanup shard input/],
+      // more shards than the pass has partition ranges (CLEANUP_PARTITION_RANGES, default 8)
+      [{ cleanupShard: 0, cleanupShards: 9 }, /cleanup shard count must be an integer in \[1, 8\], got 9/],
+    ];
+    for (const [input, message] of malformed) {
+      const { result, lines } = await captureStdout(() =>
+        cleanup(input as Parameters<typeof cleanup>[0], lambdaContext(60_000)).then(
+          () => new Error('no error'),
+          (err: Error) => err,
+        ),
+      );
+      expect(result.message).toMatch(message);
+      const logged = jsonLines(lines).find((r) => r.level === 'ERROR');
+      expect(JSON.stringify(logged)).toMatch(message);
+      expect(jsonLines(lines).find((r) => r.message === 'cleanup pass')).toBeUndefined();
+    }
+    const { store } = await getRuntime();
+    await expect(store.get(parent.txid)).resolves.toMatchObject({ txid: parent.txid });
+  });
 });
