@@ -5,6 +5,7 @@
  * `UtxoStoreConfig`, nested like it) -> individual context keys (`-c key=value`, see CONTEXT_KEYS). Every value is
  * validated and an invalid one stops synthesis with a message naming the context key.
  */
+import { DEFAULTS as RUNTIME_DEFAULTS } from '../lib/domain/config';
 import { maxRecordSizeBytes as recordSizeFor } from '../lib/domain/record-size';
 import type { ConfSettings } from './aerospike-scripts';
 
@@ -163,6 +164,12 @@ export interface UtxoStoreConfig {
   signalMaxReceiveCount: number;
   /** minutes between scheduled cleanup passes */
   cleanupScheduleMinutes: number;
+  /**
+   * invocations a scheduled pass is split over, one rule per shard (docs/cleanup.md, "Shards"): 1 to
+   * MAX_CLEANUP_SHARDS, at most the functions' cleanup partition ranges (CLEANUP_PARTITION_RANGES, left at its default
+   * by the stack) and at most the cleanup function's reserved concurrency
+   */
+  cleanupShards: number;
   /** EventBridge delivery retries of a cleanup invocation */
   cleanupRetryAttempts: number;
   /** seconds EventBridge keeps retrying a cleanup event */
@@ -251,6 +258,7 @@ export function defaultConfig(stage = 'dev'): UtxoStoreConfig {
     directInvokers: { validator: [], blockValidation: [], admin: [] },
     signalMaxReceiveCount: 5,
     cleanupScheduleMinutes: 1,
+    cleanupShards: 1,
     cleanupRetryAttempts: 2,
     cleanupMaxEventAgeSeconds: 300,
     apiThrottleRateLimit: 1000,
@@ -311,6 +319,7 @@ export const CONTEXT_KEYS = {
   signalBatchSize: 'signalBatchSize',
   signalMaxReceiveCount: 'signalMaxReceiveCount',
   cleanupScheduleMinutes: 'cleanupScheduleMinutes',
+  cleanupShards: 'cleanupShards',
   cleanupRetryAttempts: 'cleanupRetryAttempts',
   cleanupMaxEventAgeSeconds: 'cleanupMaxEventAgeSeconds',
   apiThrottleRateLimit: 'apiThrottleRateLimit',
@@ -607,6 +616,7 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
   connectionBudget(c);
   int('signalMaxReceiveCount', c.signalMaxReceiveCount, 1, 1000);
   int('cleanupScheduleMinutes', c.cleanupScheduleMinutes, 1, 1440);
+  cleanupShards(c);
   int('cleanupRetryAttempts', c.cleanupRetryAttempts, 0, 185);
   int('cleanupMaxEventAgeSeconds', c.cleanupMaxEventAgeSeconds, 60, 86400);
   int('apiThrottleRateLimit', c.apiThrottleRateLimit, 1, 100000);
@@ -619,6 +629,32 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
   if (c.alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+$/.test(c.alarmEmail))
     throw new ConfigurationError('alarmEmail', 'expected an email address');
   return c;
+}
+
+/** Most invocations a scheduled cleanup pass is split over. */
+export const MAX_CLEANUP_SHARDS = 16;
+/**
+ * The partition ranges of the deployed cleanup function: the stack leaves CLEANUP_PARTITION_RANGES at its default
+ * (scripts/e2e/template-checks.ts LAMBDA_DEFAULTED); a shard is a set of those ranges.
+ */
+export const DEPLOYED_CLEANUP_PARTITION_RANGES = RUNTIME_DEFAULTS.CLEANUP_PARTITION_RANGES;
+
+/** cleanupShards: within [1, MAX_CLEANUP_SHARDS], the function's partition ranges and its reserved concurrency. */
+function cleanupShards(c: UtxoStoreConfig): void {
+  int('cleanupShards', c.cleanupShards, 1, MAX_CLEANUP_SHARDS);
+  if (c.cleanupShards > DEPLOYED_CLEANUP_PARTITION_RANGES)
+    throw new ConfigurationError(
+      'cleanupShards',
+      `${c.cleanupShards} shards but the cleanup function splits a pass into ${DEPLOYED_CLEANUP_PARTITION_RANGES} ` +
+        'partition ranges (CLEANUP_PARTITION_RANGES): a shard is a set of ranges, so at most that many',
+    );
+  const reserved = c.functions.cleanup.reservedConcurrency;
+  if (reserved !== undefined && c.cleanupShards > reserved)
+    throw new ConfigurationError(
+      'cleanupShards',
+      `${c.cleanupShards} shards run at once every tick, above the cleanup function's reserved concurrency ` +
+        `${reserved} (the excess would be throttled): raise reservedConcurrency=cleanup:${c.cleanupShards}`,
+    );
 }
 
 export function effectiveReplication(a: Pick<AerospikeConfig, 'replicationFactor' | 'nodeCount'>): number {

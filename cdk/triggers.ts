@@ -1,6 +1,8 @@
 /**
  * The non-HTTP triggers: the signal queue -> signal consumer (partial batch failures reported per message), and the
- * EventBridge schedule -> cleanup pass (with a DLQ and a retry policy).
+ * EventBridge schedule -> cleanup pass (with a DLQ and a retry policy): one rule, or with cleanupShards = n > 1 one
+ * rule per shard, whose target's constant input `{ cleanupShard: i, cleanupShards: n }` makes the invocation run shard
+ * i of the pass (functions/cleanup.ts, docs/cleanup.md "Shards").
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -20,7 +22,8 @@ export interface TriggersProps {
 }
 
 export class Triggers extends Construct {
-  readonly cleanupRule: events.Rule;
+  /** the cleanup schedule: one rule per shard (one rule without input when cleanupShards is 1) */
+  readonly cleanupRules: events.Rule[];
   /** failed cleanup deliveries (EventBridge) and failed asynchronous cleanup invocations (Lambda) */
   readonly cleanupDlq: sqs.Queue;
 
@@ -45,17 +48,25 @@ export class Triggers extends Construct {
       removalPolicy: config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
 
-    this.cleanupRule = new events.Rule(this, 'CleanupSchedule', {
-      description: `bsv-utxo-store ${config.stage}: DAH cleanup pass`,
-      schedule: events.Schedule.rate(Duration.minutes(config.cleanupScheduleMinutes)),
-      targets: [
-        new targets.LambdaFunction(props.cleanup, {
-          deadLetterQueue: this.cleanupDlq,
-          retryAttempts: config.cleanupRetryAttempts,
-          maxEventAge: Duration.seconds(config.cleanupMaxEventAgeSeconds),
+    // One rule per shard rather than one rule with n targets (at most 5 per rule); the first keeps the id of the
+    // single rule, so that going from 1 to n shards adds rules and replaces none.
+    const n = config.cleanupShards;
+    this.cleanupRules = Array.from(
+      { length: n },
+      (_, i) =>
+        new events.Rule(this, i === 0 ? 'CleanupSchedule' : `CleanupSchedule${i}`, {
+          description: `bsv-utxo-store ${config.stage}: DAH cleanup pass${n > 1 ? `, shard ${i} of ${n}` : ''}`,
+          schedule: events.Schedule.rate(Duration.minutes(config.cleanupScheduleMinutes)),
+          targets: [
+            new targets.LambdaFunction(props.cleanup, {
+              deadLetterQueue: this.cleanupDlq,
+              retryAttempts: config.cleanupRetryAttempts,
+              maxEventAge: Duration.seconds(config.cleanupMaxEventAgeSeconds),
+              ...(n > 1 ? { event: events.RuleTargetInput.fromObject({ cleanupShard: i, cleanupShards: n }) } : {}),
+            }),
+          ],
         }),
-      ],
-    });
+    );
 
     // EventBridge invokes asynchronously. A pass that fails is not retried by Lambda (the next scheduled pass resumes
     // where it stopped, docs/cleanup.md); the failure record goes to the same DLQ, which is alarmed on.

@@ -298,7 +298,10 @@ export class LocalDeployment {
     return { batches, messages, failedItems };
   }
 
-  /** Every scheduled rule's targets, invoked with the event EventBridge Scheduler/Events sends. */
+  /**
+   * Every scheduled rule's targets, invoked with the event EventBridge Scheduler/Events sends: the target's constant
+   * input when it has one (a cleanup shard's), else the scheduled event.
+   */
   async runSchedules(): Promise<unknown[]> {
     const r = this.standIns.resolver;
     const out: unknown[] = [];
@@ -306,7 +309,7 @@ export class LocalDeployment {
       const p = resource.Properties ?? {};
       if (!p.ScheduleExpression) continue;
       const ruleName = String(p.Name ?? `${stack.name}-${id}`);
-      for (const t of (p.Targets ?? []) as { Arn: unknown }[]) {
+      for (const t of (p.Targets ?? []) as { Arn: unknown; Input?: unknown }[]) {
         const att = (t.Arn as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
         if (!att || stack.template.Resources[att[0]]?.Type !== 'AWS::Lambda::Function')
           throw new Error(`${id}: a schedule target that is not a function of the stack`);
@@ -321,7 +324,8 @@ export class LocalDeployment {
           resources: [`arn:aws:events:${r.pseudo['AWS::Region']}:${r.pseudo['AWS::AccountId']}:rule/${ruleName}`],
           detail: {},
         };
-        out.push(await this.invoke(att[0], event, 'schedule'));
+        const input = typeof t.Input === 'string' ? (JSON.parse(t.Input) as unknown) : event;
+        out.push(await this.invoke(att[0], input, 'schedule'));
       }
     }
     return out;

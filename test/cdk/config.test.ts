@@ -15,6 +15,15 @@ test('defaults: 3 x i4i.large in 3 AZs, replication 2, B = 20000, retention 288,
   expect(c.store).toMatchObject({ utxoBatchSize: 20000, blockHeightRetention: 288, maxTxSizeInStore: 1048576 });
 });
 
+test('cleanupShards: 1 by default; up to the partition ranges with the reserved concurrency to run them', () => {
+  expect(loadConfig(ctx({})).cleanupShards).toBe(1);
+  expect(loadConfig(ctx({ cleanupShards: '2' })).cleanupShards).toBe(2);
+  expect(loadConfig(ctx({ cleanupShards: '8', reservedConcurrency: 'cleanup:8' })).cleanupShards).toBe(8);
+  expect(
+    loadConfig(ctx({ stages: { dev: { cleanupShards: 4, functions: { cleanup: { reservedConcurrency: 4 } } } } })),
+  ).toMatchObject({ cleanupShards: 4 });
+});
+
 test('stages object from cdk.json, then -c keys on top (strings coerced)', () => {
   const c = loadConfig(
     ctx({
@@ -64,6 +73,13 @@ test.each([
   [{ provisionedConcurrency: 'spend:101' }, /provisionedConcurrency\.spend.*above the reserved concurrency 100/],
   [{ reservedConcurrency: 'admin:0' }, /reservedConcurrency\.admin.*every function needs a reserved concurrency/],
   [{ maxTipAdvance: '0' }, /maxTipAdvance/],
+  // cleanup shards: 1 to 16, at most the function's 8 partition ranges and its reserved concurrency (default 2)
+  [{ cleanupShards: '0' }, /cleanupShards.*from 1 to 16/],
+  [{ cleanupShards: '1.5' }, /cleanupShards.*from 1 to 16/],
+  [{ cleanupShards: 'two' }, /cleanupShards.*expected a number/],
+  [{ cleanupShards: '17', reservedConcurrency: 'cleanup:17' }, /cleanupShards.*from 1 to 16/],
+  [{ cleanupShards: '9', reservedConcurrency: 'cleanup:9' }, /cleanupShards.*8 partition ranges/],
+  [{ cleanupShards: '3' }, /cleanupShards.*reserved concurrency 2.*reservedConcurrency=cleanup:3/],
 ])('invalid context %j is refused, naming the key', (values, message) => {
   expect(() => loadConfig(ctx(values))).toThrow(message);
 });

@@ -278,6 +278,10 @@ describe('functions', () => {
         }),
       ],
     });
+    // one shard (cleanupShards = 1): one rule, invoked with the scheduled event (no constant input)
+    const rules = Object.values(resourcesOf(t, 'AWS::Events::Rule')).filter((r) => r.Properties!.ScheduleExpression);
+    expect(rules).toHaveLength(1);
+    expect((rules[0].Properties!.Targets as Record<string, unknown>[])[0].Input).toBeUndefined();
     t.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       MaximumRetryAttempts: 0,
       DestinationConfig: { OnFailure: { Destination: dlq } },
