@@ -123,7 +123,7 @@ export class Observability extends Construct {
       config.signalAgeAlarmSeconds,
       `The oldest signal is older than ${config.signalAgeAlarmSeconds} s: the consumer is behind or failing`,
     );
-    alarm('CleanupFailures', cleanupErrors, 0, 'A scheduled cleanup pass failed', 3);
+    alarm('CleanupFailures', cleanupErrors, 0, 'A scheduled cleanup pass (or one of its shards) failed', 3);
     alarm(
       'DoubleAcknowledgedOutputs',
       emf('DoubleAcknowledgedOutputs'),

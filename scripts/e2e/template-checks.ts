@@ -69,7 +69,8 @@ export const LAMBDA_DEFAULTED: Record<string, string> = {
   AEROSPIKE_COMMAND_TIMEOUT_MS:
     "the default single-record budget (1 s, KEY_BUSY retries included) fits every function's timeout",
   AEROSPIKE_BATCH_TIMEOUT_MS: "the default batch budget (5 s) fits every function's timeout and API Gateway's 29 s",
-  CLEANUP_PARTITION_RANGES: 'the default 8 ranges paged in parallel within one cleanup pass (docs/settings.md)',
+  CLEANUP_PARTITION_RANGES:
+    'the default 8 ranges paged in parallel within one cleanup pass (docs/settings.md); cdk/config.ts bounds cleanupShards by it',
 };
 
 /** Read by Node itself. */
