@@ -27,10 +27,12 @@ export function lockKey(txid: Buffer): Buffer {
   return withSuffix(txid, LOCK_RECORD_NUMBER);
 }
 
-/**
- * Records that belong to no tx (the cleanup pass locks, unmined-query and unmined-iteration cursors, double-spend
- * resolution intents): their keys are neither 32 nor 36 bytes long, so they never collide with a master, pagination or lock record, and parseRecordKey answers null.
+/*
+ * Records that belong to no tx (the cleanup range locks, unmined-query and unmined-iteration cursors, double-spend
+ * resolution intents): their keys are neither 32 nor 36 bytes long, so they never collide with a master, pagination
+ * or lock record, and parseRecordKey answers null.
  */
+
 /** Prefix of the cleanup range locks (lib/cleanup/pass-lock.ts rangeLockKey: `cleanup-pass-lock:<begin>:<count>`). */
 export const CLEANUP_PASS_LOCK_KEY = Buffer.from('cleanup-pass-lock', 'ascii');
 const UNMINED_CURSOR_PREFIX = Buffer.from('unmined-cursor:', 'ascii');
