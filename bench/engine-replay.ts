@@ -119,9 +119,9 @@ export class EngineRecorder {
           .then((answer) => {
             if (Array.isArray(answer))
               for (const item of answer as { ok?: boolean; error?: { code?: string } }[])
-                if (item?.ok === false) error(item.error?.code ?? 'ERROR');
+                if (item?.ok === false) error(`${call.method} ${item.error?.code ?? 'ERROR'}`);
           })
-          .catch((err: { code?: string }) => error(err.code ?? 'THROWN'));
+          .catch((err: { code?: string }) => error(`${call.method} ${err.code ?? 'THROWN'}`));
         done[next] = issued;
         inPhase.push(issued);
         result.calls++;

@@ -18,7 +18,10 @@
  * then the block's txs (1-3 inputs, 2 outputs, and 3 large txs of 35,000 outputs that paginate and go to the blob
  * store) through createMany, spendMany, setMinedMany, then the tip moved past the retention and cleanup passes
  * until done. Signals run inline (SIGNAL_QUEUE=inline): their cost is inside the phases. Wall time per phase and the
- * block's rate beside the raw limit.
+ * block's rate beside the raw limit. The block's own raw limit: every record operation the server's engine was asked
+ * for is recorded (bench/engine-replay.ts) and issued again straight on the engine, on a fresh set, in
+ * BENCH_SCALE_REPLAY_ROUNDS rounds (default 2, each phase's best counts): the engine doing the block's work without
+ * HTTP, handlers, parsing or store logic.
  *
  * Fan-out (BENCH_SCALE_FANOUT, default 10000; 0 skips): one parent with that many outputs, its children spent by
  * spendMany batches of 100, 32 in flight: every batch runs a UDF on the same parent records (a hot key).
@@ -37,7 +40,7 @@ import type { StoreSettings, UtxoStore } from '../../lib/store/types';
 import { makeTx, rootTx, type Fixture } from '../../test/fixtures/txs';
 import { registerBench, type BenchRow } from '../registry';
 import { rawSpendCall } from '../raw-spend';
-import { EngineRecorder } from '../engine-replay';
+import { EngineRecorder, type ReplayResult } from '../engine-replay';
 import { benchHandlerMemory } from './handler-memory';
 
 const SECTION = 'scale';
@@ -54,6 +57,8 @@ const IN_FLIGHT = 8;
 /** the handler part's page size (BENCH_SCALE_PAGE; the route's default is 1000, its maximum 10000) */
 const HANDLER_PAGE = Number(process.env.BENCH_SCALE_PAGE ?? 10000);
 const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 4);
+/** rounds of the block's replay on the raw engine (BENCH_SCALE_REPLAY_ROUNDS); each phase's best counts */
+const REPLAY_ROUNDS = Number(process.env.BENCH_SCALE_REPLAY_ROUNDS ?? 2);
 const R = 288;
 /** utxoBatchSize: 8000 x 68-byte slots fit the test cluster's 1 MiB max-record-size */
 const B = 8000;
@@ -517,7 +522,7 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
   const runtime = await currentRuntime();
   if (!runtime) throw new Error('block: the local server has no runtime');
   const recorder = new EngineRecorder(runtime.engine);
-  let replayed: Opened | undefined;
+  const replayed: Opened[] = [];
   try {
     const rawStore = await createUtxoStore({
       engine: opened.engine,
@@ -585,19 +590,28 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
     const total = phases.reduce((s, [, ms]) => s + ms, 0);
     const n = all.length;
 
-    // the block's raw limit: the same record operations issued straight on the engine, on a fresh set
+    // the block's raw limit: the same record operations issued straight on the engine, on a fresh set each round;
+    // each phase's best round counts (as the raw limit's rounds: the least disturbed run of the engine)
     recorder.stop();
-    progress('block: the raw engine replays the recorded record operations');
-    replayed = await openEngine(`${set}_raw`);
-    await createUtxoStore({ engine: replayed.engine, blobs: new FileBlobStore({ dir }), signals: nullQueue, settings });
-    const serverOps = new Map<string, number | undefined>();
-    let last: [string | undefined, number | undefined] = [undefined, undefined];
-    const replay = await recorder.replay(replayed.engine, async (next) => {
-      const ops = await replayed?.serverOps?.();
-      if (last[0] !== undefined)
-        serverOps.set(last[0], ops === undefined || last[1] === undefined ? undefined : ops - last[1]);
-      last = [next, ops];
-    });
+    const replay = new Map<string, ReplayResult & { ops?: number }>();
+    for (let round = 0; round < REPLAY_ROUNDS; round++) {
+      progress(`block: the raw engine replays the recorded record operations (round ${round + 1})`);
+      const target = await openEngine(`${set}_raw${round}`);
+      replayed.push(target);
+      await createUtxoStore({ engine: target.engine, blobs: new FileBlobStore({ dir }), signals: nullQueue, settings });
+      const ops = new Map<string, number | undefined>();
+      let last: [string | undefined, number | undefined] = [undefined, undefined];
+      const results = await recorder.replay(target.engine, async (next) => {
+        const count = await target.serverOps?.();
+        if (last[0] !== undefined)
+          ops.set(last[0], count === undefined || last[1] === undefined ? undefined : count - last[1]);
+        last = [next, count];
+      });
+      for (const [name, result] of results) {
+        const best = replay.get(name);
+        if (best === undefined || result.ms < best.ms) replay.set(name, { ...result, ops: ops.get(name) });
+      }
+    }
     const rawTotal = phases.reduce((s, [name]) => s + (replay.get(name)?.ms ?? 0), 0);
 
     // per record operation: the raw limit is one UDF call on one record per item
@@ -620,7 +634,7 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
       const r = replay.get(name);
       if (!r) continue;
       const errors = Object.entries(r.errors).map(([code, k]) => `${k} ${code}`);
-      const ops = serverOps.get(name);
+      const ops = r.ops;
       rows.push({
         section: `${SECTION} block`,
         measure: `${name}: the same record ops straight on the engine`,
@@ -649,7 +663,7 @@ async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
     });
   } finally {
     recorder.stop();
-    await replayed?.close();
+    for (const target of replayed) await target.close();
     await client.close();
     await server.close();
     rmSync(dir, { recursive: true, force: true });

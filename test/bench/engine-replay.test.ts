@@ -77,7 +77,7 @@ test("errors the replayed calls answer are counted by code (a batch's items one 
   await fresh.create(key(3), { v: 0 });
 
   const results = await recorder.replay(fresh);
-  expect(results.get('work')?.errors).toEqual({ RECORD_EXISTS: 2 });
+  expect(results.get('work')?.errors).toEqual({ 'batchCreate RECORD_EXISTS': 1, 'create RECORD_EXISTS': 1 });
   await Promise.all([recorded.close(), fresh.close()]);
 });
 
