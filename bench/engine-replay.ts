@@ -3,6 +3,9 @@
  * workload ran, then issued again straight on an engine of a fresh set (no HTTP, no handler, no store logic, no
  * parsing), with the same arguments, the same batches and the same order between calls.
  *
+ * A range query's cursor is the engine's paging state of the recorded set: the replay sends each next page the cursor
+ * its own previous page answered.
+ *
  * Order: a call that started after another call had finished in the recording starts after it in the replay too;
  * calls that overlapped in the recording may overlap in the replay. So the replay has the workload's own dependencies
  * (a spend after the create of its parent, a cleanup remove after the mark) and at least its concurrency.
@@ -12,7 +15,7 @@
  * and the cluster-state check are not (the raw limit is the engine doing the records' work).
  */
 import { AsyncLocalStorage } from 'async_hooks';
-import type { RecordEngine } from '../lib/engine/port';
+import type { RangePage, RangeQuery, RecordEngine } from '../lib/engine/port';
 
 const RECORD_METHODS = [
   'get',
@@ -35,6 +38,8 @@ interface RecordedCall {
   args: unknown[];
   /** calls the recording had seen finish when this one started */
   finishedBefore: number;
+  /** queryRange: the cursor the recorded page answered (the next page's call names it) */
+  cursorOut?: string;
 }
 
 export interface ReplayResult {
@@ -61,10 +66,15 @@ export class EngineRecorder {
       target[method] = (...args: unknown[]) => {
         // a call the engine makes to itself (a batch's items sent one by one) is part of the outer call
         if (this.inside.getStore()) return original.apply(engine, args);
-        const index = this.calls.push({ phase: this.current, method, args, finishedBefore: this.finishOrder.length });
+        const call: RecordedCall = { phase: this.current, method, args, finishedBefore: this.finishOrder.length };
+        const index = this.calls.push(call) - 1;
         return this.inside
           .run(true, () => original.apply(engine, args))
-          .finally(() => this.finishOrder.push(index - 1));
+          .then((answer) => {
+            if (method === 'queryRange') call.cursorOut = (answer as RangePage).cursor;
+            return answer;
+          })
+          .finally(() => this.finishOrder.push(index));
       };
     }
   }
@@ -99,6 +109,8 @@ export class EngineRecorder {
     between?: (next: string | undefined) => Promise<void>,
   ): Promise<Map<string, ReplayResult>> {
     const done: Promise<unknown>[] = new Array(this.calls.length);
+    /** recorded cursor -> the replay's cursor for the same page */
+    const cursors = new Map<string, string>();
     const results = new Map<string, ReplayResult>();
     const target = engine(on);
     let waited = 0;
@@ -115,8 +127,11 @@ export class EngineRecorder {
         const call = this.calls[next];
         for (; waited < call.finishedBefore; waited++) await done[this.finishOrder[waited]];
         const issued = target[call.method]
-          .apply(on, call.args)
+          .apply(on, argsForCall(call, cursors))
           .then((answer) => {
+            // a cursor is the engine's own paging state of this set: the next page goes on from the replay's
+            if (call.cursorOut !== undefined && (answer as RangePage).cursor !== undefined)
+              cursors.set(call.cursorOut, (answer as RangePage).cursor!);
             if (Array.isArray(answer))
               for (const item of answer as { ok?: boolean; error?: { code?: string } }[])
                 if (item?.ok === false) error(`${call.method} ${item.error?.code ?? 'ERROR'}`);
@@ -133,6 +148,15 @@ export class EngineRecorder {
     await between?.(undefined);
     return results;
   }
+}
+
+/** The call's arguments, a queryRange's cursor replaced by the replay's cursor of the same page. */
+function argsForCall(call: RecordedCall, cursors: Map<string, string>): unknown[] {
+  if (call.method !== 'queryRange') return call.args;
+  const query = call.args[0] as RangeQuery;
+  if (query.cursor === undefined) return call.args;
+  // an unknown cursor (its page failed in the replay) is sent as recorded: the engine refuses it, counted as an error
+  return [{ ...query, cursor: cursors.get(query.cursor) ?? query.cursor }, ...call.args.slice(1)];
 }
 
 function engine(e: RecordEngine): Record<RecordMethod, (...args: unknown[]) => Promise<unknown>> {

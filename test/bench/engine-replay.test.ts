@@ -1,6 +1,6 @@
 import { EngineRecorder } from '../../bench/engine-replay';
 import { openEmbeddedEngine } from '../../lib/engine/embedded';
-import type { BatchUpdateItem, BatchWriteResult, RecordEngine } from '../../lib/engine/port';
+import { EngineError, type BatchUpdateItem, type BatchWriteResult, type RecordEngine } from '../../lib/engine/port';
 
 const key = (n: number) => Buffer.from([n]);
 
@@ -99,4 +99,34 @@ test('calls an engine makes to itself inside a recorded call are not recorded ag
   recorder.stop();
   expect(recorder.methods('work')).toBe('batchUpdate 1, update 1');
   await inner.close();
+});
+
+test("a paged range query goes on from the replay's own cursors, not the recorded set's", async () => {
+  const recorded = await openEmbeddedEngine({ path: ':memory:' });
+  const fresh = await openEmbeddedEngine({ path: ':memory:' });
+  const records = [1, 2, 3, 4, 5].map((n) => ({ key: key(n), bins: { deleteAtHeight: n } }));
+  await recorded.batchCreate(records);
+  await fresh.batchCreate(records);
+  const recorder = new EngineRecorder(recorded);
+  recorder.phase('pages');
+  let cursor: string | undefined;
+  do {
+    ({ cursor } = await recorded.queryRange({ bin: 'deleteAtHeight', min: 1, max: 5, limit: 2, cursor }));
+  } while (cursor !== undefined);
+  recorder.stop();
+
+  // cursors of another set: the replay target knows only the cursors it answered itself
+  const seen: number[] = [];
+  const target = Object.assign(Object.create(null) as RecordEngine, {
+    async queryRange(query: Parameters<RecordEngine['queryRange']>[0]) {
+      if (query.cursor !== undefined && !query.cursor.startsWith('replay:')) throw new EngineError('INVALID', 'cursor');
+      const page = await fresh.queryRange({ ...query, cursor: query.cursor?.slice('replay:'.length) });
+      seen.push(...page.records.map((r) => r.bins.deleteAtHeight as number));
+      return { ...page, cursor: page.cursor === undefined ? undefined : `replay:${page.cursor}` };
+    },
+  });
+  const results = await recorder.replay(target);
+  expect(results.get('pages')).toMatchObject({ calls: 3, errors: {} });
+  expect(seen.sort()).toEqual([1, 2, 3, 4, 5]);
+  await Promise.all([recorded.close(), fresh.close()]);
 });
