@@ -126,12 +126,19 @@ export class EngineRecorder {
       for (; next < this.calls.length && this.calls[next].phase === phase; next++) {
         const call = this.calls[next];
         for (; waited < call.finishedBefore; waited++) await done[this.finishOrder[waited]];
-        const issued = target[call.method]
-          .apply(on, argsForCall(call, cursors))
+        const args = argsForCall(call, cursors);
+        const issued = (
+          args === undefined
+            ? Promise.resolve(error(`${call.method} not sent: the replay's range had ended a page earlier`))
+            : target[call.method].apply(on, args)
+        )
           .then((answer) => {
             // a cursor is the engine's own paging state of this set: the next page goes on from the replay's
-            if (call.cursorOut !== undefined && (answer as RangePage).cursor !== undefined)
-              cursors.set(call.cursorOut, (answer as RangePage).cursor!);
+            if (call.cursorOut !== undefined) {
+              const cursor = (answer as RangePage).cursor;
+              if (cursor !== undefined) cursors.set(call.cursorOut, cursor);
+              else error(`${call.method}: the range ended here in the replay, a page before the recording's`);
+            }
             if (Array.isArray(answer))
               for (const item of answer as { ok?: boolean; error?: { code?: string } }[])
                 if (item?.ok === false) error(`${call.method} ${item.error?.code ?? 'ERROR'}`);
@@ -150,13 +157,17 @@ export class EngineRecorder {
   }
 }
 
-/** The call's arguments, a queryRange's cursor replaced by the replay's cursor of the same page. */
-function argsForCall(call: RecordedCall, cursors: Map<string, string>): unknown[] {
+/**
+ * The call's arguments, a queryRange's cursor replaced by the replay's cursor of the same page; undefined when the
+ * replay has no such page: its previous page answered no cursor (a paged query's pages need not split alike on two
+ * sets, so a range can end a page earlier in the replay).
+ */
+function argsForCall(call: RecordedCall, cursors: Map<string, string>): unknown[] | undefined {
   if (call.method !== 'queryRange') return call.args;
   const query = call.args[0] as RangeQuery;
   if (query.cursor === undefined) return call.args;
-  // an unknown cursor (its page failed in the replay) is sent as recorded: the engine refuses it, counted as an error
-  return [{ ...query, cursor: cursors.get(query.cursor) ?? query.cursor }, ...call.args.slice(1)];
+  const cursor = cursors.get(query.cursor);
+  return cursor === undefined ? undefined : [{ ...query, cursor }, ...call.args.slice(1)];
 }
 
 function engine(e: RecordEngine): Record<RecordMethod, (...args: unknown[]) => Promise<unknown>> {
