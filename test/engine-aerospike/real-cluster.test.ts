@@ -19,6 +19,8 @@ import { contractTarget } from '../store/contract-target';
 import { describeStoreContract } from '../store/store-contract';
 import { describeBatchContract } from '../store/batch-contract';
 import { loadUdfSource, udfModuleName } from '../../lib/store/udf-module';
+import { acquireRangeLocks } from '../../lib/cleanup/pass-lock';
+import { splitPartitions } from '../../lib/engine/port';
 
 describe('connecting', () => {
   test('an unreachable cluster is UNAVAILABLE, and the shared client is retried on the next call', async () => {
@@ -108,6 +110,21 @@ if (!hosts) {
       [2, true],
     ]);
     await engine.batchRemove(keys.map((key) => ({ key })));
+  });
+
+  // cleanup's range locks on Community Edition: a released lock is a tombstone, which the next pass's batch takes over
+  test(`cleanup range locks on Aerospike ${hosts}/${namespace}: busy while held, taken again after release`, async () => {
+    const engine = new AerospikeEngine({ client: await client(), namespace, set: nextSet('l') });
+    const ranges = splitPartitions(4);
+    const first = await acquireRangeLocks(engine, ranges.slice(0, 2), 60);
+    expect([first.held.length, first.busy.length, first.failed.length]).toEqual([2, 0, 0]);
+    const second = await acquireRangeLocks(engine, ranges, 60);
+    expect([second.held, second.busy, second.failed]).toEqual([ranges.slice(2), ranges.slice(0, 2), []]);
+    await first.release();
+    await second.release();
+    const third = await acquireRangeLocks(engine, ranges, 60);
+    expect([third.held, third.busy, third.failed]).toEqual([ranges, [], []]);
+    await third.release();
   });
 
   describeBatchContract(`Aerospike ${hosts}/${namespace}`, async () =>
