@@ -15,26 +15,17 @@
  * and the cluster-state check are not (the raw limit is the engine doing the records' work).
  */
 import { AsyncLocalStorage } from 'async_hooks';
-import type { RangePage, RangeQuery, RecordEngine } from '../lib/engine/port';
-
-const RECORD_METHODS = [
-  'get',
-  'batchGet',
-  'create',
-  'batchCreate',
-  'update',
-  'remove',
-  'batchUpdate',
-  'batchRemove',
-  'apply',
-  'batchApply',
-  'queryRange',
-] as const;
-type RecordMethod = (typeof RECORD_METHODS)[number];
+import {
+  RECORD_OPERATIONS,
+  type RangePage,
+  type RangeQuery,
+  type RecordEngine,
+  type RecordOperation,
+} from '../lib/engine/port';
 
 interface RecordedCall {
   phase: string;
-  method: RecordMethod;
+  method: RecordOperation;
   args: unknown[];
   /** calls the recording had seen finish when this one started */
   finishedBefore: number;
@@ -53,14 +44,14 @@ export class EngineRecorder {
   private readonly calls: RecordedCall[] = [];
   /** the recording's call indexes in the order they finished */
   private readonly finishOrder: number[] = [];
-  private readonly originals = new Map<RecordMethod, unknown>();
+  private readonly originals = new Map<RecordOperation, unknown>();
   private current = '';
   private readonly inside = new AsyncLocalStorage<boolean>();
 
   /** Starts recording the engine's record operations (patches the instance; stop() restores it). */
   constructor(private readonly engine: RecordEngine) {
-    const target = engine as unknown as Record<RecordMethod, (...args: unknown[]) => Promise<unknown>>;
-    for (const method of RECORD_METHODS) {
+    const target = callable(engine);
+    for (const method of RECORD_OPERATIONS) {
       const original = target[method];
       this.originals.set(method, Object.prototype.hasOwnProperty.call(engine, method) ? original : undefined);
       target[method] = (...args: unknown[]) => {
@@ -85,7 +76,7 @@ export class EngineRecorder {
   }
 
   stop(): void {
-    const target = engine(this.engine);
+    const target = callable(this.engine);
     for (const [method, original] of this.originals) {
       if (original === undefined) delete target[method];
       else target[method] = original as (...args: unknown[]) => Promise<unknown>;
@@ -112,7 +103,7 @@ export class EngineRecorder {
     /** recorded cursor -> the replay's cursor for the same page */
     const cursors = new Map<string, string>();
     const results = new Map<string, ReplayResult>();
-    const target = engine(on);
+    const target = callable(on);
     let waited = 0;
     let next = 0;
     while (next < this.calls.length) {
@@ -170,6 +161,7 @@ function argsForCall(call: RecordedCall, cursors: Map<string, string>): unknown[
   return cursor === undefined ? undefined : [{ ...query, cursor }, ...call.args.slice(1)];
 }
 
-function engine(e: RecordEngine): Record<RecordMethod, (...args: unknown[]) => Promise<unknown>> {
-  return e as unknown as Record<RecordMethod, (...args: unknown[]) => Promise<unknown>>;
+/** The engine's record operations as plain functions, to patch and to call by name. */
+function callable(e: RecordEngine): Record<RecordOperation, (...args: unknown[]) => Promise<unknown>> {
+  return e as unknown as Record<RecordOperation, (...args: unknown[]) => Promise<unknown>>;
 }

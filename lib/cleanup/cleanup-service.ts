@@ -7,7 +7,15 @@ import { splitPartitions, type Bins, type EngineRecord, type PartitionRange, typ
 import { BIN } from '../domain/bins';
 import { collectChildren, extraRecordCount, isMaster, masterDecision, type ChildRef } from './candidates';
 import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
-import { abandonDeletes, clearStaleMarks, finishDeletes, markMasters, markPages, type Abandoned } from './delete-tx';
+import {
+  abandonDeletes,
+  clearStaleMarks,
+  finishDeletes,
+  markMasters,
+  markPages,
+  type Abandoned,
+  type DeleteDeps,
+} from './delete-tx';
 import type { Signal, SignalName, SignalQueue } from '../signals/port';
 import { acquireRangeLocks, passLockTtlSeconds, type RangeLocks } from './pass-lock';
 import { keyOfRecord, txidHex } from './record-facts';
@@ -107,6 +115,8 @@ export class CleanupService {
   private readonly now: () => number;
   private readonly metrics?: CleanupMetrics;
   private readonly signals?: SignalQueue;
+  /** what phase 2 (delete-tx.ts) needs, built once */
+  private readonly deleteDeps: DeleteDeps;
 
   constructor(options: CleanupServiceOptions) {
     const { utxoBatchSize, batchSize, cleanupSafetyWindow, blockHeightRetention } = options.settings;
@@ -130,6 +140,12 @@ export class CleanupService {
     this.now = options.now ?? Date.now;
     this.metrics = options.metrics;
     this.signals = options.signals;
+    this.deleteDeps = {
+      engine: this.engine,
+      blobs: this.blobs,
+      moduleName: this.moduleName,
+      utxoBatchSize: this.settings.utxoBatchSize,
+    };
   }
 
   async runPass(options: RunPassOptions = {}): Promise<CleanupReport> {
@@ -356,15 +372,7 @@ export class CleanupService {
 
   /** Phase 2 for the chunk; a tx whose step fails keeps its marked master: the next pass finishes it. */
   private async deleteMarked(ready: EngineRecord[], report: CleanupReport): Promise<void> {
-    const outcomes = await finishDeletes(
-      {
-        engine: this.engine,
-        blobs: this.blobs,
-        moduleName: this.moduleName,
-        utxoBatchSize: this.settings.utxoBatchSize,
-      },
-      ready,
-    );
+    const outcomes = await finishDeletes(this.deleteDeps, ready);
     for (const o of outcomes) {
       if (o.deleted) report.deleted++;
       else report.errors++;

@@ -227,3 +227,19 @@ export interface RecordEngine {
   clusterState?(expectedSize?: number): Promise<ClusterState>;
   close(): Promise<void>;
 }
+
+/** The engine calls that read or write records (not module registration, liveness or cluster state). */
+export const RECORD_OPERATIONS = [
+  'get',
+  'batchGet',
+  'create',
+  'batchCreate',
+  'update',
+  'remove',
+  'batchUpdate',
+  'batchRemove',
+  'apply',
+  'batchApply',
+  'queryRange',
+] as const satisfies readonly (keyof RecordEngine)[];
+export type RecordOperation = (typeof RECORD_OPERATIONS)[number];

@@ -22,6 +22,28 @@ async function deletableParent(h: Awaited<ReturnType<typeof harness>>): Promise<
   return parent;
 }
 
+/** An embedded engine and cleanup services on one clock the test moves (lock TTLs expire by it). */
+async function clocked(): Promise<{
+  engine: RecordEngine;
+  service: (e: RecordEngine) => CleanupService;
+  advance: (ms: number) => void;
+}> {
+  let clock = Date.parse('2026-11-23T12:00:00Z');
+  const engine: RecordEngine = await openEmbeddedEngine({ path: ':memory:', now: () => clock });
+  await engine.ensureModule(MODULE_NAME, loadUdfSource());
+  const settings = { utxoBatchSize: 4, blockHeightRetention: 288, cleanupSafetyWindow: 288, batchSize: 10 };
+  const service = (e: RecordEngine) =>
+    new CleanupService({
+      engine: e,
+      blobs: new MemoryBlobs(),
+      moduleName: MODULE_NAME,
+      settings,
+      getTip: async () => 0,
+      now: () => clock,
+    });
+  return { engine, service, advance: (ms) => (clock += ms) };
+}
+
 describe('cleanup pass lock', () => {
   test('a pass started while another runs reports busy and changes nothing; the running one deletes', async () => {
     const h = await harness();
@@ -56,20 +78,8 @@ describe('cleanup pass lock', () => {
   });
 
   test("a dead pass's lock holds off the next pass until its TTL (budget + grace) expires", async () => {
-    let clock = Date.parse('2026-11-23T12:00:00Z');
-    const engine: RecordEngine = await openEmbeddedEngine({ path: ':memory:', now: () => clock });
+    const { engine, service, advance } = await clocked();
     try {
-      await engine.ensureModule(MODULE_NAME, loadUdfSource());
-      const settings = { utxoBatchSize: 4, blockHeightRetention: 288, cleanupSafetyWindow: 288, batchSize: 10 };
-      const service = (e: RecordEngine) =>
-        new CleanupService({
-          engine: e,
-          blobs: new MemoryBlobs(),
-          moduleName: MODULE_NAME,
-          settings,
-          getTip: async () => 0,
-          now: () => clock,
-        });
       // the process dies in the pass: its lock is never released
       const dying = new DelegatingEngine(engine, {
         queryRange: async () => {
@@ -85,9 +95,9 @@ describe('cleanup pass lock', () => {
         expect((await engine.get(rangeLockKey(range)))?.ttl).toBe(passLockTtlSeconds(0, 10_000));
       }
 
-      clock += (passLockTtlSeconds(0, 10_000) - 1) * 1000;
+      advance((passLockTtlSeconds(0, 10_000) - 1) * 1000);
       expect(await service(engine).runPass({ tip: 10 })).toMatchObject({ busy: true, rangesBusy: 8, more: true });
-      clock += 2000;
+      advance(2000);
       const after = await service(engine).runPass({ tip: 10 });
       expect(after).toMatchObject({ errors: 0, more: false });
       expect(after.busy).toBeUndefined();
@@ -111,20 +121,8 @@ describe('cleanup pass lock', () => {
   });
 
   test("a lock is released only by its owner: after its TTL expired and another pass took it, the old pass's release leaves it", async () => {
-    let clock = Date.parse('2026-11-23T12:00:00Z');
-    const engine: RecordEngine = await openEmbeddedEngine({ path: ':memory:', now: () => clock });
+    const { engine, service, advance } = await clocked();
     try {
-      await engine.ensureModule(MODULE_NAME, loadUdfSource());
-      const settings = { utxoBatchSize: 4, blockHeightRetention: 288, cleanupSafetyWindow: 288, batchSize: 10 };
-      const service = (e: RecordEngine) =>
-        new CleanupService({
-          engine: e,
-          blobs: new MemoryBlobs(),
-          moduleName: MODULE_NAME,
-          settings,
-          getTip: async () => 0,
-          now: () => clock,
-        });
       /** an engine whose first query waits for open(); `entered` once the pass holds its locks */
       const held = () => {
         let open!: () => void;
@@ -144,7 +142,7 @@ describe('cleanup pass lock', () => {
       const first = service(a.e).runPass({ tip: 10, maxDurationMs: 10_000 });
       await a.entered;
       // the first pass overruns its lock's TTL: a second takes every range over
-      clock += (passLockTtlSeconds(0, 10_000) + 1) * 1000;
+      advance((passLockTtlSeconds(0, 10_000) + 1) * 1000);
       const b = held();
       const second = service(b.e).runPass({ tip: 10 });
       await b.entered;

@@ -3,7 +3,13 @@
  * crash mode, at every later step, as a dead process would), and a queue that records signals.
  */
 import type { BlobStore } from '../../lib/blob/port';
-import { EngineError, type RangePage, type RangeQuery, type RecordEngine } from '../../lib/engine/port';
+import {
+  EngineError,
+  RECORD_OPERATIONS,
+  type RangePage,
+  type RangeQuery,
+  type RecordEngine,
+} from '../../lib/engine/port';
 import type { Signal, SignalHandler, SignalQueue } from '../../lib/signals/port';
 
 export class FaultPlan {
@@ -39,19 +45,6 @@ export class FaultPlan {
   }
 }
 
-const ENGINE_STEPS = [
-  'get',
-  'batchGet',
-  'create',
-  'batchCreate',
-  'update',
-  'remove',
-  'batchUpdate',
-  'batchRemove',
-  'apply',
-  'batchApply',
-  'queryRange',
-];
 const BLOB_STEPS = ['put', 'get', 'exists', 'delete', 'setDeleteAtHeight', 'getDeleteAtHeight'];
 
 function wrap<T extends object>(inner: T, steps: string[], prefix: string, plan: FaultPlan): T {
@@ -86,7 +79,7 @@ export function overriding<T extends object>(inner: T, methods: Partial<T>): T {
 }
 
 export function faultyEngine(inner: RecordEngine, plan: FaultPlan): RecordEngine {
-  return wrap(inner, ENGINE_STEPS, 'engine', plan);
+  return wrap(inner, [...RECORD_OPERATIONS], 'engine', plan);
 }
 
 export function faultyBlobs(inner: BlobStore, plan: FaultPlan): BlobStore {

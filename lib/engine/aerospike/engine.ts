@@ -430,13 +430,10 @@ export class AerospikeEngine implements RecordEngine {
       items,
       (part) => this.batchUpdateChunk(part),
       async (item) => {
-        try {
-          await this.update(item.key, item.bins, item.policy);
-          return { ok: true };
-        } catch (err) {
-          return { ok: false, error: mapAerospikeError(err, `update ${keyHex(item.key)}`) };
-        }
+        await this.update(item.key, item.bins, item.policy);
+        return { ok: true };
       },
+      'update',
     );
   }
 
@@ -471,13 +468,8 @@ export class AerospikeEngine implements RecordEngine {
     return this.batchOrSingle(
       items,
       (part) => this.batchRemoveChunk(part),
-      async (item) => {
-        try {
-          return { ok: true, existed: await this.remove(item.key, item.policy) };
-        } catch (err) {
-          return { ok: false, error: mapAerospikeError(err, `remove ${keyHex(item.key)}`) };
-        }
-      },
+      async (item) => ({ ok: true, existed: await this.remove(item.key, item.policy) }),
+      'remove',
     );
   }
 
@@ -509,13 +501,13 @@ export class AerospikeEngine implements RecordEngine {
 
   /**
    * One result per item, in order: the items without a generation through `batch` (chunks of BATCH_CHUNK, each
-   * settled before a failure is reported), the others through `single`, SINGLE_COMMANDS_AT_ONCE at a time.
+   * settled before a failure is reported), the others through `single`, SINGLE_COMMANDS_AT_ONCE at a time; a single
+   * command's failure is that item's error (`what` names the command in it).
    */
-  private async batchOrSingle<I extends { policy?: { generation?: number } }, R>(
-    items: I[],
-    batch: (part: I[]) => Promise<R[]>,
-    single: (item: I) => Promise<R>,
-  ): Promise<R[]> {
+  private async batchOrSingle<
+    I extends { key: RecordKey; policy?: { generation?: number } },
+    R extends { ok: true } | { ok: false; error: EngineError },
+  >(items: I[], batch: (part: I[]) => Promise<R[]>, single: (item: I) => Promise<R>, what: string): Promise<R[]> {
     const batched: number[] = [];
     const singles: number[] = [];
     items.forEach((item, i) => (item.policy?.generation === undefined ? batched : singles).push(i));
@@ -524,7 +516,11 @@ export class AerospikeEngine implements RecordEngine {
       (chunks) => chunks.flat().forEach((r, n) => (results[batched[n]] = r)),
     );
     const singleRuns = mapLimited(singles, SINGLE_COMMANDS_AT_ONCE, async (i) => {
-      results[i] = await single(items[i]);
+      try {
+        results[i] = await single(items[i]);
+      } catch (err) {
+        results[i] = { ok: false, error: mapAerospikeError(err, `${what} ${keyHex(items[i].key)}`) } as R;
+      }
     });
     await settleAll<unknown>([batches, singleRuns]);
     return results;
