@@ -14,7 +14,7 @@
  * the first step.
  *
  * Block (BENCH_SCALE_BLOCK, default 100000 txs; 0 skips): one block through the typed client against an in-process
- * server (lib/http/local-server, the `npm start` server) on the same engine: a previous block of parents (mined),
+ * server (server/local-server.ts, the `npm start` server) on the same engine: a previous block of parents (mined),
  * then the block's txs (1-3 inputs, 2 outputs, and 3 large txs of 35,000 outputs that paginate and go to the blob
  * store) through createMany, spendMany, setMinedMany, then the tip moved past the retention and cleanup passes
  * until done. Signals run inline (SIGNAL_QUEUE=inline): their cost is inside the phases. Wall time per phase and the
@@ -496,7 +496,7 @@ async function benchFanout(opened: Opened, blobs: BlobStore): Promise<BenchRow[]
 
 async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { startServer } = require('../../lib/http/local-server') as typeof import('../../lib/http/local-server');
+  const { startServer } = require('../../server/local-server') as typeof import('../../server/local-server');
   const { localClient } = await import('@bsv-utxo-store/client');
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-block-'));
   const server = await startServer({

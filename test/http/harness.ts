@@ -1,11 +1,11 @@
 /**
- * End-to-end harness: the local server (lib/http/local-server.ts) on a free port with an in-memory embedded engine,
+ * End-to-end harness: the local server (server/local-server.ts) on a free port with an in-memory embedded engine,
  * a temporary blob directory and the inline queue, and a small JSON client over fetch.
  */
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
-import { startServer, type LocalServer } from '../../lib/http/local-server';
+import { startServer, type LocalServer } from '../../server/local-server';
 
 export interface Reply {
   status: number;
