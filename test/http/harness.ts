@@ -91,3 +91,32 @@ export function expectError(reply: Reply, status: number, code: string, field?: 
   if (field !== undefined) expect(reply.body.error.details?.field).toBe(field);
   return reply.body.error as { code: string; message: string; details?: Record<string, unknown> };
 }
+
+/** The requests of an Api, sent to the server useApi started. */
+export type ApiRequests = Pick<Api, 'get' | 'del' | 'post' | 'put' | 'raw'>;
+
+/**
+ * One local server for a test file's tests: started before them with the chain tip at `tip`, closed after them. The
+ * requests go to it (from inside a test or hook: it starts in beforeAll).
+ */
+export function useApi(tip = 1000): ApiRequests {
+  let api: Api | undefined;
+  beforeAll(async () => {
+    api = await startApi();
+    expect((await api.put('/v1/chain/tip/force', { height: tip })).status).toBe(200);
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+  const current = (): Api => {
+    if (!api) throw new Error('the local server has not started: send requests from a test or hook');
+    return api;
+  };
+  return {
+    get: (p) => current().get(p),
+    del: (p) => current().del(p),
+    post: (p, body) => current().post(p, body),
+    put: (p, body) => current().put(p, body),
+    raw: (method, p, body, headers) => current().raw(method, p, body, headers),
+  };
+}
