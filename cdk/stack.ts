@@ -11,6 +11,7 @@ import { Api } from './api';
 import { DirectInvoke } from './direct-invoke';
 import type { UtxoStoreConfig } from './config';
 import { Functions } from './functions';
+import { AuditAlarm } from './audit';
 import { Observability } from './observability';
 import { Storage } from './storage';
 import { Triggers } from './triggers';
@@ -39,6 +40,7 @@ export class UtxoStoreStack extends Stack {
   readonly directInvoke: DirectInvoke;
   readonly triggers: Triggers;
   readonly observability: Observability;
+  readonly adminAssumed: AuditAlarm;
 
   constructor(scope: Construct, id: string, props: UtxoStoreStackProps) {
     super(scope, id, props);
@@ -81,6 +83,15 @@ export class UtxoStoreStack extends Stack {
       cleanupDlq: this.triggers.cleanupDlq,
       clusterName: props.clusterName,
       aerospikeMetricsNamespace: props.aerospikeMetricsNamespace,
+      topic: props.alarmTopic,
+    });
+
+    // every assumption of the admin role is worth a look (docs/runbook.md "AdminRoleAssumed")
+    this.adminAssumed = new AuditAlarm(this, 'AdminRoleAssumed', {
+      description: `The ${config.stage} admin API role was assumed`,
+      source: 'aws.sts',
+      eventNames: ['AssumeRole'],
+      detail: { requestParameters: { roleArn: [this.api.roles.admin.roleArn] } },
       topic: props.alarmTopic,
     });
 
