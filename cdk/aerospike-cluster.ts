@@ -78,6 +78,11 @@ export interface AerospikeClusterProps {
   subnets: ec2.SubnetSelection;
   /** the only security group admitted on the service port 3000 */
   clientSecurityGroup: ec2.ISecurityGroup;
+  /** the interface endpoints' group and the S3 prefix list: the nodes' HTTPS egress */
+  endpointsSecurityGroup: ec2.ISecurityGroup;
+  s3PrefixListId: string;
+  /** NAT gateways exist: HTTPS to the internet too */
+  internetEgress: boolean;
   aerospike: AerospikeConfig;
   store: Pick<StoreConfig, 'utxoBatchSize' | 'maxTxSizeInStore'>;
   clusterName: string;
@@ -122,9 +127,24 @@ export class AerospikeCluster extends Construct {
     this.securityGroup = new ec2.SecurityGroup(this, 'Sg', {
       vpc: props.vpc,
       description: 'Aerospike nodes: 3000 from the functions, 3001-3002 between nodes',
-      // package download and OS updates through the NAT gateway; SSM, logs and metrics through the endpoints
-      allowAllOutbound: true,
+      allowAllOutbound: false,
     });
+    // Egress: HTTPS to the interface endpoints (SSM, logs, metrics) and to S3 (the gateway endpoint's prefix list);
+    // with NAT also HTTPS to the internet (the package host when packageUrl is https://, the CloudFormation API);
+    // Aerospike's ports only to the other nodes. DNS, NTP and the instance metadata are not filtered by groups.
+    this.securityGroup.addEgressRule(
+      props.endpointsSecurityGroup,
+      ec2.Port.tcp(443),
+      'HTTPS to the interface endpoints',
+    );
+    this.securityGroup.addEgressRule(ec2.Peer.prefixList(props.s3PrefixListId), ec2.Port.tcp(443), 'HTTPS to S3');
+    if (props.internetEgress)
+      this.securityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'HTTPS through the NAT gateway');
+    this.securityGroup.addEgressRule(
+      this.securityGroup,
+      ec2.Port.tcpRange(AEROSPIKE_SERVICE_PORT, AEROSPIKE_HEARTBEAT_PORT),
+      'Aerospike service, fabric and heartbeat to the other nodes',
+    );
     this.securityGroup.addIngressRule(
       props.clientSecurityGroup,
       ec2.Port.tcp(AEROSPIKE_SERVICE_PORT),

@@ -425,7 +425,13 @@ export function renderAgentConfig(o: { metricsNamespace: string; logGroupName: s
  * (aerospike.com/docs/database/tools/backup-and-restore/asbackup/s3) and, after asbackup succeeded, the
  * BACKUP_COMPLETE marker with the record count. A run that fails leaves no marker, and restore refuses it.
  */
-export function renderBackupScript(o: { bucket: string; prefix: string; namespace: string }): string {
+export function renderBackupScript(o: {
+  bucket: string;
+  prefix: string;
+  namespace: string;
+  /** the BackupCompleted metric put after the marker (the backup-age alarm, cdk/backup.ts) */
+  metric: { namespace: string; clusterName: string };
+}): string {
   return `#!/bin/bash
 # aerospike-backup: asbackup of namespace ${o.namespace} to s3://${o.bucket}/${o.prefix}/<time>/ (cluster principal only)
 set -euo pipefail
@@ -438,6 +444,9 @@ DEST="s3://${o.bucket}/${o.prefix}/$STAMP"
 asbackup --namespace '${o.namespace}' --directory "$DEST" --s3-region "$REGION" --compress zstd
 printf 'namespace=%s\\nnode=%s\\nfinished=%s\\n' '${o.namespace}' "$NODE" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" |
   aws s3 cp --region "$REGION" - "$DEST/${BACKUP_COMPLETE_MARKER}"
+aws cloudwatch put-metric-data --region "$REGION" --namespace '${o.metric.namespace}' --metric-name BackupCompleted \
+  --dimensions 'cluster_name=${o.metric.clusterName}' --value 1 ||
+  echo "aerospike-backup: BackupCompleted not put: the backup-age alarm will fire" >&2
 echo "aerospike-backup: $DEST complete"
 `;
 }

@@ -143,6 +143,21 @@ export function applyNagSuppressions(app: {
       'ssm:GetParameter(s) (the node reads only its NodeSettings parameters). AgentMetrics: cloudwatch:PutMetricData, ' +
       "which has no resource type, only with the condition cloudwatch:namespace = the cluster's metrics namespace.",
   );
+  ack(
+    nodeRole,
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:<AWS::AccountId>:stack/${cluster.stackName}/*]`,
+    `cloudformation:DescribeStackResource (read-only) on the cluster stack ${cluster.stackName} only: the node reads ` +
+      "the SHA-256 pinned in its settings' metadata (cdk/node-pins.ts); the trailing /* is the stack id " +
+      'CloudFormation appends, unknown before the stack exists.',
+  );
+  // ---- the S3 prefix-list lookup (cdk/endpoint-policies.ts, an AwsCustomResource of the cluster stack)
+  ack(cluster, `AwsSolutions-IAM4[${managed('service-role/AWSLambdaBasicExecutionRole')}]`, BASIC_EXECUTION);
+  ack(
+    cluster.network.node.findChild('S3PrefixList'),
+    'AwsSolutions-IAM5[Resource::*]',
+    'ec2:DescribeManagedPrefixLists on Resource "*": the lookup of the region\'s S3 prefix list id (read-only); the ' +
+      'action supports no resource-level permissions.',
+  );
   const backup = cluster.backup.bucket.node.defaultChild as s3.CfnBucket;
   ack(
     nodeRole,

@@ -73,6 +73,7 @@ if [ "$1" = ssm ] && [ "$2" = get-parameter ]; then
   # the CLI's text output: the value and a newline
   while [ "$1" != --name ]; do shift; done; cat "${dir}/params/$(basename "$2")"; echo; exit 0
 fi
+if [ "$1" = cloudwatch ] && [ "$2" = put-metric-data ]; then exit 0; fi
 if [ "$1" = cloudformation ] && [ "$2" = describe-stack-resource ]; then
   while [ "$1" != --logical-resource-id ]; do shift; done; cat "${dir}/meta/$2"; exit 0
 fi
@@ -248,7 +249,14 @@ describe('pinned node settings (cdk/node-pins.ts)', () => {
 });
 
 describe('backup and restore', () => {
-  const o = { bucket: 'backups', prefix: 'aerospike', namespace: 'utxo' };
+  const o = {
+    bucket: 'backups',
+    prefix: 'aerospike',
+    namespace: 'utxo',
+    metric: { namespace: 'BsvUtxoStore/Aerospike', clusterName: 'c1' },
+  };
+  const METRIC_PUT =
+    'aws cloudwatch put-metric-data --region eu-west-1 --namespace BsvUtxoStore/Aerospike --metric-name BackupCompleted --dimensions cluster_name=c1 --value 1';
   const principal = (node: string) =>
     stub(
       'asinfo',
@@ -266,6 +274,9 @@ describe('backup and restore', () => {
     expect(readFileSync(path.join(s3, 'backups/aerospike/T1', BACKUP_COMPLETE_MARKER), 'utf8')).toMatch(
       /^namespace=utxo\nnode=BB9\nfinished=/,
     );
+    // after the marker: the metric the backup-age alarm watches
+    expect(callLog()).toContain(METRIC_PUT);
+    expect(r.stderr).not.toContain('not put');
   });
 
   test('another node skips; a failed asbackup leaves no marker', () => {
@@ -277,6 +288,7 @@ describe('backup and restore', () => {
     const failed = run(renderBackupScript(o), [], { STAMP: 'T2' });
     expect(failed.status).not.toBe(0);
     expect(existsSync(path.join(s3, 'backups/aerospike/T2', BACKUP_COMPLETE_MARKER))).toBe(false);
+    expect(callLog()).not.toContain(METRIC_PUT);
   });
 
   test('restore: a complete backup is restored with asrestore; an incomplete one or a bad name is refused', () => {
