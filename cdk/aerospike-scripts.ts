@@ -465,11 +465,12 @@ ${IMDS_REGION}
 STAMP=\${1:?usage: aerospike-restore <backup time, e.g. 2026-01-31T03-00-00Z>}
 case "$STAMP" in *[!A-Za-z0-9:-]*) echo "aerospike-restore: bad backup time \\"$STAMP\\"" >&2; exit 2 ;; esac
 SRC="s3://${o.bucket}/${o.prefix}/$STAMP"
-if ! aws s3 cp --region "$REGION" "$SRC/${BACKUP_COMPLETE_MARKER}" - >/tmp/aerospike-restore.marker; then
+MARKER=$(mktemp); trap 'rm -f "$MARKER"' EXIT
+if ! aws s3 cp --region "$REGION" "$SRC/${BACKUP_COMPLETE_MARKER}" - >"$MARKER"; then
   echo "aerospike-restore: $SRC has no ${BACKUP_COMPLETE_MARKER}: an incomplete or missing backup, refused" >&2
   exit 1
 fi
-cat /tmp/aerospike-restore.marker
+cat "$MARKER"
 asrestore --namespace '${o.namespace}' --directory "$SRC" --s3-region "$REGION"
 echo "aerospike-restore: $SRC restored into ${o.namespace}"
 `;
