@@ -256,6 +256,22 @@ describe('#8 backups', () => {
     }
   });
 
+  test('the newest backups never expire: the lifecycle expires only objects the backup tagged as superseded', () => {
+    const id = logicalId(s.clusterTemplate, 'AWS::S3::Bucket', 'BackupBucket');
+    const rules = (
+      resourcesOf(s.clusterTemplate, 'AWS::S3::Bucket')[id].Properties!.LifecycleConfiguration as { Rules: Statement[] }
+    ).Rules;
+    for (const rule of rules.filter((r) => r.ExpirationInDays !== undefined))
+      expect(rule).toMatchObject({
+        Prefix: 'aerospike/',
+        TagFilters: [{ Key: 'bsv-utxo-store-superseded', Value: 'true' }],
+      });
+    expect(rules.some((r) => r.ExpirationInDays !== undefined)).toBe(true);
+    expect(statements(s.clusterTemplate).find((x) => x.Sid === 'BackupObjects')!.Action).toContain(
+      's3:PutObjectTagging',
+    );
+  });
+
   test('Object Lock (governance) on every backup version when backupObjectLockDays is set', () => {
     const id = logicalId(hard.clusterTemplate, 'AWS::S3::Bucket', 'BackupBucket');
     expect(resourcesOf(hard.clusterTemplate, 'AWS::S3::Bucket')[id].Properties).toMatchObject({
@@ -265,9 +281,7 @@ describe('#8 backups', () => {
         Rule: { DefaultRetention: { Mode: 'GOVERNANCE', Days: 7 } },
       },
     });
-    expect(() => loadConfig(ctx({ backupRetentionDays: '1' }))).toThrow(
-      /"backupRetentionDays": 1 days would expire every backup before twice the backup-age alarm's window/,
-    );
+    expect(() => loadConfig(ctx({ backupObjectLockDays: '8' }))).toThrow(/"backupObjectLockDays"/);
   });
 });
 
