@@ -3,7 +3,8 @@
  * the dashboard and service alarms. It runs in the VPC of the cluster stack (cdk/cluster-stack.ts) and reaches the
  * Aerospike nodes by their DNS names; it can be deployed as often as the code changes without touching the cluster.
  */
-import { CfnOutput, Duration, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
@@ -11,6 +12,7 @@ import { Api } from './api';
 import { DirectInvoke } from './direct-invoke';
 import type { UtxoStoreConfig } from './config';
 import { Functions } from './functions';
+import { AuditAlarm } from './audit';
 import { Observability } from './observability';
 import { Storage } from './storage';
 import { Triggers } from './triggers';
@@ -39,6 +41,7 @@ export class UtxoStoreStack extends Stack {
   readonly directInvoke: DirectInvoke;
   readonly triggers: Triggers;
   readonly observability: Observability;
+  readonly adminAssumed: AuditAlarm;
 
   constructor(scope: Construct, id: string, props: UtxoStoreStackProps) {
     super(scope, id, props);
@@ -60,6 +63,14 @@ export class UtxoStoreStack extends Stack {
       utxoStoreUrl: props.utxoStoreUrl,
     });
     this.api = new Api(this, 'Api', { config, targets: this.fns.targets });
+    // API Gateway's execution log group (loggingLevel ERROR) would otherwise be created by API Gateway itself, outside
+    // the template and without retention; the stage waits for it
+    const executionLogs = new logs.LogGroup(this, 'ApiExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${this.api.api.restApiId}/${this.api.stageName}`,
+      retention: config.logRetentionDays as logs.RetentionDays,
+      removalPolicy: config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    this.api.api.deploymentStage.node.addDependency(executionLogs);
     this.directInvoke = new DirectInvoke(this, 'DirectInvoke', {
       config,
       functions: this.fns.targets,
@@ -81,6 +92,15 @@ export class UtxoStoreStack extends Stack {
       cleanupDlq: this.triggers.cleanupDlq,
       clusterName: props.clusterName,
       aerospikeMetricsNamespace: props.aerospikeMetricsNamespace,
+      topic: props.alarmTopic,
+    });
+
+    // every assumption of the admin role is worth a look (docs/runbook.md "AdminRoleAssumed")
+    this.adminAssumed = new AuditAlarm(this, 'AdminRoleAssumed', {
+      description: `The ${config.stage} admin API role was assumed`,
+      source: 'aws.sts',
+      eventNames: ['AssumeRole'],
+      detail: { requestParameters: { roleArn: [this.api.roles.admin.roleArn] } },
       topic: props.alarmTopic,
     });
 

@@ -1,0 +1,112 @@
+/** Configuration area: the API, its callers (the three roles, direct invokers) and the tip bound it enforces. */
+import { bool, ConfigurationError, int, type ContextSpec } from './errors';
+
+/** The caller roles of the API, lowest rank first (docs/api.md). */
+export const CALLER_ROLES = ['validator', 'blockValidation', 'admin'] as const;
+export type CallerRoleName = (typeof CALLER_ROLES)[number];
+
+export interface ApiSettings {
+  /** blocks PUT /v1/chain/tip may move the tip forward per call (MAX_TIP_ADVANCE); more needs the admin route */
+  maxTipAdvance: number;
+  /** Deny every caller but the three API roles in the API's resource policy (aws:PrincipalArn) */
+  apiRestrictToRoles: boolean;
+  /**
+   * IAM principals (role/user ARNs or 12-digit account ids) allowed to invoke the API functions directly with the
+   * Lambda Invoke API, by caller role: each gets lambda:InvokeFunction on the functions whose every route its role
+   * may call (cdk/direct-invoke.ts). Context: -c validatorInvokers=arn,arn (and blockValidationInvokers,
+   * adminInvokers).
+   */
+  directInvokers: Record<CallerRoleName, string[]>;
+  /**
+   * Who may assume each caller role: aws:PrincipalArn patterns (IAM role/user ARNs of this or another account, `*`
+   * allowed in the name, e.g. arn:aws:iam::123456789012:role/validator-*). The role trusts the account root only with
+   * an ArnLike condition on them. Required outside stage `dev`; empty in dev means any principal of the account that
+   * its own policy allows sts:AssumeRole (the dev convenience, docs/security.md). Context: -c validatorAssumers=arn,arn
+   * (and blockValidationAssumers, adminAssumers).
+   */
+  roleAssumers: Record<CallerRoleName, string[]>;
+  apiThrottleRateLimit: number;
+  apiThrottleBurstLimit: number;
+}
+
+/** Sessions of the admin role last at most this long (the other roles: ROLE_SESSION_HOURS). */
+export const ADMIN_SESSION_HOURS = 1;
+export const ROLE_SESSION_HOURS = 12;
+
+export function apiDefaults(): ApiSettings {
+  return {
+    maxTipAdvance: 10,
+    apiRestrictToRoles: true,
+    directInvokers: { validator: [], blockValidation: [], admin: [] },
+    roleAssumers: { validator: [], blockValidation: [], admin: [] },
+    apiThrottleRateLimit: 1000,
+    apiThrottleBurstLimit: 2000,
+  };
+}
+
+export const API_CONTEXT: ContextSpec = {
+  keys: {
+    maxTipAdvance: 'maxTipAdvance',
+    apiRestrictToRoles: 'apiRestrictToRoles',
+    validatorInvokers: 'directInvokers.validator',
+    blockValidationInvokers: 'directInvokers.blockValidation',
+    adminInvokers: 'directInvokers.admin',
+    validatorAssumers: 'roleAssumers.validator',
+    blockValidationAssumers: 'roleAssumers.blockValidation',
+    adminAssumers: 'roleAssumers.admin',
+    apiThrottleRateLimit: 'apiThrottleRateLimit',
+    apiThrottleBurstLimit: 'apiThrottleBurstLimit',
+  },
+  listPaths: [
+    'directInvokers.validator',
+    'directInvokers.blockValidation',
+    'directInvokers.admin',
+    'roleAssumers.validator',
+    'roleAssumers.blockValidation',
+    'roleAssumers.admin',
+  ],
+};
+
+/** An IAM role or user ARN, or an account id: the principals a Lambda resource policy can name. */
+const INVOKER_PRINCIPAL = /^(\d{12}|arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+)$/;
+
+/** An aws:PrincipalArn pattern: an IAM role or user ARN (or an account's root), `*` and `?` allowed in the name. */
+const ASSUMER_PATTERN = /^arn:aws[a-z-]*:iam::\d{12}:(root|(role|user)\/[\w+=,.@/*?-]+)$/;
+
+export function validateApi(c: ApiSettings & { stage: string }): void {
+  int('maxTipAdvance', c.maxTipAdvance, 1, 0x7fffffff);
+  bool('apiRestrictToRoles', c.apiRestrictToRoles);
+  for (const role of CALLER_ROLES) {
+    const list = c.directInvokers?.[role];
+    const key = `${role}Invokers`;
+    if (!Array.isArray(list)) throw new ConfigurationError(key, 'expected a list of IAM principal ARNs');
+    for (const p of list)
+      if (typeof p !== 'string' || !INVOKER_PRINCIPAL.test(p))
+        throw new ConfigurationError(
+          key,
+          `"${String(p)}" is not an IAM role or user ARN (arn:aws:iam::123456789012:role/name) or a 12-digit account id`,
+        );
+  }
+  for (const role of CALLER_ROLES) {
+    const list = c.roleAssumers?.[role];
+    const key = `${role}Assumers`;
+    if (!Array.isArray(list)) throw new ConfigurationError(key, 'expected a list of IAM principal ARN patterns');
+    for (const p of list)
+      if (typeof p !== 'string' || !ASSUMER_PATTERN.test(p))
+        throw new ConfigurationError(
+          key,
+          `"${String(p)}" is not an IAM role or user ARN pattern (arn:aws:iam::123456789012:role/name, * allowed in the name)`,
+        );
+    if (list.length === 0 && c.stage !== 'dev')
+      throw new ConfigurationError(
+        key,
+        `required outside stage dev: the IAM principals (ARN patterns) that may assume the ${role} API role; ` +
+          'without them every principal of the account allowed sts:AssumeRole could',
+      );
+  }
+}
+
+export function validateApiThrottles(c: ApiSettings): void {
+  int('apiThrottleRateLimit', c.apiThrottleRateLimit, 1, 100000);
+  int('apiThrottleBurstLimit', c.apiThrottleBurstLimit, 1, 100000);
+}
