@@ -36,6 +36,7 @@ import {
   type BinMap,
   type Bins,
   type ClusterState,
+  type ClusterView,
   type EngineRecord,
   type RangePage,
   type RangeQuery,
@@ -49,7 +50,7 @@ import { isBusy, retryBusy, retryBusyItems, retryNotSent } from './retry';
 import { loadAerospike, type AerospikeModule } from './native';
 import { mapLimited } from '../../domain/concurrency';
 import { fromAerospikeBins, toAerospikeBins, toAerospikeValue, udfResultMap } from './values';
-import { clusterState } from './cluster-state';
+import { clusterState, clusterView } from './cluster-state';
 import { configuredQueryTimeout, queryRange, QUERY_DEADLINE_GRACE_MS } from './query';
 import { createIndexes, registerModule } from './schema';
 import { chunk, settleAll } from './settle';
@@ -592,6 +593,11 @@ export class AerospikeEngine implements RecordEngine {
   /** The spend acknowledgement guard's cluster check (cluster-state.ts). */
   clusterState(expectedSize?: number): Promise<ClusterState> {
     return clusterState(this.client, expectedSize);
+  }
+
+  /** The guard's per-node view of the cluster (cluster-state.ts). */
+  clusterView(): Promise<ClusterView> {
+    return clusterView(this.client);
   }
 
   async close(): Promise<void> {
