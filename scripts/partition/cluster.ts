@@ -125,6 +125,10 @@ export class Cluster {
   readonly nodes: NodeSpec[];
   private readonly procs = new Map<number, ChildProcess>();
   private readonly cuts: { netns: string; peer: string }[] = [];
+  /** how many times each node was started (a watchdog's observation is of one start) */
+  readonly starts = new Map<number, number>();
+  /** called when a node's asd exits (after it is forgotten) */
+  onExit?: (index: number, code: number | null, signal: NodeJS.Signals | null) => void;
   private readonly log: (line: string) => void;
 
   constructor(private readonly o: ClusterOptions) {
@@ -182,9 +186,12 @@ export class Cluster {
     sh(['ip', 'link', 'del', `${this.o.prefix}br`], { ignoreError: true });
   }
 
-  start(index: number, fresh = false): void {
+  /** Starts node `index`: `fresh` removes its whole directory, `wipe` its data file only (it starts empty). */
+  start(index: number, fresh = false, wipe = false): void {
     const n = this.node(index);
     if (fresh) sh(['rm', '-rf', n.dir]);
+    if (wipe) sh(['rm', '-f', path.join(n.dir, 'data.dat')]);
+    this.starts.set(index, (this.starts.get(index) ?? 0) + 1);
     for (const d of [n.dir, path.join(n.dir, 'work'), path.join(n.dir, 'udf'), path.join(n.dir, 'work', 'smd')])
       mkdirSync(d, { recursive: true });
     const confPath = path.join(n.dir, 'aerospike.conf');
@@ -201,9 +208,14 @@ export class Cluster {
       if (this.procs.get(index) === child) {
         this.procs.delete(index);
         this.log(`[${n.name}] asd exited (code ${code}, signal ${signal})`);
+        this.onExit?.(index, code, signal);
       }
     });
     this.procs.set(index, child);
+  }
+
+  running(index: number): boolean {
+    return this.procs.has(index);
   }
 
   /** The asd process id (ip netns exec execs it, so the child's pid is the server's). */

@@ -1,0 +1,109 @@
+/**
+ * The node watchdog's rule (cdk/node-watchdog.ts watchdogStep, run by the harness and rendered for the cluster
+ * stack's nodes): kill a node silent for 2 s or unstable for 10 s; a start wipes the node unless its last observation
+ * was a member.
+ */
+import fc from 'fast-check';
+import {
+  INITIAL_WATCHDOG_STATE,
+  renderWatchdogScript,
+  renderWatchdogUnits,
+  WATCHDOG,
+  watchdogStep,
+  type Observation,
+  type WatchdogState,
+} from '../../cdk/node-watchdog';
+import { NEMESES } from '../../scripts/partition/nemesis';
+
+function run(observations: [Observation, number][]) {
+  let state: WatchdogState = INITIAL_WATCHDOG_STATE;
+  const kills: number[] = [];
+  for (const [o, t] of observations) {
+    const step = watchdogStep(state, o, t);
+    state = step.state;
+    if (step.kill) kills.push(t);
+  }
+  return { state, kills };
+}
+
+test('a paused node (silent) is killed after 2 s, before the heartbeat timeout (3 s); it starts empty', () => {
+  const r = run([
+    ['member', 0],
+    ['silent', 250],
+    ['silent', 1250],
+    ['silent', 2250],
+  ]);
+  expect(r.kills).toEqual([2250]);
+  expect(r.state.wipeOnStart).toBe(true);
+  expect(WATCHDOG.silentMs).toBeLessThan(150 * 20);
+});
+
+test('an orphan is killed after 10 s; a survivor orphaned for a moment (principal lost) is not, and keeps its data', () => {
+  expect(
+    run([
+      ['unstable', 0],
+      ['unstable', 9_999],
+    ]).kills,
+  ).toEqual([]);
+  expect(
+    run([
+      ['unstable', 0],
+      ['unstable', 10_000],
+    ]).kills,
+  ).toEqual([10_000]);
+  const survivor = run([
+    ['member', 0],
+    ['unstable', 3_000],
+    ['unstable', 5_000],
+    ['member', 5_250],
+  ]);
+  expect(survivor).toEqual({ state: { wipeOnStart: false }, kills: [] });
+});
+
+test('a silent spell then an unstable one start their own clocks', () => {
+  expect(
+    run([
+      ['silent', 0],
+      ['unstable', 1_900],
+      ['silent', 2_100],
+      ['silent', 3_000],
+    ]).kills,
+  ).toEqual([]);
+});
+
+test('invariant: the next start keeps the data exactly when the last observation was a member', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.constantFrom<Observation>('member', 'unstable', 'silent'), fc.nat(500)), { minLength: 1 }),
+      (steps) => {
+        let t = 0;
+        const r = run(steps.map(([o, dt]) => [o, (t += dt)]));
+        expect(r.state.wipeOnStart).toBe(steps[steps.length - 1][0] !== 'member');
+      },
+    ),
+  );
+});
+
+test('the node script carries the same limits; the unit restarts the watchdog and wipes on a marked start', () => {
+  const script = renderWatchdogScript('/etc/aerospike/devices');
+  expect(script).toContain(`limit=${WATCHDOG.silentMs}`);
+  expect(script).toContain(`limit=${WATCHDOG.unstableMs}`);
+  expect(script).toContain(`"$ASINFO" -v 'cluster-stable:ignore-migrations=true'`);
+  expect(script).toMatch(/check-start\)[\s\S]*blkdiscard[\s\S]*< \/etc\/aerospike\/devices/);
+  const units = renderWatchdogUnits();
+  expect(units.service).toMatch(/Restart=always/);
+  expect(units.startHook).toContain('ExecStartPre=/usr/local/sbin/aerospike-watchdog check-start');
+});
+
+test('npm run partition runs every nemesis the issue names', () => {
+  expect(NEMESES).toEqual([
+    'cut-off',
+    'split',
+    'pause',
+    'kill',
+    'kill-wipe',
+    'kill-no-restart',
+    'clean-restart',
+    'rolling-restart',
+  ]);
+});
