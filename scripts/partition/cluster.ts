@@ -41,6 +41,8 @@ export interface ClusterOptions {
   conf: ConfSettings;
   /** extra lines per conf section (the settings under test), e.g. { namespace: ['migrate-fill-delay 0'] } */
   extra?: { service?: string[]; namespace?: string[]; heartbeat?: string[] };
+  /** the /24 the nodes and the bridge use (default SUBNET_PREFIX: 10.19.0) */
+  subnet?: string;
   /** file size of each node's data file, MiB */
   fileSizeMb?: number;
   nodes?: number;
@@ -140,7 +142,7 @@ export class Cluster {
         index,
         name: `n${index}`,
         netns: `${o.prefix}-n${index}`,
-        address: `${SUBNET_PREFIX}.${10 + index}`,
+        address: `${o.subnet ?? SUBNET_PREFIX}.${10 + index}`,
         nodeId: `a${index}`,
         dir: path.join(o.workDir, `n${index}`),
       };
@@ -162,7 +164,7 @@ export class Cluster {
     this.tearDownNetwork();
     const br = `${this.o.prefix}br`;
     sh(['ip', 'link', 'add', br, 'type', 'bridge']);
-    sh(['ip', 'addr', 'add', `${BRIDGE_ADDRESS}/24`, 'dev', br]);
+    sh(['ip', 'addr', 'add', `${this.o.subnet ? `${this.o.subnet}.1` : BRIDGE_ADDRESS}/24`, 'dev', br]);
     sh(['ip', 'link', 'set', br, 'up']);
     for (const n of this.nodes) {
       const hostSide = `${this.o.prefix}v${n.index}`;

@@ -11,7 +11,7 @@
  *
  *   npm run partition -- [--nemesis cut-off,split,...] [--runs 1] [--outputs 1000] [--clients 4] [--spenders 2]
  *                        [--fault-ms 8000] [--settings baseline|settled|deployed] [--filler 0] [--retries 20]
- *                        [--tail-ms 4000]
+ *                        [--tail-ms 4000] [--prefix us19] [--subnet 10.19.0]
  *                        [--out DIR] [--no-repair]
  * (nemeses: nemesis.ts; a watchdog per node as on the cluster stack: watchdog.ts; availability: availability.ts)
  */
@@ -44,6 +44,7 @@ interface Args {
   out: string;
   repair: boolean;
   prefix: string;
+  subnet: string;
   filler: number;
   retries: number;
   /** the workload goes on this long after the heal */
@@ -76,9 +77,10 @@ function parseArgs(argv: string[]): Args {
     spenders: int('spenders', 2),
     faultMs: int('fault-ms', 8000),
     settings,
-    out: get('out') ?? '/tmp/us19/results',
+    out: get('out') ?? `/tmp/${get('prefix') ?? 'us19'}/results`,
     repair: !argv.includes('--no-repair'),
-    prefix: 'us19',
+    prefix: get('prefix') ?? 'us19',
+    subnet: get('subnet') ?? '10.19.0',
     filler: int('filler', 0, 0),
     tailMs: int('tail-ms', 4000),
     retries: int('retries', 20, 0),
@@ -280,13 +282,14 @@ async function main(): Promise<void> {
     console.log(`partition: skipped: ${reason}`);
     return;
   }
-  const workDir = '/tmp/us19/cluster';
+  const workDir = `/tmp/${args.prefix}/cluster`;
   const deployment = defaultConfig('partition');
   const a = deployment.aerospike;
   const settings = clusterSettings(args.settings, a.nodeCount);
   const cluster = new Cluster({
     asdBin: process.env.ASD_BIN!,
     prefix: args.prefix,
+    subnet: args.subnet,
     workDir,
     conf: aerospikeConfSettings(a, deployment.store, 'utxo-partition', []),
     extra: settings.conf,

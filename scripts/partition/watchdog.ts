@@ -21,12 +21,11 @@ export class HarnessWatchdog {
   private stopped = false;
   private loops: Promise<void>[] = [];
   /** every kill, for the report */
-  readonly kills: { node: number; atMs: number; reason: string }[] = [];
+  readonly kills: { node: number; at: string; reason: string }[] = [];
 
   constructor(
     private readonly cluster: Cluster,
     private readonly log: (line: string) => void,
-    private readonly epoch: () => number = () => 0,
   ) {
     cluster.onExit = (index) => {
       if (!this.killedByWatchdog.delete(index) || this.stopped) return;
@@ -83,7 +82,7 @@ export class HarnessWatchdog {
           this.states.set(index, step.state);
           if (step.kill) {
             this.log(`[watchdog] n${index}: ${step.kill}: SIGKILL (it starts empty)`);
-            this.kills.push({ node: index, atMs: Date.now() - this.epoch(), reason: step.kill });
+            this.kills.push({ node: index, at: new Date().toISOString().slice(11, 23), reason: step.kill });
             this.killedByWatchdog.add(index);
             this.states.set(index, { wipeOnStart: true });
             await this.cluster.kill(index, 'SIGKILL');

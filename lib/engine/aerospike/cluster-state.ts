@@ -27,33 +27,41 @@ export async function clusterState(client: Client, expectedSize?: number): Promi
   return { stable, detail: `cluster-stable on ${keys.length} node(s): ${keys.join(', ')}` };
 }
 
-/** The commands of one node's view: its key when it is a settled member, and its cluster size as the size asked. */
-export function clusterViewRequest(knownNodes: number): string {
-  const sizes = Array.from({ length: Math.max(1, knownNodes) }, (_, i) => i + 1);
-  return ['cluster-stable:ignore-migrations=true', ...sizes.map((k) => sizeCommand(k))].join('\n');
-}
-
-const sizeCommand = (k: number) => `cluster-stable:size=${k};ignore-migrations=true`;
-
 /**
- * One node's answer to clusterViewRequest. `cluster-stable` with ignore-migrations=true answers the cluster key
- * unless the node is an orphan or between two clusters (the server then disallows migrations: thr_info.c
- * cmd_cluster_stable, exchange.c exchange_orphaned_handle): ERROR otherwise; with size=k it answers the key only
- * when the node's cluster has k nodes.
+ * One node's view in one info request: `cluster-stable:ignore-migrations=true` answers the cluster key unless the node
+ * is an orphan or between two clusters (the server then disallows migrations: thr_info.c cmd_cluster_stable,
+ * exchange.c exchange_orphaned_handle), and then the whole request fails with the server's error; `statistics`
+ * (about 2 KB) names the size of that cluster (cluster_size) and whether the node is a member (cluster_is_member).
  */
-export function parseNodeView(node: string, response: string, knownNodes: number): NodeView {
+export const CLUSTER_VIEW_REQUEST = 'cluster-stable:ignore-migrations=true\nstatistics';
+
+/** One node's answer to CLUSTER_VIEW_REQUEST. */
+export function parseNodeView(node: string, response: string): NodeView {
   const answers = new Map<string, string>();
   for (const line of response.split('\n')) {
     const tab = line.indexOf('\t');
     if (tab > 0) answers.set(line.slice(0, tab), line.slice(tab + 1).trim());
   }
-  const key = answers.get('cluster-stable:ignore-migrations=true');
-  if (key === undefined)
-    return { node, state: 'unstable', detail: `no cluster-stable answer (${response.slice(0, 80)})` };
-  if (key === '' || key.startsWith('ERROR')) return { node, state: 'unstable', detail: key || 'empty answer' };
-  let size: number | undefined;
-  for (let k = 1; k <= Math.max(1, knownNodes); k++) if (answers.get(sizeCommand(k)) === key) size = k;
-  return { node, state: 'member', key, size };
+  const key = answers.get('cluster-stable:ignore-migrations=true') ?? '';
+  if (key === '' || key.startsWith('ERROR'))
+    return { node, state: 'unstable', detail: key || 'no cluster-stable answer' };
+  const stats = new Map(
+    (answers.get('statistics') ?? '').split(';').map((kv) => kv.split('=') as [string, string | undefined]),
+  );
+  if (stats.get('cluster_is_member') !== 'true' || stats.get('cluster_key') !== key)
+    return { node, state: 'unstable', detail: `cluster_is_member=${stats.get('cluster_is_member')}` };
+  const size = Number(stats.get('cluster_size'));
+  return { node, state: 'member', key, size: Number.isInteger(size) && size > 0 ? size : undefined };
+}
+
+/**
+ * Whether a failed request means the node did not answer (a timeout, a client-side connection error: negative codes)
+ * rather than answered an error (an orphan's cluster-stable ERROR, code 7). Only a node that did not answer may be
+ * tolerated by the guard; anything else counts as unstable.
+ */
+export function isNoAnswer(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' && (code < 0 || code === 9);
 }
 
 /**
@@ -67,14 +75,14 @@ export async function clusterView(client: Client): Promise<ClusterView> {
   } catch {
     return { nodes: [] };
   }
-  const request = clusterViewRequest(nodes.length);
   const views = await Promise.all(
     nodes.map(async (n): Promise<NodeView> => {
       try {
-        const response = await client.infoNode(request, n, { timeout: CLUSTER_STATE_TIMEOUT_MS } as never);
-        return parseNodeView(n.name, String(response), nodes.length);
+        const response = await client.infoNode(CLUSTER_VIEW_REQUEST, n, { timeout: CLUSTER_STATE_TIMEOUT_MS } as never);
+        return parseNodeView(n.name, String(response));
       } catch (err) {
-        return { node: n.name, state: 'unreachable', detail: err instanceof Error ? err.message : String(err) };
+        const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
+        return { node: n.name, state: isNoAnswer(err) ? 'unreachable' : 'unstable', detail };
       }
     }),
   );
