@@ -180,13 +180,11 @@ export interface ClusterState {
 
 /**
  * One node's answer to the spend acknowledgement guard's cluster check (SPEND_ACK_GUARD=refuse, lib/store/ack-guard.ts).
- * A member names its cluster key and the size of that cluster (undefined: more nodes than the client knows);
- * `unstable`: the node answered that it is not a settled member (an orphan, or between two clusters);
- * `unreachable`: no answer in time.
+ * A member names its cluster key; `unstable`: the node answered that it is not a settled member (an orphan, or
+ * between two clusters); `unreachable`: no answer in time.
  */
 export type NodeView =
-  | { node: string; state: 'member'; key: string; size: number | undefined }
-  | { node: string; state: 'unstable' | 'unreachable'; detail: string };
+  { node: string; state: 'member'; key: string } | { node: string; state: 'unstable' | 'unreachable'; detail: string };
 
 export interface ClusterView {
   /** one entry per node the client knows */

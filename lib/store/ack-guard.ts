@@ -3,13 +3,14 @@
  *
  * `refuse` (the default) refuses only what can later be lost: an acknowledgement while some node that may hold writes
  * applied outside the majority could bring them back into a merge. Acknowledged iff, in a view of the cluster asked
- * after the spend's writes were sent:
+ * after the spend's writes were answered:
  *   - no node the client knows answers that it is an orphan or between two clusters (`unstable`);
- *   - every node that answers names the same cluster key and the same cluster size;
- *   - every member of that cluster answered (answering nodes = its size): nobody in it is silent;
- *   - that size is at least the majority of AEROSPIKE_CLUSTER_SIZE (the deployment's min-cluster-size).
- * A node that does not answer at all is tolerated only outside that cluster: dead, or stopped by its watchdog (a
- * node that stops answering is killed before the others can re-form without it, and starts empty: docs/runbook.md).
+ *   - every node that answers names the same cluster key;
+ *   - at least the majority of AEROSPIKE_CLUSTER_SIZE (the deployment's min-cluster-size) answered so: that cluster
+ *     is the majority's.
+ * A node that does not answer at all is tolerated: dead; paused or hung, which its watchdog turns into dead before
+ * the others can re-form without it (cdk/node-watchdog.ts; it then starts empty); or still a member of that cluster,
+ * in which case every write to a partition it holds waits for it (commit-all) and is not acknowledged.
  * Migrations are not waited for: a write during migrations duplicate-resolves against every copy.
  *
  * `settled` (the rule of decision 0006): the cluster whole (AEROSPIKE_CLUSTER_SIZE nodes), every node agreeing and
@@ -33,20 +34,18 @@ export function majorityOf(clusterSize: number | undefined): number {
  * knows must answer as a member of one cluster.
  */
 export function judgeView(view: ClusterView, minSize: number): GuardVerdict {
-  const seen = view.nodes.map((n) => `${n.node}=${n.state === 'member' ? `${n.key}/${n.size ?? '>'}` : n.state}`);
+  const seen = view.nodes.map((n) => `${n.node}=${n.state === 'member' ? n.key : n.state}`);
   const detail = (why: string) => `${why} (${seen.join(', ') || 'no nodes'})`;
   const unstable = view.nodes.find((n) => n.state === 'unstable');
   if (unstable) return { ok: false, detail: detail(`node ${unstable.node} is not a settled member`) };
   const members = view.nodes.flatMap((n) => (n.state === 'member' ? [n] : []));
   if (members.length === 0) return { ok: false, detail: detail('no node answered') };
-  const { key, size } = members[0];
-  if (members.some((m) => m.key !== key || m.size !== size))
+  if (members.some((m) => m.key !== members[0].key))
     return { ok: false, detail: detail('nodes disagree on the cluster') };
-  if (size === undefined || members.length !== size)
-    return { ok: false, detail: detail(`${members.length} of the cluster's ${size ?? 'more'} nodes answered`) };
   if (minSize === 0 && members.length !== view.nodes.length)
     return { ok: false, detail: detail('a node did not answer and no AEROSPIKE_CLUSTER_SIZE says what a majority is') };
-  if (size < minSize) return { ok: false, detail: detail(`cluster of ${size} below the majority ${minSize}`) };
+  if (members.length < minSize)
+    return { ok: false, detail: detail(`${members.length} node(s) agree, fewer than the majority ${minSize}`) };
   return { ok: true, detail: detail('majority cluster') };
 }
 

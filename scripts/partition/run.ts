@@ -24,7 +24,7 @@ import { buildRuntime, type Runtime } from '../../lib/runtime';
 import { availability, availabilityRow, type Availability } from './availability';
 import { checkHistory, summaryRow, type CheckReport } from './checker';
 import { Cluster, preconditions, sleep } from './cluster';
-import { fill } from './filler';
+import { RECORD_BYTES } from './filler';
 import { afterWorkload, applyFault, healFault, NEMESES, victimOf, type Nemesis, type NemesisContext } from './nemesis';
 import { HarnessWatchdog } from './watchdog';
 import { outpointKey, parseHistory, type FinalState, type HistoryEvent } from './history';
@@ -120,8 +120,12 @@ async function readFinal(store: Runtime['store'], plan: Plan): Promise<FinalStat
 }
 
 function runWorker(jobPath: string): Promise<number> {
+  return runScript('worker.ts', [jobPath]);
+}
+
+function runScript(script: string, args: string[]): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'worker.ts'), jobPath], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, script), ...args], {
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     child.on('exit', (code) => resolve(code ?? 1));
@@ -326,8 +330,10 @@ async function main(): Promise<void> {
     log('cluster stable');
     watchdog.start();
     if (args.filler > 0) {
-      const f = await fill(cluster.hosts, a.namespace, args.filler, log);
-      log(`filler: ${f.written} records of 500 B in ${f.ms} ms`);
+      const started = Date.now();
+      const code = await runScript('filler.ts', [cluster.hosts, a.namespace, String(args.filler)]);
+      if (code !== 0) throw new Error(`the filler failed (exit code ${code})`);
+      log(`filler: ${args.filler} records of ${RECORD_BYTES} B in ${Date.now() - started} ms`);
       await cluster.waitStable(3, 600_000);
     }
     const blobDir = path.join(args.out, 'blobs');

@@ -58,8 +58,8 @@ async function open(settings: Partial<StoreSettings>) {
   };
 }
 
-const member = (node: string, key: string, size: number | undefined) => ({ node, state: 'member' as const, key, size });
-const MAJORITY_OF_3: ClusterView = { nodes: ['a', 'b', 'c'].map((n) => member(n, 'K1', 3)) };
+const member = (node: string, key: string) => ({ node, state: 'member' as const, key });
+const MAJORITY_OF_3: ClusterView = { nodes: ['a', 'b', 'c'].map((n) => member(n, 'K1')) };
 const UNSETTLED = { stable: false, detail: 'cluster-stable on 3 node(s): ERROR, K2, K2' };
 
 test('settled: a spend applied while unsettled is in doubt; the retry after settling is OK, a rival SPENT', async () => {
@@ -130,7 +130,7 @@ test('refuse (default): acknowledged in a majority cluster that every member ans
   await h.store.create(p.hex);
   // a node gone (killed, or stopped by its watchdog): the other two formed a cluster of 2, the majority of 3
   h.setView({
-    nodes: [member('a', 'K2', 2), member('b', 'K2', 2), { node: 'c', state: 'unreachable', detail: 'timeout' }],
+    nodes: [member('a', 'K2'), member('b', 'K2'), { node: 'c', state: 'unreachable', detail: 'timeout' }],
   });
   await expect(h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex })).resolves.toMatchObject({
     spends: [{ status: 'OK' }],
@@ -139,7 +139,7 @@ test('refuse (default): acknowledged in a majority cluster that every member ans
   expect(h.views).toHaveLength(1);
   // an orphan the client still reaches (cut off from the others): refused, whatever the others say
   h.setView({
-    nodes: [member('a', 'K2', 2), member('b', 'K2', 2), { node: 'c', state: 'unstable', detail: 'ERROR::unstable' }],
+    nodes: [member('a', 'K2'), member('b', 'K2'), { node: 'c', state: 'unstable', detail: 'ERROR::unstable' }],
   });
   const b = makeTx({ inputs: [{ parent: p, vout: 1 }] });
   await expect(h.store.spend({ tx: b.hex })).rejects.toMatchObject({
@@ -154,24 +154,24 @@ test('refuse (default): acknowledged in a majority cluster that every member ans
   await h.close();
 });
 
-test('refuse: a member that does not answer, a cluster below the majority, or no size configured and a node silent', async () => {
+test('refuse: nodes disagreeing, fewer than the majority agreeing, or no size configured and a node silent', async () => {
   const h = await open({ clusterSize: 3 });
   const p = rootTx(3);
   await h.store.create(p.hex);
-  // the cluster still counts 3 but one of them is silent (paused, before the others re-formed): refused
-  h.setView({ nodes: [member('a', 'K1', 3), member('b', 'K1', 3), { node: 'c', state: 'unreachable', detail: 't' }] });
+  // one node still names the old cluster (it has not noticed yet): refused
+  h.setView({ nodes: [member('a', 'K1'), member('b', 'K2'), member('c', 'K2')] });
   await expect(h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex })).rejects.toMatchObject({
-    message: expect.stringMatching(/2 of the cluster's 3 nodes answered/),
+    message: expect.stringMatching(/nodes disagree on the cluster/),
   });
-  h.setView({ nodes: [member('a', 'K9', 1)] });
+  h.setView({ nodes: [member('a', 'K9'), { node: 'b', state: 'unreachable', detail: 't' }] });
   await expect(h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 1 }] }).hex })).rejects.toMatchObject({
-    message: expect.stringMatching(/cluster of 1 below the majority 2/),
+    message: expect.stringMatching(/1 node\(s\) agree, fewer than the majority 2/),
   });
   await h.close();
   const g = await open({});
   const q = rootTx(1);
   await g.store.create(q.hex);
-  g.setView({ nodes: [member('a', 'K2', 2), member('b', 'K2', 2), { node: 'c', state: 'unreachable', detail: 't' }] });
+  g.setView({ nodes: [member('a', 'K2'), member('b', 'K2'), { node: 'c', state: 'unreachable', detail: 't' }] });
   await expect(g.store.spend({ tx: makeTx({ inputs: [{ parent: q, vout: 0 }] }).hex })).rejects.toMatchObject({
     message: expect.stringMatching(/no AEROSPIKE_CLUSTER_SIZE/),
   });

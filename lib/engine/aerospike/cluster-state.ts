@@ -28,30 +28,19 @@ export async function clusterState(client: Client, expectedSize?: number): Promi
 }
 
 /**
- * One node's view in one info request: `cluster-stable:ignore-migrations=true` answers the cluster key unless the node
- * is an orphan or between two clusters (the server then disallows migrations: thr_info.c cmd_cluster_stable,
- * exchange.c exchange_orphaned_handle), and then the whole request fails with the server's error; `statistics`
- * (about 2 KB) names the size of that cluster (cluster_size) and whether the node is a member (cluster_is_member).
+ * One node's view: `cluster-stable:ignore-migrations=true` answers the cluster key unless the node is an orphan or
+ * between two clusters (the server then disallows migrations: thr_info.c cmd_cluster_stable, exchange.c
+ * exchange_orphaned_handle), and then the request fails with the server's error (7, "unstable cluster").
  */
-export const CLUSTER_VIEW_REQUEST = 'cluster-stable:ignore-migrations=true\nstatistics';
+export const CLUSTER_VIEW_REQUEST = 'cluster-stable:ignore-migrations=true';
 
-/** One node's answer to CLUSTER_VIEW_REQUEST. */
+/** One node's answer to CLUSTER_VIEW_REQUEST (the client returns `<command>\t<answer>`). */
 export function parseNodeView(node: string, response: string): NodeView {
-  const answers = new Map<string, string>();
-  for (const line of response.split('\n')) {
-    const tab = line.indexOf('\t');
-    if (tab > 0) answers.set(line.slice(0, tab), line.slice(tab + 1).trim());
-  }
-  const key = answers.get('cluster-stable:ignore-migrations=true') ?? '';
-  if (key === '' || key.startsWith('ERROR'))
+  const tab = response.indexOf('\t');
+  const key = (tab >= 0 ? response.slice(tab + 1) : response).trim();
+  if (key === '' || key.startsWith('ERROR') || /\s/.test(key))
     return { node, state: 'unstable', detail: key || 'no cluster-stable answer' };
-  const stats = new Map(
-    (answers.get('statistics') ?? '').split(';').map((kv) => kv.split('=') as [string, string | undefined]),
-  );
-  if (stats.get('cluster_is_member') !== 'true' || stats.get('cluster_key') !== key)
-    return { node, state: 'unstable', detail: `cluster_is_member=${stats.get('cluster_is_member')}` };
-  const size = Number(stats.get('cluster_size'));
-  return { node, state: 'member', key, size: Number.isInteger(size) && size > 0 ? size : undefined };
+  return { node, state: 'member', key };
 }
 
 /**
