@@ -5,12 +5,13 @@
  * Every POLL_MS it asks the local asd `cluster-stable:ignore-migrations=true`: the cluster key (a settled member),
  * ERROR (an orphan, or between two clusters) or no answer within INFO_TIMEOUT_MS (silent: paused, hung, or stopped).
  *  - silent for SILENT_MS (less than the heartbeat timeout, 3 s, so before the others can re-form without it) or
- *    unstable for UNSTABLE_MS (an orphan cut off from the majority): SIGKILL asd;
+ *    unstable for UNSTABLE_MS (an orphan cut off from the majority): SIGKILL asd; silence before asd first answered
+ *    since its start is its start-up (loading its data), not counted;
  *  - any observation other than member sets the wipe-on-start mark; a member observation clears it. A start with the
  *    mark set wipes the namespace's devices first (the node comes back empty and is refilled by migration); a node
  *    whose last observation was member (a crash, a kill, a clean stop inside the majority) starts with its data.
- * Observations of a process that is no longer the one asked (stopped by the operator or systemd meanwhile) are
- * dropped. The partition harness runs the same rule (watchdogStep) against its nodes; the cluster stack's nodes run
+ * Observations of a process that is no longer the one asked, or that systemd is stopping or starting (an operator's
+ * stop), are dropped. The partition harness runs the same rule (watchdogStep) against its nodes; the cluster stack's nodes run
  * the script rendered here as a systemd service of its own.
  */
 
@@ -31,9 +32,12 @@ export interface WatchdogState {
   since?: { kind: 'unstable' | 'silent'; at: number };
   /** the next start wipes the namespace's devices */
   wipeOnStart: boolean;
+  /** asd answered since it started (before that, silence is its start-up: loading its data, not a pause) */
+  answered: boolean;
 }
 
-export const INITIAL_WATCHDOG_STATE: WatchdogState = { wipeOnStart: false };
+/** The state at every start of asd (a start consumes the mark: the devices were wiped, or the data is a member's). */
+export const INITIAL_WATCHDOG_STATE: WatchdogState = { wipeOnStart: false, answered: false };
 
 /** One observation: the next state, and whether to SIGKILL asd now (with the reason). */
 export function watchdogStep(
@@ -42,9 +46,10 @@ export function watchdogStep(
   now: number,
   limits: WatchdogLimits = WATCHDOG,
 ): { state: WatchdogState; kill?: string } {
-  if (observation === 'member') return { state: { wipeOnStart: false } };
+  if (observation === 'member') return { state: { wipeOnStart: false, answered: true } };
+  if (observation === 'silent' && !state.answered) return { state };
   const since = state.since?.kind === observation ? state.since : { kind: observation, at: now };
-  const next: WatchdogState = { since, wipeOnStart: true };
+  const next: WatchdogState = { since, wipeOnStart: true, answered: true };
   const limit = observation === 'silent' ? limits.silentMs : limits.unstableMs;
   if (now - since.at >= limit) return { state: next, kill: `${observation} for ${now - since.at} ms` };
   return { state: next };
@@ -75,10 +80,13 @@ case "\${1:-}" in
     fi
     ;;
   run)
-    kind=''; since=0
+    kind=''; since=0; answered=''; last_pid=''
     while true; do
       pid=$(systemctl show -p MainPID --value aerospike 2>/dev/null || echo 0)
-      if [ "$pid" = 0 ] || [ -z "$pid" ]; then kind=''; sleep ${s(WATCHDOG.pollMs)}; continue; fi
+      state=$(systemctl show -p ActiveState --value aerospike 2>/dev/null || echo unknown)
+      # not running, or being stopped or started by systemd (an operator's stop is not a silent node)
+      if [ "$pid" = 0 ] || [ -z "$pid" ] || [ "$state" != active ]; then kind=''; sleep ${s(WATCHDOG.pollMs)}; continue; fi
+      if [ "$pid" != "$last_pid" ]; then answered=''; kind=''; last_pid=$pid; fi
       out=$(timeout ${s(WATCHDOG.infoTimeoutMs)} "$ASINFO" -v 'cluster-stable:ignore-migrations=true' 2>/dev/null)
       rc=$?
       # the answer of another process than the one asked (stopped or restarted meanwhile) is dropped
@@ -88,6 +96,9 @@ case "\${1:-}" in
       if [ $rc -ne 0 ] || [ -z "$out" ]; then obs=silent; limit=${WATCHDOG.silentMs}
       elif [ "\${out#ERROR}" != "$out" ]; then obs=unstable; limit=${WATCHDOG.unstableMs}
       else obs=member; fi
+      # silence before the first answer since this start is the start-up (loading the data)
+      if [ "$obs" = silent ] && [ -z "$answered" ]; then sleep ${s(WATCHDOG.pollMs)}; continue; fi
+      answered=1
       if [ "$obs" = member ]; then rm -f "$MARK"; kind=''
       else
         mark

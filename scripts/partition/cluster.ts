@@ -127,6 +127,8 @@ export class Cluster {
   readonly nodes: NodeSpec[];
   private readonly procs = new Map<number, ChildProcess>();
   private readonly cuts: { netns: string; peer: string }[] = [];
+  /** nodes the harness is stopping (a watchdog drops what it observes of them, as of a unit systemd is stopping) */
+  private readonly stoppingNodes = new Set<number>();
   /** how many times each node was started (a watchdog's observation is of one start) */
   readonly starts = new Map<number, number>();
   /** called when a node's asd exits (after it is forgotten) */
@@ -209,6 +211,7 @@ export class Cluster {
     child.on('exit', (code, signal) => {
       if (this.procs.get(index) === child) {
         this.procs.delete(index);
+        this.stoppingNodes.delete(index);
         this.log(`[${n.name}] asd exited (code ${code}, signal ${signal})`);
         this.onExit?.(index, code, signal);
       }
@@ -220,6 +223,10 @@ export class Cluster {
     return this.procs.has(index);
   }
 
+  stopping(index: number): boolean {
+    return this.stoppingNodes.has(index);
+  }
+
   /** The asd process id (ip netns exec execs it, so the child's pid is the server's). */
   pid(index: number): number | undefined {
     return this.procs.get(index)?.pid;
@@ -228,6 +235,7 @@ export class Cluster {
   kill(index: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const child = this.procs.get(index);
     if (!child) return Promise.resolve();
+    this.stoppingNodes.add(index);
     return new Promise((resolve) => {
       child.once('exit', () => resolve());
       child.kill(signal);

@@ -100,7 +100,7 @@ export async function healFault(c: NemesisContext, nemesis: Nemesis): Promise<vo
       if (!c.cluster.running(v)) c.watchdog.startNode(v);
       return;
     case 'kill-wipe':
-      if (!c.cluster.running(v)) c.cluster.start(v, false, true);
+      if (!c.cluster.running(v)) c.watchdog.startNode(v, true);
       return;
     default:
       return;
@@ -110,6 +110,6 @@ export async function healFault(c: NemesisContext, nemesis: Nemesis): Promise<vo
 /** After the workload: what a nemesis left down comes back (kill-no-restart: a replacement node, empty). */
 export function afterWorkload(c: NemesisContext, nemesis: Nemesis): void {
   const v = victimOf(nemesis);
-  if (nemesis === 'kill-no-restart' && !c.cluster.running(v)) c.cluster.start(v, false, true);
+  if (nemesis === 'kill-no-restart' && !c.cluster.running(v)) c.watchdog.startNode(v, true);
   for (const n of c.cluster.nodes) if (!c.cluster.running(n.index)) c.watchdog.startNode(n.index);
 }

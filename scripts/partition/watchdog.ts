@@ -37,11 +37,10 @@ export class HarnessWatchdog {
     };
   }
 
-  /** Starts a node as its unit would: wiped when its mark is set. */
-  startNode(index: number): void {
-    const wipe = this.wipeOnStart(index);
-    this.cluster.start(index, false, wipe);
-    if (wipe) this.states.set(index, { ...INITIAL_WATCHDOG_STATE, wipeOnStart: true });
+  /** Starts a node as its unit would: wiped when its mark is set (or `wipe`: a new instance's empty devices). */
+  startNode(index: number, wipe = false): void {
+    this.cluster.start(index, false, wipe || this.wipeOnStart(index));
+    this.states.set(index, INITIAL_WATCHDOG_STATE);
   }
 
   wipeOnStart(index: number): boolean {
@@ -74,17 +73,18 @@ export class HarnessWatchdog {
   private async loop(index: number): Promise<void> {
     while (!this.stopped) {
       const pid = this.cluster.pid(index);
-      if (pid !== undefined) {
+      if (pid !== undefined && !this.cluster.stopping(index)) {
         const observation = await this.observe(index);
-        // an observation of a process that exited meanwhile is dropped
-        if (this.cluster.pid(index) === pid && !this.stopped) {
+        // an observation of a process that exited or is being stopped meanwhile is dropped
+        if (this.cluster.pid(index) === pid && !this.cluster.stopping(index) && !this.stopped) {
           const step = watchdogStep(this.states.get(index) ?? INITIAL_WATCHDOG_STATE, observation, Date.now());
           this.states.set(index, step.state);
           if (step.kill) {
             this.log(`[watchdog] n${index}: ${step.kill}: SIGKILL (it starts empty)`);
             this.kills.push({ node: index, at: new Date().toISOString().slice(11, 23), reason: step.kill });
             this.killedByWatchdog.add(index);
-            this.states.set(index, { wipeOnStart: true });
+            this.states.set(index, { wipeOnStart: true, answered: false });
+            this.killedByWatchdog.add(index);
             await this.cluster.kill(index, 'SIGKILL');
           }
         }

@@ -57,7 +57,7 @@ test('an orphan is killed after 10 s; a survivor orphaned for a moment (principa
     ['unstable', 5_000],
     ['member', 5_250],
   ]);
-  expect(survivor).toEqual({ state: { wipeOnStart: false }, kills: [] });
+  expect(survivor).toEqual({ state: { wipeOnStart: false, answered: true }, kills: [] });
 });
 
 test('a silent spell then an unstable one start their own clocks', () => {
@@ -71,14 +71,16 @@ test('a silent spell then an unstable one start their own clocks', () => {
   ).toEqual([]);
 });
 
-test('invariant: the next start keeps the data exactly when the last observation was a member', () => {
+test('invariant: the next start wipes exactly when asd answered since its start and was last seen anything but a member', () => {
   fc.assert(
     fc.property(
       fc.array(fc.tuple(fc.constantFrom<Observation>('member', 'unstable', 'silent'), fc.nat(500)), { minLength: 1 }),
       (steps) => {
         let t = 0;
         const r = run(steps.map(([o, dt]) => [o, (t += dt)]));
-        expect(r.state.wipeOnStart).toBe(steps[steps.length - 1][0] !== 'member');
+        const answers = steps.filter(([o]) => o !== 'silent');
+        const last = steps[steps.length - 1][0];
+        expect(r.state.wipeOnStart).toBe(answers.length > 0 && last !== 'member');
       },
     ),
   );
