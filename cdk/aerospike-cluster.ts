@@ -36,7 +36,9 @@ import {
   featureKeyParameterName,
   renderDeviceScript,
   renderUserData,
+  DEVICES_FILE,
 } from './aerospike-scripts';
+import { renderWatchdogScript } from './node-watchdog';
 import { aerospikeConfSettings, maxRecordSizeBytes, type AerospikeConfig, type StoreConfig } from './config';
 
 export { AEROSPIKE_FABRIC_PORT, AEROSPIKE_HEARTBEAT_PORT, AEROSPIKE_SERVICE_PORT };
@@ -138,6 +140,7 @@ export class AerospikeCluster extends Construct {
       }),
       devicesScript: renderDeviceScript(),
       applyConfigScript: renderApplyConfigScript(props.parameterPrefix, a.nodeCount),
+      watchdogScript: renderWatchdogScript(DEVICES_FILE),
       agentConfig: JSON.stringify(renderAgentConfig({ metricsNamespace: props.metricsNamespace, logGroupName })),
     };
     this.parameters = {} as typeof this.parameters;

@@ -10,6 +10,8 @@
  * only fetches and runs the bootstrap, and never changes for a node.
  */
 
+import { watchdogUnitsScript } from './node-watchdog';
+
 export const AEROSPIKE_SERVICE_PORT = 3000;
 export const AEROSPIKE_FABRIC_PORT = 3001;
 export const AEROSPIKE_HEARTBEAT_PORT = 3002;
@@ -124,6 +126,8 @@ export function parameterNames(prefix: string) {
     bootstrap: `${prefix}/bootstrap`,
     devicesScript: `${prefix}/aerospike-devices`,
     applyConfigScript: `${prefix}/aerospike-apply-config`,
+    /** cdk/node-watchdog.ts (decision 0007) */
+    watchdogScript: `${prefix}/aerospike-watchdog`,
     agentConfig: `${prefix}/cloudwatch-agent`,
   };
 }
@@ -298,7 +302,8 @@ rpm -Uvh /tmp/aerospike-prometheus-exporter.rpm
 # the node scripts (device check, apply-config), from SSM
 ${getParam(names.devicesScript)} > /usr/local/sbin/aerospike-devices
 ${getParam(names.applyConfigScript)} > /usr/local/sbin/aerospike-apply-config
-chmod 755 /usr/local/sbin/aerospike-devices /usr/local/sbin/aerospike-apply-config
+${getParam(names.watchdogScript)} > /usr/local/sbin/aerospike-watchdog
+chmod 755 /usr/local/sbin/aerospike-devices /usr/local/sbin/aerospike-apply-config /usr/local/sbin/aerospike-watchdog
 
 # instance-store devices by stable path, recorded once; every later start must find the same list
 /usr/local/sbin/aerospike-devices record
@@ -309,7 +314,7 @@ cat > /etc/systemd/system/aerospike.service.d/devices.conf <<'UNIT'
 [Service]
 ExecStartPre=/usr/local/sbin/aerospike-devices check
 UNIT
-systemctl daemon-reload
+${watchdogUnitsScript()}systemctl daemon-reload
 ${featureKey}/usr/local/sbin/aerospike-apply-config
 
 # metrics (exporter on :${EXPORTER_PORT}, scraped by the CloudWatch agent) and logs (${AEROSPIKE_LOG} -> ${o.logGroupName})
@@ -324,8 +329,9 @@ scrape_configs:
 SCRAPE
 /opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl -a fetch-config -m ec2 -s -c "ssm:${names.agentConfig}"
 
-systemctl enable aerospike aerospike-prometheus-exporter
+systemctl enable aerospike aerospike-prometheus-exporter aerospike-watchdog
 systemctl start aerospike
+systemctl start aerospike-watchdog
 systemctl start aerospike-prometheus-exporter
 echo "aerospike-bootstrap: node $INDEX started"
 ${roster}`;

@@ -138,3 +138,13 @@ ExecStartPre=/usr/local/sbin/aerospike-watchdog check-start
 `,
   };
 }
+
+/** The bootstrap's lines installing the units (after the device check's drop-in; aerospike-scripts.ts renderBootstrap). */
+export function watchdogUnitsScript(): string {
+  const u = renderWatchdogUnits();
+  return `cat > /etc/systemd/system/aerospike.service.d/watchdog.conf <<'UNIT'
+${u.startHook}UNIT
+cat > /etc/systemd/system/aerospike-watchdog.service <<'UNIT'
+${u.service}UNIT
+`;
+}

@@ -13,6 +13,7 @@ import {
   type Observation,
   type WatchdogState,
 } from '../../cdk/node-watchdog';
+import { parameterNames, renderBootstrap } from '../../cdk/aerospike-scripts';
 import { NEMESES } from '../../scripts/partition/nemesis';
 
 function run(observations: [Observation, number][]) {
@@ -93,6 +94,13 @@ test('the node script carries the same limits; the unit restarts the watchdog an
   expect(script).toContain(`"$ASINFO" -v 'cluster-stable:ignore-migrations=true'`);
   expect(script).toMatch(/check-start\)[\s\S]*blkdiscard[\s\S]*< \/etc\/aerospike\/devices/);
   const units = renderWatchdogUnits();
+  // the bootstrap installs the script from its SSM parameter, the start hook and the service, and starts it
+  const bootstrap = renderBootstrap({ prefix: '/p', logGroupName: 'g' });
+  expect(bootstrap).toContain('> /usr/local/sbin/aerospike-watchdog\n');
+  expect(bootstrap).toContain(`${units.startHook}UNIT`);
+  expect(bootstrap).toContain(`cat > /etc/systemd/system/aerospike-watchdog.service <<'UNIT'\n${units.service}UNIT`);
+  expect(bootstrap).toMatch(/systemctl enable [^\n]*aerospike-watchdog[\s\S]*systemctl start aerospike-watchdog/);
+  expect(parameterNames('/p').watchdogScript).toBe('/p/aerospike-watchdog');
   expect(units.service).toMatch(/Restart=always/);
   expect(units.startHook).toContain('ExecStartPre=/usr/local/sbin/aerospike-watchdog check-start');
 });
