@@ -6,10 +6,13 @@
  *    acknowledgement is its answer time);
  *  - ackedWithin30s: the share of outputs whose spend was acknowledged (to any of its spenders) within 30 s of the
  *    first spend of it being sent; outputs first sent before the fault count too, so the share covers the whole run;
+ *  - slowestAckMs: the longest an output waited, from its first spend sent to its first acknowledgement (outputs
+ *    never acknowledged are left out: they count against ackedWithin30s);
  *  - gaps: every window longer than 1 s, for the report.
  */
+import { readFileSync } from 'fs';
 import type { HistoryEvent, SpendEvent } from './history';
-import { outpointKey } from './history';
+import { outpointKey, parseHistory } from './history';
 
 export interface Availability {
   faultAtMs: number;
@@ -17,6 +20,7 @@ export interface Availability {
   longestGapMs: number;
   longestGapFromMs: number;
   ackedWithin30s: number;
+  slowestAckMs: number;
   outputs: number;
   gaps: { fromMs: number; toMs: number }[];
 }
@@ -56,13 +60,19 @@ export function availability(history: HistoryEvent[], faultAtMs: number): Availa
     }
   }
   let within = 0;
-  for (const [k, sent] of firstSent) if ((firstAcked.get(k) ?? Infinity) - sent <= WITHIN_MS) within++;
+  let slowest = 0;
+  for (const [k, sent] of firstSent) {
+    const waited = (firstAcked.get(k) ?? Infinity) - sent;
+    if (waited <= WITHIN_MS) within++;
+    if (Number.isFinite(waited)) slowest = Math.max(slowest, waited);
+  }
   return {
     faultAtMs,
     firstAckAfterFaultMs: firstAck,
     longestGapMs: longest,
     longestGapFromMs: longestFrom,
     ackedWithin30s: firstSent.size === 0 ? 1 : within / firstSent.size,
+    slowestAckMs: slowest,
     outputs: firstSent.size,
     gaps,
   };
@@ -74,5 +84,15 @@ export function availabilityRow(a: Availability): Record<string, string | number
     'first ack after fault (s)': a.firstAckAfterFaultMs === null ? 'none' : (a.firstAckAfterFaultMs / 1000).toFixed(1),
     'longest without ack (s)': (a.longestGapMs / 1000).toFixed(1),
     'acked within 30 s': `${(a.ackedWithin30s * 100).toFixed(1)}%`,
+    'slowest output (s)': (a.slowestAckMs / 1000).toFixed(1),
   };
+}
+
+/** `tsx scripts/partition/availability.ts <fault ms> <history.jsonl>...`: the figures of recorded histories again. */
+if (require.main === module) {
+  const [fault, ...files] = process.argv.slice(2);
+  for (const file of files) {
+    const a = availability(parseHistory(readFileSync(file, 'utf8')), Number(fault));
+    console.log(file, JSON.stringify(availabilityRow(a)));
+  }
 }

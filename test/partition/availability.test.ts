@@ -37,10 +37,12 @@ test('a window of refusals around the fault: the gap, the first acknowledgement 
   ]);
   expect(a.outputs).toBe(6);
   expect(a.ackedWithin30s).toBeCloseTo(3 / 6);
+  expect(a.slowestAckMs).toBe(35_500);
   expect(availabilityRow(a)).toEqual({
     'first ack after fault (s)': '10.0',
     'longest without ack (s)': '36.0',
     'acked within 30 s': '50.0%',
+    'slowest output (s)': '35.5',
   });
 });
 
