@@ -4,7 +4,14 @@
  * not answer is unreachable.
  */
 import type { Client } from 'aerospike';
-import { CLUSTER_VIEW_REQUEST, clusterView, isNoAnswer, parseNodeView } from '../../lib/engine/aerospike/cluster-state';
+import {
+  CLUSTER_VIEW_REQUEST,
+  clusterView,
+  isNoAnswer,
+  parseNodeView,
+  rawInfoAllowed,
+} from '../../lib/engine/aerospike/cluster-state';
+import type { InfoSockets } from '../../lib/engine/aerospike/info-socket';
 
 test('a member names its key; an orphan (ERROR) or an empty answer is unstable', () => {
   expect(CLUSTER_VIEW_REQUEST).toBe('cluster-stable:ignore-migrations=true');
@@ -54,4 +61,32 @@ test('every known node asked with a deadline; a silent node is unreachable, an e
     },
   } as unknown as Client;
   await expect(clusterView(none)).resolves.toEqual({ nodes: [] });
+});
+
+test('over kept sockets when given: each node at its address; the client is not asked', async () => {
+  const asked: string[] = [];
+  const client = {
+    getNodes: () => [
+      { name: 'A', address: '10.0.0.1:3000' },
+      { name: 'B', address: '10.0.0.2:3000' },
+    ],
+    infoNode: async () => {
+      throw new Error('not used');
+    },
+  } as unknown as Client;
+  const sockets = {
+    request: async (address: string, command: string, timeout: number) => {
+      asked.push(`${address} ${command} ${timeout}`);
+      if (address.startsWith('10.0.0.2')) throw Object.assign(new Error('timeout'), { code: 9 });
+      return `${command}\tK1\n`;
+    },
+  } as unknown as InfoSockets;
+  expect((await clusterView(client, sockets)).nodes).toEqual([
+    { node: 'A', state: 'member', key: 'K1' },
+    { node: 'B', state: 'unreachable', detail: 'timeout' },
+  ]);
+  expect(asked).toEqual([`10.0.0.1:3000 ${CLUSTER_VIEW_REQUEST} 1000`, `10.0.0.2:3000 ${CLUSTER_VIEW_REQUEST} 1000`]);
+  expect(rawInfoAllowed({ config: {} } as unknown as Client)).toBe(true);
+  expect(rawInfoAllowed({ config: { user: 'u' } } as unknown as Client)).toBe(false);
+  expect(rawInfoAllowed({ config: { tls: {} } } as unknown as Client)).toBe(false);
 });

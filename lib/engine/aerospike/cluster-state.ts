@@ -4,9 +4,16 @@
  */
 import type { Client } from 'aerospike';
 import type { ClusterState, ClusterView, NodeView } from '../port';
+import type { InfoSockets } from './info-socket';
 
 /** ms a cluster-state check waits for the nodes' answers (a node that does not answer in time: unstable) */
 export const CLUSTER_STATE_TIMEOUT_MS = 1000;
+
+/** Kept info sockets carry the guard's view unless the client talks TLS or logs in (the raw protocol does neither). */
+export function rawInfoAllowed(client: Client): boolean {
+  const config = (client as unknown as { config?: { user?: unknown; tls?: unknown } }).config;
+  return !config?.user && !config?.tls;
+}
 
 /**
  * `cluster-stable` on every node the client knows (aerospike.com/docs/database/reference/info, cluster-stable:
@@ -55,10 +62,11 @@ export function isNoAnswer(err: unknown): boolean {
 
 /**
  * The guard's view (SPEND_ACK_GUARD=refuse, lib/store/ack-guard.ts): every node the client knows asked at once,
- * each with its own deadline; a node that does not answer is `unreachable`, never an error of the whole view.
+ * each with its own deadline; a node that does not answer is `unreachable`, never an error of the whole view. Over
+ * the kept `sockets` when given (info-socket.ts), else through the client.
  */
-export async function clusterView(client: Client): Promise<ClusterView> {
-  let nodes: { name: string }[];
+export async function clusterView(client: Client, sockets?: InfoSockets): Promise<ClusterView> {
+  let nodes: { name: string; address?: string }[];
   try {
     nodes = client.getNodes();
   } catch {
@@ -67,7 +75,10 @@ export async function clusterView(client: Client): Promise<ClusterView> {
   const views = await Promise.all(
     nodes.map(async (n): Promise<NodeView> => {
       try {
-        const response = await client.infoNode(CLUSTER_VIEW_REQUEST, n, { timeout: CLUSTER_STATE_TIMEOUT_MS } as never);
+        const response =
+          sockets && n.address
+            ? await sockets.request(n.address, CLUSTER_VIEW_REQUEST, CLUSTER_STATE_TIMEOUT_MS)
+            : await client.infoNode(CLUSTER_VIEW_REQUEST, n, { timeout: CLUSTER_STATE_TIMEOUT_MS } as never);
         return parseNodeView(n.name, String(response));
       } catch (err) {
         const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);

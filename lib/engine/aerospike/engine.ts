@@ -50,7 +50,8 @@ import { isBusy, retryBusy, retryBusyItems, retryNotSent } from './retry';
 import { loadAerospike, type AerospikeModule } from './native';
 import { mapLimited } from '../../domain/concurrency';
 import { fromAerospikeBins, toAerospikeBins, toAerospikeValue, udfResultMap } from './values';
-import { clusterState, clusterView } from './cluster-state';
+import { clusterState, clusterView, rawInfoAllowed } from './cluster-state';
+import { InfoSockets } from './info-socket';
 import { configuredQueryTimeout, queryRange, QUERY_DEADLINE_GRACE_MS } from './query';
 import { createIndexes, registerModule } from './schema';
 import { chunk, settleAll } from './settle';
@@ -595,12 +596,16 @@ export class AerospikeEngine implements RecordEngine {
     return clusterState(this.client, expectedSize);
   }
 
-  /** The guard's per-node view of the cluster (cluster-state.ts). */
+  private infoSockets?: InfoSockets;
+
+  /** The guard's per-node view of the cluster (cluster-state.ts), over kept info sockets where allowed. */
   clusterView(): Promise<ClusterView> {
-    return clusterView(this.client);
+    if (this.infoSockets === undefined && rawInfoAllowed(this.client)) this.infoSockets = new InfoSockets();
+    return clusterView(this.client, this.infoSockets);
   }
 
   async close(): Promise<void> {
+    this.infoSockets?.close();
     if (this.ownsClient) this.client.close();
   }
 }
