@@ -17,7 +17,7 @@
 
 export const WATCHDOG = {
   pollMs: 250,
-  infoTimeoutMs: 1000,
+  infoTimeoutMs: 500,
   /** below the heartbeat timeout (150 ms x 20 = 3 s): a silent node is dead before the others re-form without it */
   silentMs: 2000,
   /** longer than a survivor's orphan spell when the principal dies (it re-forms within a clustering quantum) */
@@ -34,22 +34,30 @@ export interface WatchdogState {
   wipeOnStart: boolean;
   /** asd answered since it started (before that, silence is its start-up: loading its data, not a pause) */
   answered: boolean;
+  /** when the last answered request was sent: silence is counted from there, not from the first failed request */
+  lastAnswerAt?: number;
 }
 
 /** The state at every start of asd (a start consumes the mark: the devices were wiped, or the data is a member's). */
 export const INITIAL_WATCHDOG_STATE: WatchdogState = { wipeOnStart: false, answered: false };
 
-/** One observation: the next state, and whether to SIGKILL asd now (with the reason). */
+/**
+ * One observation of a request sent at `sentAt` and settled at `now`: the next state, and whether to SIGKILL asd now
+ * (with the reason). Silence is counted from the last answered request's sending.
+ */
 export function watchdogStep(
   state: WatchdogState,
   observation: Observation,
   now: number,
   limits: WatchdogLimits = WATCHDOG,
+  sentAt: number = now,
 ): { state: WatchdogState; kill?: string } {
-  if (observation === 'member') return { state: { wipeOnStart: false, answered: true } };
+  if (observation === 'member') return { state: { wipeOnStart: false, answered: true, lastAnswerAt: sentAt } };
   if (observation === 'silent' && !state.answered) return { state };
-  const since = state.since?.kind === observation ? state.since : { kind: observation, at: now };
-  const next: WatchdogState = { since, wipeOnStart: true, answered: true };
+  const lastAnswerAt = observation === 'silent' ? state.lastAnswerAt : sentAt;
+  const start = observation === 'silent' ? (state.lastAnswerAt ?? now) : now;
+  const since = state.since?.kind === observation ? state.since : { kind: observation, at: start };
+  const next: WatchdogState = { since, wipeOnStart: true, answered: true, lastAnswerAt };
   const limit = observation === 'silent' ? limits.silentMs : limits.unstableMs;
   if (now - since.at >= limit) return { state: next, kill: `${observation} for ${now - since.at} ms` };
   return { state: next };
@@ -80,13 +88,14 @@ case "\${1:-}" in
     fi
     ;;
   run)
-    kind=''; since=0; answered=''; last_pid=''
+    kind=''; since=0; answered=''; last_pid=''; last_answer=0
     while true; do
       pid=$(systemctl show -p MainPID --value aerospike 2>/dev/null || echo 0)
       state=$(systemctl show -p ActiveState --value aerospike 2>/dev/null || echo unknown)
       # not running, or being stopped or started by systemd (an operator's stop is not a silent node)
       if [ "$pid" = 0 ] || [ -z "$pid" ] || [ "$state" != active ]; then kind=''; sleep ${s(WATCHDOG.pollMs)}; continue; fi
       if [ "$pid" != "$last_pid" ]; then answered=''; kind=''; last_pid=$pid; fi
+      sent=$(now_ms)
       out=$(timeout ${s(WATCHDOG.infoTimeoutMs)} "$ASINFO" -v 'cluster-stable:ignore-migrations=true' 2>/dev/null)
       rc=$?
       # the answer of another process than the one asked (stopped or restarted meanwhile) is dropped
@@ -98,12 +107,14 @@ case "\${1:-}" in
       else obs=member; fi
       # silence before the first answer since this start is the start-up (loading the data)
       if [ "$obs" = silent ] && [ -z "$answered" ]; then sleep ${s(WATCHDOG.pollMs)}; continue; fi
+      if [ "$obs" != silent ]; then last_answer=$sent; fi
       answered=1
       if [ "$obs" = member ]; then rm -f "$MARK"; kind=''
       else
         mark
         t=$(now_ms)
-        if [ "$kind" != "$obs" ]; then kind=$obs; since=$t; fi
+        # silence counts from the sending of the last answered request
+        if [ "$kind" != "$obs" ]; then kind=$obs; if [ "$obs" = silent ]; then since=$last_answer; else since=$t; fi; fi
         if [ $((t - since)) -ge $limit ]; then
           echo "aerospike-watchdog: asd $obs for $((t - since)) ms: SIGKILL $pid (it starts empty)" >&2
           kill -KILL "$pid" 2>/dev/null || true

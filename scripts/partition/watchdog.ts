@@ -74,10 +74,17 @@ export class HarnessWatchdog {
     while (!this.stopped) {
       const pid = this.cluster.pid(index);
       if (pid !== undefined && !this.cluster.stopping(index)) {
+        const sentAt = Date.now();
         const observation = await this.observe(index);
         // an observation of a process that exited or is being stopped meanwhile is dropped
         if (this.cluster.pid(index) === pid && !this.cluster.stopping(index) && !this.stopped) {
-          const step = watchdogStep(this.states.get(index) ?? INITIAL_WATCHDOG_STATE, observation, Date.now());
+          const step = watchdogStep(
+            this.states.get(index) ?? INITIAL_WATCHDOG_STATE,
+            observation,
+            Date.now(),
+            WATCHDOG,
+            sentAt,
+          );
           this.states.set(index, step.state);
           if (step.kill) {
             this.log(`[watchdog] n${index}: ${step.kill}: SIGKILL (it starts empty)`);

@@ -27,6 +27,21 @@ function run(observations: [Observation, number][]) {
   return { state, kills };
 }
 
+test('silence counts from the sending of the last answered request: a node paused right after it is killed 2 s later', () => {
+  // member answered (sent at 1_000, back at 1_010); paused at 1_020; each request then times out after 500 ms
+  let state: WatchdogState = INITIAL_WATCHDOG_STATE;
+  state = watchdogStep(state, 'member', 1_010, WATCHDOG, 1_000).state;
+  const kills: number[] = [];
+  for (let sent = 1_260; sent < 5_000; sent += 750) {
+    const step = watchdogStep(state, 'silent', sent + WATCHDOG.infoTimeoutMs, WATCHDOG, sent);
+    state = step.state;
+    if (step.kill) kills.push(sent + WATCHDOG.infoTimeoutMs);
+  }
+  // worst case: silentMs + infoTimeoutMs + pollMs after the last answer = 2.75 s, below the heartbeat timeout
+  expect(kills[0]).toBe(3_260);
+  expect(kills[0] - 1_020).toBeLessThan(150 * 20);
+});
+
 test('a paused node (silent) is killed after 2 s, before the heartbeat timeout (3 s); it starts empty', () => {
   const r = run([
     ['member', 0],
@@ -58,7 +73,7 @@ test('an orphan is killed after 10 s; a survivor orphaned for a moment (principa
     ['unstable', 5_000],
     ['member', 5_250],
   ]);
-  expect(survivor).toEqual({ state: { wipeOnStart: false, answered: true }, kills: [] });
+  expect(survivor).toEqual({ state: { wipeOnStart: false, answered: true, lastAnswerAt: 5_250 }, kills: [] });
 });
 
 test('a silent spell then an unstable one start their own clocks', () => {
