@@ -36,8 +36,10 @@ import {
   featureKeyParameterName,
   renderDeviceScript,
   renderUserData,
+  DEVICES_FILE,
 } from './aerospike-scripts';
 import { PIN_METADATA_KEY, pinOf, type PinnedSetting, type Pins } from './node-pins';
+import { renderWatchdogScript } from './node-watchdog';
 import { aerospikeConfSettings, maxRecordSizeBytes, type AerospikeConfig, type StoreConfig } from './config';
 
 export { AEROSPIKE_FABRIC_PORT, AEROSPIKE_HEARTBEAT_PORT, AEROSPIKE_SERVICE_PORT };
@@ -216,6 +218,7 @@ export class AerospikeCluster extends Construct {
       }),
       devicesScript: renderDeviceScript(),
       applyConfigScript: renderApplyConfigScript(props.parameterPrefix, a.nodeCount, this.pins),
+      watchdogScript: renderWatchdogScript(DEVICES_FILE),
       agentConfig: JSON.stringify(renderAgentConfig({ metricsNamespace: props.metricsNamespace, logGroupName })),
     });
     for (const key of keys) {

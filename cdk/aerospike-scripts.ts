@@ -11,6 +11,7 @@
  */
 
 import { pinFunctions, type Pins } from './node-pins';
+import { watchdogUnitsScript } from './node-watchdog';
 
 export const AEROSPIKE_SERVICE_PORT = 3000;
 export const AEROSPIKE_FABRIC_PORT = 3001;
@@ -130,6 +131,8 @@ export function parameterNames(prefix: string) {
     bootstrap: `${prefix}/bootstrap`,
     devicesScript: `${prefix}/aerospike-devices`,
     applyConfigScript: `${prefix}/aerospike-apply-config`,
+    /** cdk/node-watchdog.ts (decision 0007) */
+    watchdogScript: `${prefix}/aerospike-watchdog`,
     agentConfig: `${prefix}/cloudwatch-agent`,
   };
 }
@@ -312,10 +315,11 @@ fetch "$EXP_URL" /tmp/aerospike-prometheus-exporter.rpm
 verify /tmp/aerospike-prometheus-exporter.rpm "$EXP_SHA"
 rpm -Uvh /tmp/aerospike-prometheus-exporter.rpm
 
-# the node scripts (device check, apply-config), from SSM, as pinned in the stack
+# the node scripts (device check, apply-config, watchdog), from SSM, as pinned in the stack
 fetch_pinned '${names.devicesScript}' aerospike-devices /usr/local/sbin/aerospike-devices
 fetch_pinned '${names.applyConfigScript}' aerospike-apply-config /usr/local/sbin/aerospike-apply-config
-chmod 755 /usr/local/sbin/aerospike-devices /usr/local/sbin/aerospike-apply-config
+fetch_pinned '${names.watchdogScript}' aerospike-watchdog /usr/local/sbin/aerospike-watchdog
+chmod 755 /usr/local/sbin/aerospike-devices /usr/local/sbin/aerospike-apply-config /usr/local/sbin/aerospike-watchdog
 
 # instance-store devices by stable path, recorded once; every later start must find the same list
 /usr/local/sbin/aerospike-devices record
@@ -326,7 +330,7 @@ cat > /etc/systemd/system/aerospike.service.d/devices.conf <<'UNIT'
 [Service]
 ExecStartPre=/usr/local/sbin/aerospike-devices check
 UNIT
-systemctl daemon-reload
+${watchdogUnitsScript()}systemctl daemon-reload
 ${featureKey}/usr/local/sbin/aerospike-apply-config
 
 # metrics (exporter on :${EXPORTER_PORT}, scraped by the CloudWatch agent) and logs (${AEROSPIKE_LOG} -> ${o.logGroupName})
@@ -343,8 +347,9 @@ mkdir -p "$(dirname ${AGENT_CONFIG_FILE})"
 fetch_pinned '${names.agentConfig}' cloudwatch-agent ${AGENT_CONFIG_FILE}
 /opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl -a fetch-config -m ec2 -s -c "file:${AGENT_CONFIG_FILE}"
 
-systemctl enable aerospike aerospike-prometheus-exporter
+systemctl enable aerospike aerospike-prometheus-exporter aerospike-watchdog
 systemctl start aerospike
+systemctl start aerospike-watchdog
 systemctl start aerospike-prometheus-exporter
 echo "aerospike-bootstrap: node $INDEX started"
 ${roster}`;

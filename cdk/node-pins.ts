@@ -17,6 +17,7 @@ export type PinnedSetting =
   | 'bootstrap'
   | 'aerospike-devices'
   | 'aerospike-apply-config'
+  | 'aerospike-watchdog'
   | 'conf'
   | 'cloudwatch-agent'
   | 'package'

@@ -106,31 +106,11 @@ registerBench('store (Aerospike)', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-'));
   try {
     const blobs = new FileBlobStore({ dir });
+    if (process.env.BENCH_GUARD_ONLY === '1') return await benchGuard(`aerospike ${hosts}`, engine, blobs);
     const rows = await benchStore(`aerospike ${hosts}`, engine, blobs, 'batchApply');
     const store = await createUtxoStore({ engine, blobs, signals: nullQueue, settings });
     rows.push(...(await benchBatched(`aerospike ${hosts} batched`, store, engine)));
-    // the acknowledgement guard (SPEND_ACK_GUARD, docs/decisions/0006): on by default (every row above runs with it);
-    // the same single spend with and without it, side by side, is its cost (a cluster-stable info round per request)
-    for (const guard of ['refuse', 'off'] as const) {
-      const s2 = await createUtxoStore({
-        engine,
-        blobs,
-        signals: nullQueue,
-        settings: { ...settings, spendAckGuard: guard },
-      });
-      const parents = Array.from({ length: N }, () => rootTx(2));
-      for (let i = 0; i < parents.length; i += 500)
-        await s2.createMany(parents.slice(i, i + 500).map((p) => ({ tx: p.hex })));
-      const hexes = parents.map((p) => makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex);
-      rows.push(
-        await timeOps(`aerospike ${hosts}`, `store spend, guard ${guard} (1 input, EF)`, N, BUDGET_MS, (i) =>
-          s2.spend({ tx: hexes[i] }),
-        ),
-      );
-    }
-    const on = rows[rows.length - 2];
-    const off = rows[rows.length - 1];
-    if (off.opsPerSec > 0) on.note = `guard cost: off/on = ${(off.opsPerSec / Math.max(on.opsPerSec, 1)).toFixed(2)}`;
+    rows.push(...(await benchGuard(`aerospike ${hosts}`, engine, blobs)));
     const raw = rows[0].opsPerSec;
     const spend = rows.find((r) => r.measure.startsWith('store spend'));
     if (spend && raw > 0) spend.note = `store overhead: raw/store = ${(raw / Math.max(spend.opsPerSec, 1)).toFixed(2)}`;
@@ -140,3 +120,43 @@ registerBench('store (Aerospike)', async () => {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/**
+ * The acknowledgement guard's cost (SPEND_ACK_GUARD, docs/decisions/0007): the same sequential single spend with each
+ * guard, in GUARD_ROUNDS interleaved rounds (a busy machine drifts between rounds; each mode's best round is kept), beside
+ * `off`. `refuse` asks every node cluster-stable (migrations ignored) after the writes were answered. (`settled`, the
+ * rule of decision 0006, refuses while any migration is pending, which a shared cluster often has.)
+ */
+async function benchGuard(section: string, engine: RecordEngine, blobs: BlobStore): Promise<BenchRow[]> {
+  const GUARD_ROUNDS = 3;
+  const modes = ['refuse', 'off'] as const;
+  const best = new Map<string, BenchRow>();
+  for (let round = 0; round < GUARD_ROUNDS; round++) {
+    for (const guard of modes) {
+      const store = await createUtxoStore({
+        engine,
+        blobs,
+        signals: nullQueue,
+        settings: { ...settings, spendAckGuard: guard },
+      });
+      const n = Math.ceil(N / GUARD_ROUNDS);
+      const parents = Array.from({ length: n }, () => rootTx(2));
+      for (let i = 0; i < parents.length; i += 500)
+        await store.createMany(parents.slice(i, i + 500).map((p) => ({ tx: p.hex })));
+      const hexes = parents.map((p) => makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex);
+      const row = await timeOps(
+        section,
+        `store spend, guard ${guard} (1 input, EF)`,
+        n,
+        BUDGET_MS / GUARD_ROUNDS,
+        (i) => store.spend({ tx: hexes[i] }),
+      );
+      if ((best.get(guard)?.opsPerSec ?? -1) < row.opsPerSec) best.set(guard, row);
+    }
+  }
+  const off = best.get('off')!;
+  const rows = modes.map((m) => best.get(m)!);
+  for (const r of rows.slice(0, 1))
+    r.note = `best of ${GUARD_ROUNDS} interleaved rounds; on/off = ${(r.opsPerSec / Math.max(off.opsPerSec, 1)).toFixed(2)}`;
+  return rows;
+}

@@ -203,9 +203,10 @@ function loadAerospikeClientSettings(env: NodeJS.ProcessEnv): AerospikeClientSet
   };
 }
 
-function spendAckGuardVar(env: NodeJS.ProcessEnv): 'refuse' | 'off' {
+function spendAckGuardVar(env: NodeJS.ProcessEnv): 'refuse' | 'settled' | 'off' {
   const v = raw(env, 'SPEND_ACK_GUARD') ?? DEFAULTS.SPEND_ACK_GUARD;
-  if (v !== 'refuse' && v !== 'off') throw new ConfigError('SPEND_ACK_GUARD', `expected refuse or off, got "${v}"`);
+  if (v !== 'refuse' && v !== 'settled' && v !== 'off')
+    throw new ConfigError('SPEND_ACK_GUARD', `expected refuse, settled or off, got "${v}"`);
   return v;
 }
 

@@ -19,10 +19,15 @@ export interface StoreSettings {
   /** records per engine batch of a batched operation (ENGINE_BATCH_SIZE; default 100) */
   engineBatchSize?: number;
   /**
-   * SPEND_ACK_GUARD: `refuse` (default) answers a spend applied while the replicated engine's cluster is not settled
-   * as in doubt (STORAGE_ERROR) instead of acknowledging it; `off` acknowledges it (lib/store/spend-many.ts)
+   * SPEND_ACK_GUARD (lib/store/ack-guard.ts): `refuse` (default) answers a spend as in doubt (STORAGE_ERROR) instead
+   * of acknowledging it while a node may still bring writes applied outside the majority back (a node orphaned or
+   * silent inside the cluster, nodes disagreeing, a cluster below the majority of AEROSPIKE_CLUSTER_SIZE); `settled`
+   * also while the cluster is not whole or migrations are pending (decision 0006); `off` acknowledges it
    */
-  spendAckGuard?: 'refuse' | 'off';
-  /** AEROSPIKE_CLUSTER_SIZE: the nodes a settled cluster has (0 or unset: any size, all nodes agreeing) */
+  spendAckGuard?: 'refuse' | 'settled' | 'off';
+  /**
+   * AEROSPIKE_CLUSTER_SIZE: the nodes the cluster has; its majority is the smallest cluster `refuse` acknowledges in
+   * (0 or unset: every node the client knows must answer; `settled`: any size, all nodes agreeing)
+   */
   clusterSize?: number;
 }

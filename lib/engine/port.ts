@@ -178,6 +178,19 @@ export interface ClusterState {
   detail: string;
 }
 
+/**
+ * One node's answer to the spend acknowledgement guard's cluster check (SPEND_ACK_GUARD=refuse, lib/store/ack-guard.ts).
+ * A member names its cluster key; `unstable`: the node answered that it is not a settled member (an orphan, or
+ * between two clusters); `unreachable`: no answer in time.
+ */
+export type NodeView =
+  { node: string; state: 'member'; key: string } | { node: string; state: 'unstable' | 'unreachable'; detail: string };
+
+export interface ClusterView {
+  /** one entry per node the client knows */
+  nodes: NodeView[];
+}
+
 export interface RecordEngine {
   /** 'embedded' or 'aerospike' */
   readonly kind: string;
@@ -225,6 +238,11 @@ export interface RecordEngine {
    * given) and no migration is pending. A replicated engine only; an engine without it is always settled.
    */
   clusterState?(expectedSize?: number): Promise<ClusterState>;
+  /**
+   * What every node the client knows says about its cluster, migrations ignored (the guard of
+   * SPEND_ACK_GUARD=refuse). A replicated engine only. Never rejects: a node that cannot be asked is `unreachable`.
+   */
+  clusterView?(): Promise<ClusterView>;
   close(): Promise<void>;
 }
 

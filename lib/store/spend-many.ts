@@ -19,6 +19,7 @@
  * never deletes it early.
  */
 import { SpendFailedError, StorageError, type UtxoStoreError } from '../domain/errors';
+import { judgeView, majorityOf, trackerOf, type GuardVerdict } from './ack-guard';
 import { listArg, optionalBoolArg, optionalIntArg } from './args';
 import { asItemError, unwrap, type ItemResult } from './batch';
 import { heightOf, type StoreContext } from './context';
@@ -31,12 +32,12 @@ import { hasFailed, isLive, type SpendFlags, type TxSpend } from './spend-state'
 import type { SpendOptions, SpendRequest, SpendResult } from './types';
 
 /**
- * Spends, then the acknowledgement guard (SPEND_ACK_GUARD, docs/decisions/0006-partitions-on-community-edition.md):
- * on a replicated engine, a spend applied while the cluster is not settled (a node cut off, paused or gone, or
- * migrations pending) may be lost when the cluster heals, while another side acknowledges a second spender. With
- * `refuse` (the default) such a spend is not acknowledged: every tx that succeeded answers STORAGE_ERROR (in doubt,
- * retry later; the retry of the same tx is idempotent: OK if its spend stood, SPENT if another spender's did). It is
- * not rolled back: a rollback is a write into the same unsettled cluster.
+ * Spends, then the acknowledgement guard (SPEND_ACK_GUARD, lib/store/ack-guard.ts; docs/decisions/0007): on a
+ * replicated engine, a spend applied while a node outside the majority may still bring other writes back into a
+ * merge (a node cut off, paused or orphaned, nodes disagreeing on the cluster) may be lost when the cluster heals,
+ * while another side acknowledges a second spender. Such a spend is not acknowledged: every tx that succeeded answers
+ * STORAGE_ERROR (in doubt, retry later; the retry of the same tx is idempotent: OK if its spend stood, SPENT if
+ * another spender's did). It is not rolled back: a rollback is a write into the same cluster.
  */
 export async function spendMany(
   ctx: StoreContext,
@@ -45,20 +46,32 @@ export async function spendMany(
 ): Promise<ItemResult<SpendResult>[]> {
   const results = await spendManyUnguarded(ctx, requests, options);
   const guard = ctx.settings.spendAckGuard ?? 'refuse';
-  if (guard === 'off' || !ctx.engine.clusterState || !results.some((r) => r.ok)) return results;
-  const state = await ctx.engine.clusterState(ctx.settings.clusterSize || undefined);
-  if (state.stable) return results;
+  if (guard === 'off' || !results.some((r) => r.ok)) return results;
+  const verdict = await judge(ctx, guard);
+  if (!verdict || verdict.ok) return results;
   return results.map((r): ItemResult<SpendResult> => {
     if (!r.ok) return r;
     const first = r.value.spends[0];
     return {
       ok: false,
       error: new StorageError(
-        `spend applied while the cluster was changing, not acknowledged (in doubt: retry once the cluster is stable); ${state.detail}`,
+        `spend applied while the cluster was changing, not acknowledged (in doubt: retry once the cluster is stable); ${verdict.detail}`,
         { txid: first?.txid, vout: first?.vout, inDoubt: true },
       ),
     };
   });
+}
+
+/** The guard's verdict on the cluster after the writes were answered; undefined when the engine has no cluster. */
+async function judge(ctx: StoreContext, guard: 'refuse' | 'settled'): Promise<GuardVerdict | undefined> {
+  if (guard === 'settled') {
+    if (!ctx.engine.clusterState) return undefined;
+    const state = await ctx.engine.clusterState(ctx.settings.clusterSize || undefined);
+    return { ok: state.stable, detail: state.detail };
+  }
+  const tracker = trackerOf(ctx.engine);
+  if (!tracker) return undefined;
+  return judgeView(await tracker.since(tracker.mark()), majorityOf(ctx.settings.clusterSize));
 }
 
 async function spendManyUnguarded(

@@ -47,8 +47,8 @@ function checkSettings(s: StoreSettings): StoreSettings {
   if (typeof s.externalizeAll !== 'boolean')
     throw new InvalidArgumentError('EXTERNALIZE_ALL', 'expected true or false');
   if (s.maxTipAdvance !== undefined) intArg(s.maxTipAdvance, 'MAX_TIP_ADVANCE', 1, 0x7fffffff);
-  if (s.spendAckGuard !== undefined && s.spendAckGuard !== 'refuse' && s.spendAckGuard !== 'off')
-    throw new InvalidArgumentError('SPEND_ACK_GUARD', 'expected refuse or off');
+  if (s.spendAckGuard !== undefined && !['refuse', 'settled', 'off'].includes(s.spendAckGuard))
+    throw new InvalidArgumentError('SPEND_ACK_GUARD', 'expected refuse, settled or off');
   if (s.clusterSize !== undefined) intArg(s.clusterSize, 'AEROSPIKE_CLUSTER_SIZE', 0, 1000);
   return { ...s };
 }

@@ -41,6 +41,8 @@ export interface ClusterOptions {
   conf: ConfSettings;
   /** extra lines per conf section (the settings under test), e.g. { namespace: ['migrate-fill-delay 0'] } */
   extra?: { service?: string[]; namespace?: string[]; heartbeat?: string[] };
+  /** the /24 the nodes and the bridge use (default SUBNET_PREFIX: 10.19.0) */
+  subnet?: string;
   /** file size of each node's data file, MiB */
   fileSizeMb?: number;
   nodes?: number;
@@ -125,6 +127,12 @@ export class Cluster {
   readonly nodes: NodeSpec[];
   private readonly procs = new Map<number, ChildProcess>();
   private readonly cuts: { netns: string; peer: string }[] = [];
+  /** nodes the harness is stopping (a watchdog drops what it observes of them, as of a unit systemd is stopping) */
+  private readonly stoppingNodes = new Set<number>();
+  /** how many times each node was started (a watchdog's observation is of one start) */
+  readonly starts = new Map<number, number>();
+  /** called when a node's asd exits (after it is forgotten) */
+  onExit?: (index: number, code: number | null, signal: NodeJS.Signals | null) => void;
   private readonly log: (line: string) => void;
 
   constructor(private readonly o: ClusterOptions) {
@@ -136,7 +144,7 @@ export class Cluster {
         index,
         name: `n${index}`,
         netns: `${o.prefix}-n${index}`,
-        address: `${SUBNET_PREFIX}.${10 + index}`,
+        address: `${o.subnet ?? SUBNET_PREFIX}.${10 + index}`,
         nodeId: `a${index}`,
         dir: path.join(o.workDir, `n${index}`),
       };
@@ -158,7 +166,7 @@ export class Cluster {
     this.tearDownNetwork();
     const br = `${this.o.prefix}br`;
     sh(['ip', 'link', 'add', br, 'type', 'bridge']);
-    sh(['ip', 'addr', 'add', `${BRIDGE_ADDRESS}/24`, 'dev', br]);
+    sh(['ip', 'addr', 'add', `${this.o.subnet ? `${this.o.subnet}.1` : BRIDGE_ADDRESS}/24`, 'dev', br]);
     sh(['ip', 'link', 'set', br, 'up']);
     for (const n of this.nodes) {
       const hostSide = `${this.o.prefix}v${n.index}`;
@@ -182,9 +190,12 @@ export class Cluster {
     sh(['ip', 'link', 'del', `${this.o.prefix}br`], { ignoreError: true });
   }
 
-  start(index: number, fresh = false): void {
+  /** Starts node `index`: `fresh` removes its whole directory, `wipe` its data file only (it starts empty). */
+  start(index: number, fresh = false, wipe = false): void {
     const n = this.node(index);
     if (fresh) sh(['rm', '-rf', n.dir]);
+    if (wipe) sh(['rm', '-f', path.join(n.dir, 'data.dat')]);
+    this.starts.set(index, (this.starts.get(index) ?? 0) + 1);
     for (const d of [n.dir, path.join(n.dir, 'work'), path.join(n.dir, 'udf'), path.join(n.dir, 'work', 'smd')])
       mkdirSync(d, { recursive: true });
     const confPath = path.join(n.dir, 'aerospike.conf');
@@ -200,10 +211,20 @@ export class Cluster {
     child.on('exit', (code, signal) => {
       if (this.procs.get(index) === child) {
         this.procs.delete(index);
+        this.stoppingNodes.delete(index);
         this.log(`[${n.name}] asd exited (code ${code}, signal ${signal})`);
+        this.onExit?.(index, code, signal);
       }
     });
     this.procs.set(index, child);
+  }
+
+  running(index: number): boolean {
+    return this.procs.has(index);
+  }
+
+  stopping(index: number): boolean {
+    return this.stoppingNodes.has(index);
   }
 
   /** The asd process id (ip netns exec execs it, so the child's pid is the server's). */
@@ -214,6 +235,7 @@ export class Cluster {
   kill(index: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const child = this.procs.get(index);
     if (!child) return Promise.resolve();
+    this.stoppingNodes.add(index);
     return new Promise((resolve) => {
       child.once('exit', () => resolve());
       child.kill(signal);

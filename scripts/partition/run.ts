@@ -9,8 +9,11 @@
  * Skips (exit 0, reason printed) without ASD_BIN, root or `ip netns`. Removes its namespaces, links and servers on
  * exit, failure and SIGINT/SIGTERM.
  *
- *   npm run partition -- [--nemesis cut-off,split,pause,kill] [--runs 1] [--outputs 1000] [--clients 4]
- *                        [--spenders 2] [--fault-ms 8000] [--settings baseline|deployed] [--out DIR] [--no-repair]
+ *   npm run partition -- [--nemesis cut-off,split,...] [--runs 1] [--outputs 1000] [--clients 4] [--spenders 2]
+ *                        [--fault-ms 8000] [--settings baseline|settled|deployed] [--filler 0] [--retries 20]
+ *                        [--tail-ms 4000] [--prefix us19] [--subnet 10.19.0]
+ *                        [--out DIR] [--no-repair]
+ * (nemeses: nemesis.ts; a watchdog per node as on the cluster stack: watchdog.ts; availability: availability.ts)
  */
 import { spawn } from 'child_process';
 import { mkdirSync, readFileSync, writeFileSync, existsSync, rmSync } from 'fs';
@@ -18,16 +21,17 @@ import * as path from 'path';
 import { aerospikeConfSettings, defaultConfig } from '../../cdk/config';
 import { loadConfig } from '../../lib/domain/config';
 import { buildRuntime, type Runtime } from '../../lib/runtime';
+import { availability, availabilityRow, type Availability } from './availability';
 import { checkHistory, summaryRow, type CheckReport } from './checker';
 import { Cluster, preconditions, sleep } from './cluster';
+import { RECORD_BYTES } from './filler';
+import { afterWorkload, applyFault, healFault, NEMESES, victimOf, type Nemesis, type NemesisContext } from './nemesis';
+import { HarnessWatchdog } from './watchdog';
 import { outpointKey, parseHistory, type FinalState, type HistoryEvent } from './history';
 import { buildPlan, type Plan } from './plan';
 import { repairDoubleAcknowledged, type RepairReport } from './repair';
 import { clusterSettings, type SettingsProfile } from './settings';
 import type { WorkerJob } from './worker';
-
-export const NEMESES = ['cut-off', 'split', 'pause', 'kill'] as const;
-export type Nemesis = (typeof NEMESES)[number];
 
 interface Args {
   nemeses: Nemesis[];
@@ -40,6 +44,11 @@ interface Args {
   out: string;
   repair: boolean;
   prefix: string;
+  subnet: string;
+  filler: number;
+  retries: number;
+  /** the workload goes on this long after the heal */
+  tailMs: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -47,18 +56,19 @@ function parseArgs(argv: string[]): Args {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const int = (name: string, fallback: number) => {
+  const int = (name: string, fallback: number, min = 1) => {
     const v = get(name);
     if (v === undefined) return fallback;
     const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a positive integer, got "${v}"`);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${name}: expected an integer >= ${min}, got "${v}"`);
     return n;
   };
   const nemeses = (get('nemesis') ?? NEMESES.join(',')).split(',') as Nemesis[];
   for (const n of nemeses)
     if (!NEMESES.includes(n)) throw new Error(`--nemesis: unknown "${n}" (${NEMESES.join(', ')})`);
   const settings = (get('settings') ?? 'deployed') as SettingsProfile;
-  if (settings !== 'baseline' && settings !== 'deployed') throw new Error('--settings: baseline or deployed');
+  if (!['baseline', 'settled', 'deployed'].includes(settings))
+    throw new Error('--settings: baseline, settled or deployed');
   return {
     nemeses,
     runs: int('runs', 1),
@@ -67,9 +77,13 @@ function parseArgs(argv: string[]): Args {
     spenders: int('spenders', 2),
     faultMs: int('fault-ms', 8000),
     settings,
-    out: get('out') ?? '/tmp/us19/results',
+    out: get('out') ?? `/tmp/${get('prefix') ?? 'us19'}/results`,
     repair: !argv.includes('--no-repair'),
-    prefix: 'us19',
+    prefix: get('prefix') ?? 'us19',
+    subnet: get('subnet') ?? '10.19.0',
+    filler: int('filler', 0, 0),
+    tailMs: int('tail-ms', 4000),
+    retries: int('retries', 20, 0),
   };
 }
 
@@ -106,8 +120,12 @@ async function readFinal(store: Runtime['store'], plan: Plan): Promise<FinalStat
 }
 
 function runWorker(jobPath: string): Promise<number> {
+  return runScript('worker.ts', [jobPath]);
+}
+
+function runScript(script: string, args: string[]): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'worker.ts'), jobPath], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, script), ...args], {
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     child.on('exit', (code) => resolve(code ?? 1));
@@ -117,12 +135,13 @@ function runWorker(jobPath: string): Promise<number> {
 interface RunResult {
   name: string;
   report: CheckReport;
+  availability: Availability;
   repair?: RepairReport;
   afterRepair?: CheckReport;
 }
 
 async function runOne(
-  cluster: Cluster,
+  nc: NemesisContext,
   args: Args,
   nemesis: Nemesis,
   run: number,
@@ -156,7 +175,7 @@ async function runOne(
     spenders: args.spenders,
     clients: args.clients,
     fromMs: 1000,
-    toMs: healAtMs + 4000,
+    toMs: healAtMs + args.tailMs,
     seed: Date.now(),
   });
 
@@ -197,8 +216,9 @@ async function runOne(
       t0,
       historyPath,
       env,
-      retries: 5,
+      retries: args.retries,
       retryDelayMs: 500,
+      retryDelayCapMs: 2000,
       faultAtMs,
       healAtMs,
       minedEveryMs: 2000,
@@ -212,37 +232,25 @@ async function runOne(
   const workers = Promise.all(jobs.map(runWorker));
 
   await sleep(t0 + faultAtMs - Date.now());
-  const victim = nemesis === 'split' ? 3 : 1;
-  log(`${name}: fault: ${nemesis} node ${victim}`);
-  switch (nemesis) {
-    case 'cut-off':
-      cluster.partition([1], [2, 3]);
-      break;
-    case 'split':
-      cluster.partition([3], [1, 2]);
-      break;
-    case 'pause':
-      cluster.pause(victim);
-      break;
-    case 'kill':
-      await cluster.kill(victim);
-      break;
-  }
+  log(`${name}: fault: ${nemesis} node ${victimOf(nemesis)}`);
+  await applyFault(nc, nemesis);
   await sleep(t0 + healAtMs - Date.now());
   log(`${name}: heal`);
-  if (nemesis === 'pause') cluster.resume(victim);
-  else if (nemesis === 'kill') cluster.start(victim);
-  else cluster.heal();
+  await healFault(nc, nemesis);
 
   const codes = await workers;
   if (codes.some((c) => c !== 0)) throw new Error(`${name}: a worker failed (exit codes ${codes.join(', ')})`);
-  const stableMs = await cluster.waitStable(3);
+  afterWorkload(nc, nemesis);
+  const stableMs = await nc.cluster.waitStable(3, 1_800_000);
   log(`${name}: workers done; cluster whole, migrations done ${stableMs} ms later`);
 
   const events = parseHistory(readFileSync(historyPath, 'utf8'));
   const final = await readFinal(store, plan);
   const report = checkHistory(events, final);
-  const result: RunResult = { name, report };
+  const result: RunResult = { name, report, availability: availability(events, faultAtMs) };
+  log(
+    `${name}: ${JSON.stringify(availabilityRow(result.availability))}; windows > 1 s: ${JSON.stringify(result.availability.gaps)}`,
+  );
   if (args.repair && (report.doubleAcknowledged.length > 0 || report.lostSpends.length > 0)) {
     result.repair = await repairDoubleAcknowledged(store, events);
     result.afterRepair = checkHistory(events, await readFinal(store, plan));
@@ -278,23 +286,29 @@ async function main(): Promise<void> {
     console.log(`partition: skipped: ${reason}`);
     return;
   }
-  const workDir = '/tmp/us19/cluster';
+  const workDir = `/tmp/${args.prefix}/cluster`;
   const deployment = defaultConfig('partition');
   const a = deployment.aerospike;
   const settings = clusterSettings(args.settings, a.nodeCount);
   const cluster = new Cluster({
     asdBin: process.env.ASD_BIN!,
     prefix: args.prefix,
+    subnet: args.subnet,
     workDir,
     conf: aerospikeConfSettings(a, deployment.store, 'utxo-partition', []),
     extra: settings.conf,
+    // the filler's records (and their copies) with room to spare
+    fileSizeMb: Math.max(1024, Math.ceil((args.filler * 1500) / 2 ** 20) + 1024),
     log,
   });
+  const watchdog = new HarnessWatchdog(cluster, log);
+  const nc: NemesisContext = { cluster, watchdog, faultMs: args.faultMs, log };
 
   let cleaned = false;
   const cleanup = async () => {
     if (cleaned) return;
     cleaned = true;
+    await watchdog.stop();
     await cluster.stopAll().catch(() => undefined);
     cluster.tearDownNetwork();
   };
@@ -314,6 +328,14 @@ async function main(): Promise<void> {
     log(`cluster starting: ${cluster.hosts}`);
     await cluster.waitStable(3, 60_000);
     log('cluster stable');
+    watchdog.start();
+    if (args.filler > 0) {
+      const started = Date.now();
+      const code = await runScript('filler.ts', [cluster.hosts, a.namespace, String(args.filler)]);
+      if (code !== 0) throw new Error(`the filler failed (exit code ${code})`);
+      log(`filler: ${args.filler} records of ${RECORD_BYTES} B in ${Date.now() - started} ms`);
+      await cluster.waitStable(3, 600_000);
+    }
     const blobDir = path.join(args.out, 'blobs');
     const storeEnv = (set: string) => ({
       UTXO_STORE: `aerospike://${cluster.hosts}/${a.namespace}?set=${set}`,
@@ -323,16 +345,18 @@ async function main(): Promise<void> {
     });
     for (const nemesis of args.nemeses) {
       for (let run = 1; run <= args.runs; run++) {
-        results.push(await runOne(cluster, args, nemesis, run, storeEnv));
-        await cluster.waitStable(3);
+        results.push(await runOne(nc, args, nemesis, run, storeEnv));
+        await cluster.waitStable(3, 1_800_000);
       }
     }
   } finally {
     await cleanup();
   }
 
-  console.log(`\nsettings: ${args.settings}`);
+  console.log(`\nsettings: ${args.settings}; 3 nodes, RF 2, filler ${args.filler} records`);
   console.table(results.map((r) => summaryRow(r.name, r.report)));
+  console.table(results.map((r) => ({ nemesis: r.name, ...availabilityRow(r.availability) })));
+  if (watchdog.kills.length > 0) log(`watchdog kills: ${JSON.stringify(watchdog.kills)}`);
   const repaired = results.filter((r) => r.afterRepair);
   if (repaired.length > 0) {
     console.log('after detection and repair:');
@@ -350,6 +374,7 @@ async function main(): Promise<void> {
       results.map((r) => ({
         name: r.name,
         before: summaryRow(r.name, r.report),
+        availability: r.availability,
         after: r.afterRepair ? summaryRow(r.name, r.afterRepair) : undefined,
         repair: r.repair,
       })),

@@ -2,9 +2,11 @@
  * The settings profiles the experiment compares: cluster conf lines and client environment applied on top of the
  * deployment's (cdk/aerospike-scripts.ts renders the deployed conf; the store reads its environment with loadConfig).
  *  - baseline: the deployment as it was before the partition experiment (issue 19): no acknowledgement guard;
- *  - deployed: the deployment as it is now (the conf as rendered; the functions' environment as the CDK sets it).
+ *  - settled: the guard of decision 0006 (SPEND_ACK_GUARD=settled: whole cluster, no migration pending);
+ *  - deployed: the deployment as it is now (the conf as rendered; the functions' environment as the CDK sets it:
+ *    SPEND_ACK_GUARD=refuse, decision 0007), with the node watchdog the harness always runs.
  */
-export type SettingsProfile = 'baseline' | 'deployed';
+export type SettingsProfile = 'baseline' | 'settled' | 'deployed';
 
 export interface ProfileSettings {
   conf: { service?: string[]; namespace?: string[]; heartbeat?: string[] };
@@ -13,5 +15,7 @@ export interface ProfileSettings {
 
 export function clusterSettings(profile: SettingsProfile, nodeCount: number): ProfileSettings {
   if (profile === 'baseline') return { conf: {}, clientEnv: { SPEND_ACK_GUARD: 'off' } };
+  if (profile === 'settled')
+    return { conf: {}, clientEnv: { SPEND_ACK_GUARD: 'settled', AEROSPIKE_CLUSTER_SIZE: String(nodeCount) } };
   return { conf: {}, clientEnv: { SPEND_ACK_GUARD: 'refuse', AEROSPIKE_CLUSTER_SIZE: String(nodeCount) } };
 }

@@ -5,7 +5,7 @@
  * now and then marking created txs mined. Every request and its answer goes to the history file (JSONL).
  *
  * An in-doubt answer is retried (as an HTTP client retries a 503) up to `retries` times, the delay doubling from
- * `retryDelayMs`; each attempt is its own history event.
+ * `retryDelayMs` up to `retryDelayCapMs`; each attempt is its own history event.
  *
  * Run by run.ts: `tsx scripts/partition/worker.ts <job.json>`.
  */
@@ -27,6 +27,8 @@ export interface WorkerJob {
   env: Record<string, string>;
   retries: number;
   retryDelayMs: number;
+  /** the retry delay doubles from retryDelayMs up to this */
+  retryDelayCapMs?: number;
   /** ms after t0 the fault starts and heals, for the phase labels */
   faultAtMs: number;
   healAtMs: number;
@@ -100,6 +102,8 @@ async function main(): Promise<void> {
     inputs: [{ txid: s.parent, vout: s.vout }],
   });
 
+  const delay = (attempt: number) => Math.min(job.retryDelayMs * 2 ** attempt, job.retryDelayCapMs ?? Infinity);
+
   const sendSingle = async (s: PlannedSpend, attempt = 0): Promise<void> => {
     const start = now();
     let answer: { answer: Answer; code?: string };
@@ -112,7 +116,7 @@ async function main(): Promise<void> {
     record({ ...spendEvent(s), ...base('single', start), ...answer });
     if (answer.answer === 'ok') await createAll([s], 'single');
     else if (answer.answer === 'in-doubt' && attempt < job.retries) {
-      await sleep(job.retryDelayMs * 2 ** attempt);
+      await sleep(delay(attempt));
       await sendSingle(s, attempt + 1);
     }
   };
@@ -133,7 +137,7 @@ async function main(): Promise<void> {
     );
     const again = items.filter((_, i) => answers[i].answer === 'in-doubt');
     if (again.length > 0 && attempt < job.retries) {
-      await sleep(job.retryDelayMs * 2 ** attempt);
+      await sleep(delay(attempt));
       await sendBatch(again, attempt + 1);
     }
   };

@@ -154,7 +154,8 @@ describe('cluster stack', () => {
     expect(sids).toEqual(expect.arrayContaining(['NodeSettings', 'BackupObjects', 'BackupBucket']));
     const settings = statements.find((st) => st.Sid === 'NodeSettings')!;
     expect(settings.Action).toBe('ssm:GetParameter');
-    expect((settings.Resource as unknown[]).length).toBe(7);
+    // conf, package, exporter package, bootstrap, device check, apply-config, watchdog, agent config
+    expect((settings.Resource as unknown[]).length).toBe(8);
   });
 });
 

@@ -23,10 +23,11 @@ describe('loadConfig', () => {
     expect(c.cleanupIntervalSeconds).toBe(60);
   });
 
-  it('SPEND_ACK_GUARD and AEROSPIKE_CLUSTER_SIZE (docs/decisions/0006)', () => {
+  it('SPEND_ACK_GUARD and AEROSPIKE_CLUSTER_SIZE (docs/decisions/0006, 0007)', () => {
     const c = loadConfig({ SPEND_ACK_GUARD: 'off', AEROSPIKE_CLUSTER_SIZE: '3' });
     expect(c.settings).toMatchObject({ spendAckGuard: 'off', clusterSize: 3 });
-    expect(() => loadConfig({ SPEND_ACK_GUARD: 'sometimes' })).toThrow(/SPEND_ACK_GUARD.*refuse or off/);
+    expect(loadConfig({ SPEND_ACK_GUARD: 'settled' }).settings.spendAckGuard).toBe('settled');
+    expect(() => loadConfig({ SPEND_ACK_GUARD: 'sometimes' })).toThrow(/SPEND_ACK_GUARD.*refuse, settled or off/);
     expect(() => loadConfig({ AEROSPIKE_CLUSTER_SIZE: '-1' })).toThrow(/AEROSPIKE_CLUSTER_SIZE/);
   });
 

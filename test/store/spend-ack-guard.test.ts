@@ -1,11 +1,12 @@
 /**
- * The spend acknowledgement guard (SPEND_ACK_GUARD, lib/store/spend-many.ts): on an engine that reports its cluster
- * state, a spend applied while the cluster is not settled is answered in doubt (STORAGE_ERROR) instead of OK; it stays
- * applied, and the retry once the cluster settled answers OK (its spend stood) or SPENT (another's did).
+ * The spend acknowledgement guard (SPEND_ACK_GUARD, lib/store/spend-many.ts, lib/store/ack-guard.ts): on an engine
+ * that reports its cluster, a spend applied in a dangerous cluster state (`refuse`) or while the cluster is not
+ * settled (`settled`) is answered in doubt (STORAGE_ERROR) instead of OK; it stays applied, and the retry answers OK
+ * (its spend stood) or SPENT (another's did).
  */
 import { FileBlobStore } from '../../lib/blob';
 import { openEmbeddedEngine } from '../../lib/engine/embedded';
-import type { ClusterState, RecordEngine } from '../../lib/engine/port';
+import type { ClusterState, ClusterView, RecordEngine } from '../../lib/engine/port';
 import { InlineQueue } from '../../lib/signals';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import type { StoreSettings } from '../../lib/store/types';
@@ -21,13 +22,20 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function open(settings: Partial<StoreSettings>) {
   const inner = await openEmbeddedEngine({ path: ':memory:' });
   let state: ClusterState = { stable: true, detail: 'cluster-stable on 3 node(s): K, K, K' };
+  let view: ClusterView = MAJORITY_OF_3;
   const sizes: (number | undefined)[] = [];
+  const views: number[] = [];
   const engine: RecordEngine = new Proxy(inner, {
     get(target, prop, receiver) {
       if (prop === 'clusterState')
         return async (size?: number) => {
           sizes.push(size);
           return state;
+        };
+      if (prop === 'clusterView')
+        return async () => {
+          views.push(1);
+          return view;
         };
       const value = Reflect.get(target, prop, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
@@ -43,15 +51,19 @@ async function open(settings: Partial<StoreSettings>) {
   return {
     store,
     sizes,
+    views,
     setState: (s: ClusterState) => (state = s),
+    setView: (v: ClusterView) => (view = v),
     close: () => inner.close(),
   };
 }
 
+const member = (node: string, key: string) => ({ node, state: 'member' as const, key });
+const MAJORITY_OF_3: ClusterView = { nodes: ['a', 'b', 'c'].map((n) => member(n, 'K1')) };
 const UNSETTLED = { stable: false, detail: 'cluster-stable on 3 node(s): ERROR, K2, K2' };
 
-test('refuse (default): a spend applied while unsettled is in doubt; the retry after settling is OK, a rival SPENT', async () => {
-  const h = await open({ clusterSize: 3 });
+test('settled: a spend applied while unsettled is in doubt; the retry after settling is OK, a rival SPENT', async () => {
+  const h = await open({ spendAckGuard: 'settled', clusterSize: 3 });
   const p = rootTx(2);
   await h.store.create(p.hex);
   const a = makeTx({ inputs: [{ parent: p, vout: 0 }] });
@@ -71,8 +83,8 @@ test('refuse (default): a spend applied while unsettled is in doubt; the retry a
   await h.close();
 });
 
-test('refuse: in a batch only the txs that succeeded become in doubt; failures keep their own answer', async () => {
-  const h = await open({});
+test('settled: in a batch only the txs that succeeded become in doubt; failures keep their own answer', async () => {
+  const h = await open({ spendAckGuard: 'settled' });
   const p = rootTx(2);
   await h.store.create(p.hex);
   const a = makeTx({ inputs: [{ parent: p, vout: 0 }] });
@@ -95,7 +107,7 @@ test('a spend that failed everywhere asks nothing; off acknowledges while unsett
   expect(h.sizes).toEqual([]);
   await h.close();
 
-  const g = await open({});
+  const g = await open({ spendAckGuard: 'settled' });
   g.setState(UNSETTLED);
   await expect(g.store.spend({ tx: makeTx({ inputs: [{ parent: rootTx(1), vout: 0 }] }).hex })).rejects.toMatchObject({
     code: 'TX_NOT_FOUND',
@@ -110,4 +122,58 @@ test('bad settings name the variable', async () => {
     details: { field: 'SPEND_ACK_GUARD' },
   });
   await expect(open({ clusterSize: -1 })).rejects.toMatchObject({ details: { field: 'AEROSPIKE_CLUSTER_SIZE' } });
+});
+
+test('refuse (default): acknowledged in a majority cluster that every member answers, migrations or not', async () => {
+  const h = await open({ clusterSize: 3 });
+  const p = rootTx(3);
+  await h.store.create(p.hex);
+  // a node gone (killed, or stopped by its watchdog): the other two formed a cluster of 2, the majority of 3
+  h.setView({
+    nodes: [member('a', 'K2'), member('b', 'K2'), { node: 'c', state: 'unreachable', detail: 'timeout' }],
+  });
+  await expect(h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex })).resolves.toMatchObject({
+    spends: [{ status: 'OK' }],
+  });
+  expect(h.sizes).toEqual([]); // the settled check is not asked
+  expect(h.views).toHaveLength(1);
+  // an orphan the client still reaches (cut off from the others): refused, whatever the others say
+  h.setView({
+    nodes: [member('a', 'K2'), member('b', 'K2'), { node: 'c', state: 'unstable', detail: 'ERROR::unstable' }],
+  });
+  const b = makeTx({ inputs: [{ parent: p, vout: 1 }] });
+  await expect(h.store.spend({ tx: b.hex })).rejects.toMatchObject({
+    code: 'STORAGE_ERROR',
+    details: { txid: p.txid, vout: 1, inDoubt: true },
+    message: expect.stringMatching(/node c is not a settled member/),
+  });
+  expect(await h.store.getSpend({ txid: p.txid, vout: 1 })).toMatchObject({ status: 'SPENT', spendingTxid: b.txid });
+  // healed: the retry of the same tx is OK
+  h.setView(MAJORITY_OF_3);
+  await expect(h.store.spend({ tx: b.hex })).resolves.toMatchObject({ spends: [{ status: 'OK' }] });
+  await h.close();
+});
+
+test('refuse: nodes disagreeing, fewer than the majority agreeing, or no size configured and a node silent', async () => {
+  const h = await open({ clusterSize: 3 });
+  const p = rootTx(3);
+  await h.store.create(p.hex);
+  // one node still names the old cluster (it has not noticed yet): refused
+  h.setView({ nodes: [member('a', 'K1'), member('b', 'K2'), member('c', 'K2')] });
+  await expect(h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex })).rejects.toMatchObject({
+    message: expect.stringMatching(/nodes disagree on the cluster/),
+  });
+  h.setView({ nodes: [member('a', 'K9'), { node: 'b', state: 'unreachable', detail: 't' }] });
+  await expect(h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 1 }] }).hex })).rejects.toMatchObject({
+    message: expect.stringMatching(/1 node\(s\) agree, fewer than the majority 2/),
+  });
+  await h.close();
+  const g = await open({});
+  const q = rootTx(1);
+  await g.store.create(q.hex);
+  g.setView({ nodes: [member('a', 'K2'), member('b', 'K2'), { node: 'c', state: 'unreachable', detail: 't' }] });
+  await expect(g.store.spend({ tx: makeTx({ inputs: [{ parent: q, vout: 0 }] }).hex })).rejects.toMatchObject({
+    message: expect.stringMatching(/no AEROSPIKE_CLUSTER_SIZE/),
+  });
+  await g.close();
 });

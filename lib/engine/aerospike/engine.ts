@@ -7,9 +7,10 @@
  *   record's ttl (DONT_UPDATE).
  * - apply: client.apply; batchApply: client.batchWrite with one BATCH_APPLY record per item, so every item can have
  *   its own function and arguments in one round trip, with a status per record.
- * - queryRange: a secondary-index range query (filter.range), paged with the client's paginated queries; the
- *   cursor is the saved query state. The three integer indexes are created on first use (ensureIndexes).
- * - ensureModule: registers `<name>.lua` (udfRegister of a temporary file) unless every node lists it.
+ * - queryRange (query.ts): a secondary-index range query (filter.range), paged with the client's paginated queries;
+ *   the cursor is the saved query state. The three integer indexes are created on first use (ensureIndexes, schema.ts).
+ * - ensureModule (schema.ts): registers `<name>.lua` (udfRegister of a temporary file) unless every node lists it.
+ * - clusterState (cluster-state.ts): the spend acknowledgement guard's cluster check.
  * - remove writes a tombstone (port.ts TOMBSTONE_BIN): a replace-only put of `{tombstone: <seconds>}` with the
  *   tombstone TTL, filtered to live records. Reads drop tombstones; create replaces one (a put filtered to
  *   tombstones); update is filtered to live records; the Lua module skips them (isLive); range queries never see one
@@ -19,17 +20,11 @@
  *   client cannot give a batch write record its expected generation (its binding leaves the C client's
  *   as_operations.gen at 0, which a batch write's gen = EQ checks), so such items run as single commands, side by side.
  */
-import { promises as fs } from 'fs';
-import { tmpdir } from 'os';
-import * as path from 'path';
-import type { AerospikeRecord, BatchResult, Client, Key, Query } from 'aerospike';
-import { INDEXED_BINS, type IndexedBin } from '../../domain/bins';
+import type { AerospikeRecord, BatchResult, Client, Key } from 'aerospike';
 import {
   DEFAULT_TOMBSTONE_TTL_SECONDS,
   EngineError,
-  PARTITION_COUNT,
   TOMBSTONE_BIN,
-  checkPartitionRange,
   isTombstone,
   type BatchApplyItem,
   type BatchApplyResult,
@@ -41,6 +36,7 @@ import {
   type BinMap,
   type Bins,
   type ClusterState,
+  type ClusterView,
   type EngineRecord,
   type RangePage,
   type RangeQuery,
@@ -49,12 +45,20 @@ import {
   type UdfCall,
   type WritePolicy,
 } from '../port';
-import { checkQueryState, decodeCursor, encodeCursor } from './cursor';
 import { AS_STATUS, batchStatusError, mapAerospikeError, statusOf } from './errors';
 import { isBusy, retryBusy, retryBusyItems, retryNotSent } from './retry';
 import { loadAerospike, type AerospikeModule } from './native';
 import { mapLimited } from '../../domain/concurrency';
 import { fromAerospikeBins, toAerospikeBins, toAerospikeValue, udfResultMap } from './values';
+import { clusterState, clusterView, rawInfoAllowed } from './cluster-state';
+import { InfoSockets } from './info-socket';
+import { configuredQueryTimeout, queryRange, QUERY_DEADLINE_GRACE_MS } from './query';
+import { createIndexes, registerModule } from './schema';
+import { chunk, settleAll } from './settle';
+
+export { indexName, parseUdfList } from './schema';
+export { CLUSTER_STATE_TIMEOUT_MS } from './cluster-state';
+export { QUERY_DEADLINE_GRACE_MS } from './query';
 
 export interface AerospikeEngineOptions {
   client: Client;
@@ -77,26 +81,6 @@ export interface AerospikeEngineOptions {
 export const BATCH_CHUNK = 1000;
 /** Single commands a batch runs at once for its items that cannot go in a batch command (a generation check). */
 export const SINGLE_COMMANDS_AT_ONCE = 64;
-/** ms a cluster-state check waits for the nodes' answers (a node that does not answer in time: unstable) */
-export const CLUSTER_STATE_TIMEOUT_MS = 1000;
-const DEFAULT_PAGE = 1000;
-/** ms past the client's own query timeout before the engine abandons a page that has not answered */
-export const QUERY_DEADLINE_GRACE_MS = 5000;
-
-/** Index name of an indexed bin in a set: `<set>_<bin>`. */
-export function indexName(set: string, bin: IndexedBin): string {
-  return `${set}_${bin}`;
-}
-
-/** Module file names in the answer to the info command `udf-list` ("filename=x.lua,hash=...,type=LUA;..."). */
-export function parseUdfList(info: string): string[] {
-  const body = info.includes('\t') ? info.slice(info.indexOf('\t') + 1) : info;
-  return body
-    .trim()
-    .split(';')
-    .map((entry) => /(?:^|,)filename=([^,]+)/.exec(entry)?.[1])
-    .filter((name): name is string => !!name);
-}
 
 function keyHex(key: RecordKey): string {
   return key.toString('hex');
@@ -127,17 +111,10 @@ export class AerospikeEngine implements RecordEngine {
       throw new TypeError('AerospikeEngine: options.tombstoneTtlSeconds must be a positive integer');
     }
     this.as = loadAerospike();
-    this.queryDeadlineMs = options.queryDeadlineMs ?? this.configuredQueryTimeout() + QUERY_DEADLINE_GRACE_MS;
+    this.queryDeadlineMs = options.queryDeadlineMs ?? configuredQueryTimeout(this.client) + QUERY_DEADLINE_GRACE_MS;
   }
 
   private readonly queryDeadlineMs: number;
-
-  private configuredQueryTimeout(): number {
-    const query = (this.client.config as unknown as { policies?: { query?: { totalTimeout?: unknown } } } | undefined)
-      ?.policies?.query;
-    const total = query?.totalTimeout;
-    return typeof total === 'number' && total > 0 ? total : 30000;
-  }
 
   /**
    * The client's configured default policy of a command type (timeouts, retries; connect.ts). A policy passed to a
@@ -176,25 +153,9 @@ export class AerospikeEngine implements RecordEngine {
 
   // ---- UDF module and indexes ------------------------------------------------------------------------------
 
-  async ensureModule(name: string, source: string): Promise<void> {
-    if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new EngineError('INVALID', `aerospike: bad UDF module name "${name}"`);
-    const file = `${name}.lua`;
-    try {
-      const answers = await this.client.infoAll('udf-list');
-      const everywhere = answers.length > 0 && answers.every((a) => parseUdfList(a.info).includes(file));
-      if (everywhere) return;
-      const dir = await fs.mkdtemp(path.join(tmpdir(), 'udf-'));
-      try {
-        const udfPath = path.join(dir, file);
-        await fs.writeFile(udfPath, source);
-        const job = await this.client.udfRegister(udfPath);
-        await job.wait(this.jobPollMs);
-      } finally {
-        await fs.rm(dir, { recursive: true, force: true });
-      }
-    } catch (err) {
-      throw mapAerospikeError(err, `register UDF module ${file}`);
-    }
+  /** Registers `<name>.lua` unless every node lists it. */
+  ensureModule(name: string, source: string): Promise<void> {
+    return registerModule(this.client, name, source, this.jobPollMs);
   }
 
   /** Creates the integer indexes on deleteAtHeight, unminedSince and preserveUntil; existing ones are fine. */
@@ -206,17 +167,8 @@ export class AerospikeEngine implements RecordEngine {
     return this.indexes;
   }
 
-  private async createIndexes(): Promise<void> {
-    for (const bin of INDEXED_BINS) {
-      const index = indexName(this.set, bin);
-      try {
-        const job = await this.client.createIntegerIndex({ ns: this.namespace, set: this.set, bin, index });
-        await job.wait(this.jobPollMs);
-      } catch (err) {
-        if (statusOf(err) === AS_STATUS.ERR_INDEX_FOUND) continue;
-        throw mapAerospikeError(err, `create index ${index}`);
-      }
-    }
+  private createIndexes(): Promise<void> {
+    return createIndexes(this.client, this.namespace, this.set, this.jobPollMs);
   }
 
   // ---- reads ---------------------------------------------------------------------------------------------------
@@ -611,57 +563,19 @@ export class AerospikeEngine implements RecordEngine {
 
   // ---- range queries -------------------------------------------------------------------------------------------
 
-  async queryRange(query: RangeQuery): Promise<RangePage> {
-    if (!(INDEXED_BINS as readonly string[]).includes(query.bin)) {
-      throw new EngineError('INVALID', `aerospike query: "${query.bin}" is not an indexed bin`);
-    }
-    const limit = query.limit ?? DEFAULT_PAGE;
-    if (!Number.isInteger(limit) || limit < 1) throw new EngineError('INVALID', `aerospike query: bad limit ${limit}`);
-    await this.ensureIndexes();
-
-    if (query.partitions !== undefined) checkPartitionRange(query.partitions);
-    const state = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-    if (state) {
-      checkQueryState(state, {
+  queryRange(query: RangeQuery): Promise<RangePage> {
+    return queryRange(
+      {
+        client: this.client,
+        as: this.as,
         namespace: this.namespace,
         set: this.set,
-        bin: query.bin,
-        partitions: query.partitions ?? { begin: 0, count: PARTITION_COUNT },
-      });
-    }
-
-    let q: Query;
-    let records: AerospikeRecord[];
-    try {
-      // client.query throws (synchronously) when the client is not connected
-      q = this.client.query(this.namespace, this.set, { paginate: true, maxRecords: limit });
-      q.where(this.as.filter.range(query.bin, query.min, query.max));
-      if (query.bins) q.select(query.bins);
-      if (state) q.queryState = state as never;
-      // the saved state holds the partitions' progress; the C client wants the same filter on every page
-      if (query.partitions) q.partitions(query.partitions.begin, query.partitions.count);
-      records = await withDeadline(q.results(), this.queryDeadlineMs);
-    } catch (err) {
-      if (err instanceof EngineError) throw err;
-      throw mapAerospikeError(err, `query ${query.bin} in [${query.min}, ${query.max}]`);
-    }
-    // Aerospike returns a page in partition order; within the page, order by the queried value (then key).
-    const page: RangePage = { records: records.map((r) => this.queriedRecord(r)).sort(byValue(query.bin)) };
-    const cursor = encodeCursor(q.queryState);
-    if (cursor !== undefined) page.cursor = cursor;
-    return page;
-  }
-
-  private queriedRecord(record: AerospikeRecord): EngineRecord {
-    const userKey = record.key?.key;
-    if (!Buffer.isBuffer(userKey)) {
-      const digest = record.key?.digest?.toString('hex') ?? 'unknown';
-      throw new EngineError(
-        'INVALID',
-        `aerospike query: record with digest ${digest} in ${this.namespace}.${this.set} has no stored Buffer user key`,
-      );
-    }
-    return this.toRecord(userKey, record);
+        deadlineMs: this.queryDeadlineMs,
+        ensureIndexes: () => this.ensureIndexes(),
+        toRecord: (key, record) => this.toRecord(key, record),
+      },
+      query,
+    );
   }
 
   // ---- health --------------------------------------------------------------------------------------------------
@@ -677,75 +591,26 @@ export class AerospikeEngine implements RecordEngine {
     }
   }
 
-  /**
-   * `cluster-stable` on every node the client knows (aerospike.com/docs/database/reference/info, cluster-stable:
-   * the cluster key when the node's cluster has `size` nodes, all agree and, with ignore-migrations=false, no
-   * migration is pending; an ERROR otherwise). Stable when every node answers the same key. A node cut off from the
-   * others, but still reachable by the client, answers another key or an error: unstable.
-   */
-  async clusterState(expectedSize?: number): Promise<ClusterState> {
-    const command = `cluster-stable:${expectedSize ? `size=${expectedSize};` : ''}ignore-migrations=false`;
-    let answers: { host?: unknown; info?: string; error?: unknown }[];
-    try {
-      answers = await this.client.infoAll(command, { timeout: CLUSTER_STATE_TIMEOUT_MS } as never);
-    } catch (err) {
-      return { stable: false, detail: `cluster-stable: ${err instanceof Error ? err.message : String(err)}` };
-    }
-    const keys = answers.map((a) => (a.error ? 'ERROR' : (a.info ?? '').split('\t')[1]?.trim() || 'ERROR'));
-    const stable = keys.length > 0 && keys.every((k) => !k.startsWith('ERROR') && k === keys[0]);
-    return { stable, detail: `cluster-stable on ${keys.length} node(s): ${keys.join(', ')}` };
+  /** The spend acknowledgement guard's cluster check (cluster-state.ts). */
+  clusterState(expectedSize?: number): Promise<ClusterState> {
+    return clusterState(this.client, expectedSize);
+  }
+
+  private infoSockets?: InfoSockets;
+
+  /** The guard's per-node view of the cluster (cluster-state.ts), over kept info sockets where allowed. */
+  clusterView(): Promise<ClusterView> {
+    if (this.infoSockets === undefined && rawInfoAllowed(this.client)) this.infoSockets = new InfoSockets();
+    return clusterView(this.client, this.infoSockets);
   }
 
   async close(): Promise<void> {
+    this.infoSockets?.close();
     if (this.ownsClient) this.client.close();
-  }
-}
-
-/**
- * A query page that has not answered by the deadline is abandoned with TIMEOUT. Seen on a 2-node 8.1 cluster: a
- * paginated query whose connection the server gave up on ("error sending ... Connection timed out" in its log) never
- * settled its promise, past the client's own totalTimeout. The page can be asked again from the same cursor.
- */
-async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new EngineError('TIMEOUT', `aerospike query: no answer within ${ms} ms; ask the page again`)),
-      ms,
-    );
-  });
-  // a page answering after the deadline is dropped (its rejection too)
-  work.catch(() => undefined);
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 
 /** A bin projection that also reads the tombstone bin, so that a tombstone is recognised. */
 function withTombstoneBin(bins: string[]): string[] {
   return bins.includes(TOMBSTONE_BIN) ? bins : [...bins, TOMBSTONE_BIN];
-}
-
-function byValue(bin: string) {
-  const num = (r: EngineRecord) => {
-    const v = r.bins[bin];
-    return typeof v === 'number' || typeof v === 'bigint' ? Number(v) : Number.NaN;
-  };
-  return (a: EngineRecord, b: EngineRecord) => num(a) - num(b) || Buffer.compare(a.key, b.key);
-}
-
-/** Like Promise.all, but rejects (with the first failure) only once every promise has settled. */
-async function settleAll<T>(promises: Promise<T>[]): Promise<T[]> {
-  const settled = await Promise.allSettled(promises);
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (failed) throw failed.reason;
-  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
-}
-
-function chunk<T>(items: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
 }

@@ -1,0 +1,90 @@
+/**
+ * The cluster check behind the spend acknowledgement guard (SPEND_ACK_GUARD, AEROSPIKE_CLUSTER_SIZE;
+ * docs/decisions/0006-partitions-on-community-edition.md): is the cluster settled, every node agreeing?
+ */
+import type { Client } from 'aerospike';
+import type { ClusterState, ClusterView, NodeView } from '../port';
+import type { InfoSockets } from './info-socket';
+
+/** ms a cluster-state check waits for the nodes' answers (a node that does not answer in time: unstable) */
+export const CLUSTER_STATE_TIMEOUT_MS = 1000;
+
+/** Kept info sockets carry the guard's view unless the client talks TLS or logs in (the raw protocol does neither). */
+export function rawInfoAllowed(client: Client): boolean {
+  const config = (client as unknown as { config?: { user?: unknown; tls?: unknown } }).config;
+  return !config?.user && !config?.tls;
+}
+
+/**
+ * `cluster-stable` on every node the client knows (aerospike.com/docs/database/reference/info, cluster-stable:
+ * the cluster key when the node's cluster has `size` nodes, all agree and, with ignore-migrations=false, no
+ * migration is pending; an ERROR otherwise). Stable when every node answers the same key. A node cut off from the
+ * others, but still reachable by the client, answers another key or an error: unstable.
+ */
+export async function clusterState(client: Client, expectedSize?: number): Promise<ClusterState> {
+  const command = `cluster-stable:${expectedSize ? `size=${expectedSize};` : ''}ignore-migrations=false`;
+  let answers: { host?: unknown; info?: string; error?: unknown }[];
+  try {
+    answers = await client.infoAll(command, { timeout: CLUSTER_STATE_TIMEOUT_MS } as never);
+  } catch (err) {
+    return { stable: false, detail: `cluster-stable: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  const keys = answers.map((a) => (a.error ? 'ERROR' : (a.info ?? '').split('\t')[1]?.trim() || 'ERROR'));
+  const stable = keys.length > 0 && keys.every((k) => !k.startsWith('ERROR') && k === keys[0]);
+  return { stable, detail: `cluster-stable on ${keys.length} node(s): ${keys.join(', ')}` };
+}
+
+/**
+ * One node's view: `cluster-stable:ignore-migrations=true` answers the cluster key unless the node is an orphan or
+ * between two clusters (the server then disallows migrations: thr_info.c cmd_cluster_stable, exchange.c
+ * exchange_orphaned_handle), and then the request fails with the server's error (7, "unstable cluster").
+ */
+export const CLUSTER_VIEW_REQUEST = 'cluster-stable:ignore-migrations=true';
+
+/** One node's answer to CLUSTER_VIEW_REQUEST (the client returns `<command>\t<answer>`). */
+export function parseNodeView(node: string, response: string): NodeView {
+  const tab = response.indexOf('\t');
+  const key = (tab >= 0 ? response.slice(tab + 1) : response).trim();
+  if (key === '' || key.startsWith('ERROR') || /\s/.test(key))
+    return { node, state: 'unstable', detail: key || 'no cluster-stable answer' };
+  return { node, state: 'member', key };
+}
+
+/**
+ * Whether a failed request means the node did not answer (a timeout, a client-side connection error: negative codes)
+ * rather than answered an error (an orphan's cluster-stable ERROR, code 7). Only a node that did not answer may be
+ * tolerated by the guard; anything else counts as unstable.
+ */
+export function isNoAnswer(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' && (code < 0 || code === 9);
+}
+
+/**
+ * The guard's view (SPEND_ACK_GUARD=refuse, lib/store/ack-guard.ts): every node the client knows asked at once,
+ * each with its own deadline; a node that does not answer is `unreachable`, never an error of the whole view. Over
+ * the kept `sockets` when given (info-socket.ts), else through the client.
+ */
+export async function clusterView(client: Client, sockets?: InfoSockets): Promise<ClusterView> {
+  let nodes: { name: string; address?: string }[];
+  try {
+    nodes = client.getNodes();
+  } catch {
+    return { nodes: [] };
+  }
+  const views = await Promise.all(
+    nodes.map(async (n): Promise<NodeView> => {
+      try {
+        const response =
+          sockets && n.address
+            ? await sockets.request(n.address, CLUSTER_VIEW_REQUEST, CLUSTER_STATE_TIMEOUT_MS)
+            : await client.infoNode(CLUSTER_VIEW_REQUEST, n, { timeout: CLUSTER_STATE_TIMEOUT_MS } as never);
+        return parseNodeView(n.name, String(response));
+      } catch (err) {
+        const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
+        return { node: n.name, state: isNoAnswer(err) ? 'unreachable' : 'unstable', detail };
+      }
+    }),
+  );
+  return { nodes: views };
+}

@@ -1,0 +1,62 @@
+/**
+ * The filler: N other records (RECORD_BYTES each) in the namespace, in a set of their own, written before the
+ * nemeses so that migrations after a node change take as long as they would on a real store (the records migrate
+ * with the store's own). Written straight through an aerospike client, CONCURRENCY puts in flight, in a process of
+ * its own (the client's global command queue is set up once per process, by the store's runtime in the harness):
+ * `tsx scripts/partition/filler.ts <hosts> <namespace> <records>`.
+ */
+import { loadAerospike } from '../../lib/engine/aerospike/native';
+
+export const FILLER_SET = 'filler';
+export const RECORD_BYTES = 500;
+const CONCURRENCY = 128;
+
+export async function fill(
+  hosts: string,
+  namespace: string,
+  records: number,
+  log: (line: string) => void,
+): Promise<{ written: number; ms: number }> {
+  const Aerospike = loadAerospike();
+  const client = await Aerospike.connect({
+    hosts,
+    maxConnsPerNode: 2 * CONCURRENCY,
+    policies: { write: new Aerospike.WritePolicy({ totalTimeout: 10_000, maxRetries: 3 }) },
+  });
+  const started = Date.now();
+  const body = Buffer.alloc(RECORD_BYTES - 16, 7);
+  let next = 0;
+  let written = 0;
+  let lastLog = started;
+  try {
+    const worker = async () => {
+      while (next < records) {
+        const i = next++;
+        await client.put(new Aerospike.Key(namespace, FILLER_SET, i), { i, b: body });
+        written++;
+        if (Date.now() - lastLog > 10_000) {
+          lastLog = Date.now();
+          log(`filler: ${written} of ${records} records`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, records) }, worker));
+  } finally {
+    client.close();
+  }
+  return { written, ms: Date.now() - started };
+}
+
+if (require.main === module) {
+  const [hosts, namespace, records] = process.argv.slice(2);
+  fill(hosts, namespace, Number(records), (l) => console.log(`${new Date().toISOString().slice(11, 23)} ${l}`)).then(
+    (r) => {
+      console.log(JSON.stringify(r));
+      process.exit(0);
+    },
+    (err: unknown) => {
+      console.error('filler failed:', err);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,92 @@
+/**
+ * Info commands over kept sockets (lib/engine/aerospike/info-socket.ts) against a fake node speaking the info
+ * protocol: answers in order on one socket, a timeout (code 9) or a closed connection (negative code) fails what
+ * waits and the next request connects again.
+ */
+import { createServer, type Server, type Socket } from 'net';
+import { AddressInfo } from 'net';
+import { InfoSockets } from '../../lib/engine/aerospike/info-socket';
+
+function frame(text: string): Buffer {
+  const body = Buffer.from(text);
+  const header = Buffer.alloc(8);
+  header.writeUInt8(2, 0);
+  header.writeUInt8(1, 1);
+  header.writeUIntBE(body.length, 2, 6);
+  return Buffer.concat([header, body]);
+}
+
+/** A node answering `<command>\t<answer(command)>\n`; `answer` returning null stays silent. */
+async function fakeNode(answer: (command: string) => string | null) {
+  const connections: Socket[] = [];
+  const server: Server = createServer((socket) => {
+    connections.push(socket);
+    let buf = Buffer.alloc(0);
+    socket.on('data', (chunk) => {
+      buf = Buffer.concat([buf, chunk]);
+      while (buf.length >= 8 && buf.length >= 8 + buf.readUIntBE(2, 6)) {
+        const length = buf.readUIntBE(2, 6);
+        const command = buf
+          .subarray(8, 8 + length)
+          .toString()
+          .trim();
+        buf = buf.subarray(8 + length);
+        const value = answer(command);
+        // split the answer over two writes: the reader must reassemble it
+        if (value !== null) {
+          const f = frame(`${command}\t${value}\n`);
+          socket.write(f.subarray(0, 5));
+          socket.write(f.subarray(5));
+        }
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    address,
+    connections,
+    close: () => {
+      for (const c of connections) c.destroy();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+test('answers in order over one kept socket', async () => {
+  let n = 0;
+  const node = await fakeNode((cmd) => `${cmd}-${++n}`);
+  const sockets = new InfoSockets();
+  const answers = await Promise.all([
+    sockets.request(node.address, 'a', 1000),
+    sockets.request(node.address, 'b', 1000),
+    sockets.request(node.address, 'c', 1000),
+  ]);
+  expect(answers).toEqual(['a\ta-1\n', 'b\tb-2\n', 'c\tc-3\n']);
+  await sockets.request(node.address, 'd', 1000);
+  expect(node.connections).toHaveLength(1);
+  sockets.close();
+  await node.close();
+});
+
+test('a timeout fails what waits with code 9; the next request connects again', async () => {
+  let silent = true;
+  const node = await fakeNode(() => (silent ? null : 'K1'));
+  const sockets = new InfoSockets();
+  await expect(sockets.request(node.address, 'cluster-stable', 50)).rejects.toMatchObject({ code: 9 });
+  silent = false;
+  await expect(sockets.request(node.address, 'cluster-stable', 1000)).resolves.toBe('cluster-stable\tK1\n');
+  expect(node.connections).toHaveLength(2);
+  sockets.close();
+  await node.close();
+});
+
+test('a node that is gone fails with a negative code (no answer, not an answer)', async () => {
+  const node = await fakeNode(() => 'K1');
+  const { address } = node;
+  await node.close();
+  const sockets = new InfoSockets();
+  const err = await sockets.request(address, 'cluster-stable', 1000).catch((e: { code: number }) => e);
+  expect((err as { code: number }).code).toBeLessThan(0);
+  sockets.close();
+});

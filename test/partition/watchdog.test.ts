@@ -1,0 +1,134 @@
+/**
+ * The node watchdog's rule (cdk/node-watchdog.ts watchdogStep, run by the harness and rendered for the cluster
+ * stack's nodes): kill a node silent for 2 s or unstable for 10 s; a start wipes the node unless its last observation
+ * was a member.
+ */
+import fc from 'fast-check';
+import {
+  INITIAL_WATCHDOG_STATE,
+  renderWatchdogScript,
+  renderWatchdogUnits,
+  WATCHDOG,
+  watchdogStep,
+  type Observation,
+  type WatchdogState,
+} from '../../cdk/node-watchdog';
+import { parameterNames, renderBootstrap } from '../../cdk/aerospike-scripts';
+import { NEMESES } from '../../scripts/partition/nemesis';
+
+function run(observations: [Observation, number][]) {
+  let state: WatchdogState = INITIAL_WATCHDOG_STATE;
+  const kills: number[] = [];
+  for (const [o, t] of observations) {
+    const step = watchdogStep(state, o, t);
+    state = step.state;
+    if (step.kill) kills.push(t);
+  }
+  return { state, kills };
+}
+
+test('silence counts from the sending of the last answered request: a node paused right after it is killed 2 s later', () => {
+  // member answered (sent at 1_000, back at 1_010); paused at 1_020; each request then times out after 500 ms
+  let state: WatchdogState = INITIAL_WATCHDOG_STATE;
+  state = watchdogStep(state, 'member', 1_010, WATCHDOG, 1_000).state;
+  const kills: number[] = [];
+  for (let sent = 1_260; sent < 5_000; sent += 750) {
+    const step = watchdogStep(state, 'silent', sent + WATCHDOG.infoTimeoutMs, WATCHDOG, sent);
+    state = step.state;
+    if (step.kill) kills.push(sent + WATCHDOG.infoTimeoutMs);
+  }
+  // worst case: silentMs + infoTimeoutMs + pollMs after the last answer = 2.75 s, below the heartbeat timeout
+  expect(kills[0]).toBe(3_260);
+  expect(kills[0] - 1_020).toBeLessThan(150 * 20);
+});
+
+test('a paused node (silent) is killed after 2 s, before the heartbeat timeout (3 s); it starts empty', () => {
+  const r = run([
+    ['member', 0],
+    ['silent', 250],
+    ['silent', 1250],
+    ['silent', 2250],
+  ]);
+  expect(r.kills).toEqual([2250]);
+  expect(r.state.wipeOnStart).toBe(true);
+  expect(WATCHDOG.silentMs).toBeLessThan(150 * 20);
+});
+
+test('an orphan is killed after 10 s; a survivor orphaned for a moment (principal lost) is not, and keeps its data', () => {
+  expect(
+    run([
+      ['unstable', 0],
+      ['unstable', 9_999],
+    ]).kills,
+  ).toEqual([]);
+  expect(
+    run([
+      ['unstable', 0],
+      ['unstable', 10_000],
+    ]).kills,
+  ).toEqual([10_000]);
+  const survivor = run([
+    ['member', 0],
+    ['unstable', 3_000],
+    ['unstable', 5_000],
+    ['member', 5_250],
+  ]);
+  expect(survivor).toEqual({ state: { wipeOnStart: false, answered: true, lastAnswerAt: 5_250 }, kills: [] });
+});
+
+test('a silent spell then an unstable one start their own clocks', () => {
+  expect(
+    run([
+      ['silent', 0],
+      ['unstable', 1_900],
+      ['silent', 2_100],
+      ['silent', 3_000],
+    ]).kills,
+  ).toEqual([]);
+});
+
+test('invariant: the next start wipes exactly when asd answered since its start and was last seen anything but a member', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.constantFrom<Observation>('member', 'unstable', 'silent'), fc.nat(500)), { minLength: 1 }),
+      (steps) => {
+        let t = 0;
+        const r = run(steps.map(([o, dt]) => [o, (t += dt)]));
+        const answers = steps.filter(([o]) => o !== 'silent');
+        const last = steps[steps.length - 1][0];
+        expect(r.state.wipeOnStart).toBe(answers.length > 0 && last !== 'member');
+      },
+    ),
+  );
+});
+
+test('the node script carries the same limits; the unit restarts the watchdog and wipes on a marked start', () => {
+  const script = renderWatchdogScript('/etc/aerospike/devices');
+  expect(script).toContain(`limit=${WATCHDOG.silentMs}`);
+  expect(script).toContain(`limit=${WATCHDOG.unstableMs}`);
+  expect(script).toContain(`"$ASINFO" -v 'cluster-stable:ignore-migrations=true'`);
+  expect(script).toMatch(/check-start\)[\s\S]*blkdiscard[\s\S]*< \/etc\/aerospike\/devices/);
+  const units = renderWatchdogUnits();
+  // the bootstrap installs the script from its SSM parameter, the start hook and the service, and starts it
+  const bootstrap = renderBootstrap({ prefix: '/p', logGroupName: 'g' });
+  expect(bootstrap).toContain('> /usr/local/sbin/aerospike-watchdog\n');
+  expect(bootstrap).toContain(`${units.startHook}UNIT`);
+  expect(bootstrap).toContain(`cat > /etc/systemd/system/aerospike-watchdog.service <<'UNIT'\n${units.service}UNIT`);
+  expect(bootstrap).toMatch(/systemctl enable [^\n]*aerospike-watchdog[\s\S]*systemctl start aerospike-watchdog/);
+  expect(parameterNames('/p').watchdogScript).toBe('/p/aerospike-watchdog');
+  expect(units.service).toMatch(/Restart=always/);
+  expect(units.startHook).toContain('ExecStartPre=/usr/local/sbin/aerospike-watchdog check-start');
+});
+
+test('npm run partition runs every nemesis the issue names', () => {
+  expect(NEMESES).toEqual([
+    'cut-off',
+    'split',
+    'pause',
+    'kill',
+    'kill-wipe',
+    'kill-no-restart',
+    'clean-restart',
+    'rolling-restart',
+  ]);
+});

@@ -1,0 +1,172 @@
+/**
+ * The rule of SPEND_ACK_GUARD=refuse (lib/store/ack-guard.ts judgeView) over fake cluster views, one per condition the
+ * harness provokes, and its invariants as properties; the view tracker's sharing rule (a view asked after the writes
+ * were answered, never an older one).
+ */
+import fc from 'fast-check';
+import type { ClusterView, NodeView } from '../../lib/engine/port';
+import { ClusterViewTracker, judgeView, majorityOf } from '../../lib/store/ack-guard';
+
+const member = (node: string, key: string): NodeView => ({ node, state: 'member', key });
+const silent = (node: string): NodeView => ({ node, state: 'unreachable', detail: 'timeout' });
+const orphan = (node: string): NodeView => ({ node, state: 'unstable', detail: 'ERROR::unstable-cluster' });
+const view = (...nodes: NodeView[]): ClusterView => ({ nodes });
+
+describe('judgeView: each condition of the partition harness (3 nodes, majority 2)', () => {
+  const ok = (v: ClusterView) => judgeView(v, majorityOf(3)).ok;
+  test('whole cluster, migrations or not: acknowledged', () => {
+    expect(ok(view(member('a', 'K1'), member('b', 'K1'), member('c', 'K1')))).toBe(true);
+  });
+  test('kill without restart: the other two agree before and after they re-form (a write that needs the dead node waits for it)', () => {
+    expect(ok(view(member('a', 'K1'), member('b', 'K1'), silent('c')))).toBe(true);
+    expect(ok(view(member('a', 'K2'), member('b', 'K2'), silent('c')))).toBe(true);
+    // the client already dropped the dead node
+    expect(ok(view(member('a', 'K2'), member('b', 'K2')))).toBe(true);
+  });
+  test('restart: the node is back as an orphan first (refused), then a member of the new cluster', () => {
+    expect(ok(view(member('a', 'K2'), member('b', 'K2'), orphan('c')))).toBe(false);
+    expect(ok(view(member('a', 'K3'), member('b', 'K2'), member('c', 'K3')))).toBe(false);
+    expect(ok(view(member('a', 'K3'), member('b', 'K3'), member('c', 'K3')))).toBe(true);
+  });
+  test('cut-off and split: the side alone is an orphan, or still names the old cluster: refused', () => {
+    expect(ok(view(member('a', 'K1'), member('b', 'K2'), member('c', 'K2')))).toBe(false);
+    expect(ok(view(orphan('a'), member('b', 'K2'), member('c', 'K2')))).toBe(false);
+  });
+  test('pause: the silent node is still a member (its partitions wait for it), then killed by its watchdog', () => {
+    expect(ok(view(silent('a'), member('b', 'K1'), member('c', 'K1')))).toBe(true);
+    expect(ok(view(silent('a'), member('b', 'K2'), member('c', 'K2')))).toBe(true);
+  });
+  test('a lone node, or no node: refused', () => {
+    expect(ok(view(member('a', 'K9'), silent('b'), silent('c')))).toBe(false);
+    expect(ok(view())).toBe(false);
+  });
+  test('without AEROSPIKE_CLUSTER_SIZE every known node must answer', () => {
+    expect(judgeView(view(member('a', 'K2'), member('b', 'K2'), silent('c')), 0).ok).toBe(false);
+    expect(judgeView(view(member('a', 'K2'), member('b', 'K2')), 0).ok).toBe(true);
+  });
+  test('the detail names what each node said', () => {
+    expect(judgeView(view(orphan('a'), member('b', 'K2')), 2).detail).toMatch(/a=unstable, b=K2/);
+  });
+});
+
+/** N nodes split into groups (a cluster per group, orphans alone); a client sees any subset of them. */
+const partitioned = fc.integer({ min: 1, max: 7 }).chain((n) =>
+  fc.record({
+    n: fc.constant(n),
+    group: fc.array(fc.integer({ min: 0, max: n - 1 }), { minLength: n, maxLength: n }),
+    seen: fc.array(fc.boolean(), { minLength: n, maxLength: n }),
+    reachable: fc.array(fc.boolean(), { minLength: n, maxLength: n }),
+  }),
+);
+
+function viewOf(p: { n: number; group: number[]; seen: boolean[]; reachable: boolean[] }, minSize: number) {
+  const size = (g: number) => p.group.filter((x) => x === g).length;
+  const nodes = p.group.flatMap((g, i): NodeView[] => {
+    if (!p.seen[i]) return [];
+    if (!p.reachable[i]) return [silent(`n${i}`)];
+    // a group below min-cluster-size cannot form a cluster: its nodes are orphans
+    return [size(g) < minSize ? orphan(`n${i}`) : member(`n${i}`, `K${g}`)];
+  });
+  return view(...nodes);
+}
+
+describe('judgeView invariants', () => {
+  test('at most one group of a partitioned cluster is ever acknowledged in (whatever each client sees)', () => {
+    fc.assert(
+      fc.property(
+        partitioned,
+        fc.array(fc.array(fc.boolean(), { minLength: 7, maxLength: 7 }), { maxLength: 4 }),
+        (p, clients) => {
+          const min = majorityOf(p.n);
+          const accepted = new Set<string>();
+          for (const seen of [p.seen, ...clients.map((c) => c.slice(0, p.n))]) {
+            const v = viewOf({ ...p, seen }, min);
+            if (judgeView(v, min).ok) accepted.add((v.nodes.find((x) => x.state === 'member') as { key: string }).key);
+          }
+          expect(accepted.size).toBeLessThanOrEqual(1);
+        },
+      ),
+    );
+  });
+
+  test('acknowledged only when at least the majority answered one cluster key, and no orphan', () => {
+    fc.assert(
+      fc.property(partitioned, fc.integer({ min: 0, max: 4 }), (p, minSize) => {
+        const v = viewOf(p, minSize);
+        if (!judgeView(v, minSize).ok) return;
+        const members = v.nodes.filter((x) => x.state === 'member');
+        expect(v.nodes.some((x) => x.state === 'unstable')).toBe(false);
+        expect(new Set(members.map((m) => (m as { key: string }).key)).size).toBe(1);
+        expect(members.length).toBeGreaterThanOrEqual(minSize);
+      }),
+    );
+  });
+
+  test('in a partitioned cluster, a node turning unstable or silent never turns a refusal into an acknowledgement', () => {
+    fc.assert(
+      fc.property(partitioned, fc.nat(), fc.boolean(), (p, pick, toOrphan) => {
+        const min = majorityOf(p.n);
+        const v = viewOf(p, min);
+        if (v.nodes.length === 0 || judgeView(v, min).ok) return;
+        const i = pick % v.nodes.length;
+        const worse = view(...v.nodes.map((x, k) => (k === i ? (toOrphan ? orphan(x.node) : silent(x.node)) : x)));
+        expect(judgeView(worse, min).ok).toBe(false);
+      }),
+    );
+  });
+});
+
+describe('ClusterViewTracker', () => {
+  function deferredAsk() {
+    const pending: ((v: ClusterView) => void)[] = [];
+    const ask = jest.fn(() => new Promise<ClusterView>((resolve) => pending.push(resolve)));
+    return { ask, answer: (k: string) => pending.shift()!(view(member('a', k))) };
+  }
+  const keyOf = (v: ClusterView) => (v.nodes[0] as { key: string }).key;
+
+  test('a view asked before a spend marked is never used for it; spends marked during one request share the next', async () => {
+    const d = deferredAsk();
+    const t = new ClusterViewTracker(d.ask);
+    const first = t.since(t.mark()); // request 1
+    const m = t.mark(); // marked while request 1 is in flight
+    const a = t.since(m);
+    const b = t.since(m);
+    expect(d.ask).toHaveBeenCalledTimes(1);
+    d.answer('K1');
+    expect(keyOf(await first)).toBe('K1');
+    await Promise.resolve();
+    expect(d.ask).toHaveBeenCalledTimes(2); // request 2, shared by a and b
+    d.answer('K2');
+    expect([keyOf(await a), keyOf(await b)]).toEqual(['K2', 'K2']);
+    // a spend that marked before request 2 was sent may use it; one that marks now needs a new one
+    expect(keyOf(await t.since(m))).toBe('K2');
+    const c = t.since(t.mark());
+    expect(d.ask).toHaveBeenCalledTimes(3);
+    d.answer('K3');
+    expect(keyOf(await c)).toBe('K3');
+  });
+
+  test('a spend that marked before the request in flight was sent shares it', async () => {
+    const d = deferredAsk();
+    const t = new ClusterViewTracker(d.ask);
+    const m = t.mark();
+    const a = t.since(m);
+    const b = t.since(m);
+    expect(d.ask).toHaveBeenCalledTimes(1);
+    d.answer('K1');
+    expect([keyOf(await a), keyOf(await b)]).toEqual(['K1', 'K1']);
+  });
+
+  test('a request that fails is a view of an unreachable cluster, and the next spend asks again', async () => {
+    let calls = 0;
+    const t = new ClusterViewTracker(async () => {
+      calls++;
+      if (calls === 1) throw new Error('cluster gone');
+      return view(member('a', 'K1'));
+    });
+    const v = await t.since(t.mark());
+    expect(v.nodes[0]).toMatchObject({ state: 'unreachable', detail: 'cluster gone' });
+    expect(judgeView(v, 1).ok).toBe(false);
+    expect(keyOf(await t.since(t.mark()))).toBe('K1');
+  });
+});
