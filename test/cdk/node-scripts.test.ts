@@ -107,6 +107,7 @@ const PINS: Pins = {
         'bootstrap',
         'aerospike-devices',
         'aerospike-apply-config',
+        'aerospike-watchdog',
         'conf',
         'cloudwatch-agent',
         'package',

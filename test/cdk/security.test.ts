@@ -109,7 +109,7 @@ describe('#4 the node role reaches only its own settings, log groups and metric 
     // ssm:GetParameter only on the node settings' own parameters (each a Ref of one of them)
     for (const st of all.filter((x) => actionsOf(x).some((a) => /^ssm:GetParameter/.test(a)))) {
       const resources = st.Resource as unknown[];
-      expect(resources).toHaveLength(7);
+      expect(resources).toHaveLength(8);
       for (const r of resources) expect(JSON.stringify(r)).toMatch(/:parameter","?,?\{"Ref":"AerospikeParam/);
     }
     const actions = all.flatMap(actionsOf);
@@ -145,7 +145,7 @@ describe('#4 the node role reaches only its own settings, log groups and metric 
 describe('#5 what a node executes is pinned in the stack, not in a writable parameter', () => {
   test("every node setting's resource carries the SHA-256 a node accepts (packages: their own checksum)", () => {
     const params = Object.values(resourcesOf(hard.clusterTemplate, 'AWS::SSM::Parameter'));
-    expect(params).toHaveLength(7);
+    expect(params).toHaveLength(8);
     for (const p of params) {
       const name = p.Properties!.Name as string;
       const pin = (p.Metadata as Record<string, string>)[PIN_METADATA_KEY];

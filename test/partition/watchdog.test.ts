@@ -14,6 +14,7 @@ import {
   type WatchdogState,
 } from '../../cdk/node-watchdog';
 import { parameterNames, renderBootstrap } from '../../cdk/aerospike-scripts';
+import type { Pins } from '../../cdk/node-pins';
 import { NEMESES } from '../../scripts/partition/nemesis';
 
 function run(observations: [Observation, number][]) {
@@ -110,8 +111,15 @@ test('the node script carries the same limits; the unit restarts the watchdog an
   expect(script).toMatch(/check-start\)[\s\S]*blkdiscard[\s\S]*< \/etc\/aerospike\/devices/);
   const units = renderWatchdogUnits();
   // the bootstrap installs the script from its SSM parameter, the start hook and the service, and starts it
-  const bootstrap = renderBootstrap({ prefix: '/p', logGroupName: 'g' });
-  expect(bootstrap).toContain('> /usr/local/sbin/aerospike-watchdog\n');
+  const bootstrap = renderBootstrap({
+    prefix: '/p',
+    logGroupName: 'g',
+    pins: { stackName: 'S', logicalIds: {} as Pins['logicalIds'] },
+  });
+  // as pinned in the stack, like the other node scripts (cdk/node-pins.ts)
+  expect(bootstrap).toContain(
+    "fetch_pinned '/p/aerospike-watchdog' aerospike-watchdog /usr/local/sbin/aerospike-watchdog\n",
+  );
   expect(bootstrap).toContain(`${units.startHook}UNIT`);
   expect(bootstrap).toContain(`cat > /etc/systemd/system/aerospike-watchdog.service <<'UNIT'\n${units.service}UNIT`);
   expect(bootstrap).toMatch(/systemctl enable [^\n]*aerospike-watchdog[\s\S]*systemctl start aerospike-watchdog/);
