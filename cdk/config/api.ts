@@ -11,7 +11,7 @@ export interface ApiSettings {
   /** Deny every caller but the three API roles in the API's resource policy (aws:PrincipalArn) */
   apiRestrictToRoles: boolean;
   /**
-   * IAM principals (role/user ARNs or 12-digit account ids) allowed to invoke the API functions directly with the
+   * IAM principals (role or user ARNs; a bare account id is refused) allowed to invoke the API functions directly with the
    * Lambda Invoke API, by caller role: each gets lambda:InvokeFunction on the functions whose every route its role
    * may call (cdk/direct-invoke.ts). Context: -c validatorInvokers=arn,arn (and blockValidationInvokers,
    * adminInvokers).
@@ -44,8 +44,12 @@ export const API_CONTEXT: ContextSpec = {
   listPaths: ['directInvokers.validator', 'directInvokers.blockValidation', 'directInvokers.admin'],
 };
 
-/** An IAM role or user ARN, or an account id: the principals a Lambda resource policy can name. */
-const INVOKER_PRINCIPAL = /^(\d{12}|arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+)$/;
+/**
+ * An IAM role or user ARN: the principals the functions' resource policies name (cdk/function-policy.ts). A bare
+ * account id is refused: it would grant every principal of that account (any lambda:InvokeFunction grant there)
+ * every route of the function, with no condition (security review #1).
+ */
+const INVOKER_PRINCIPAL = /^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+$/;
 
 export function validateApi(c: ApiSettings): void {
   int('maxTipAdvance', c.maxTipAdvance, 1, 0x7fffffff);
@@ -58,7 +62,10 @@ export function validateApi(c: ApiSettings): void {
       if (typeof p !== 'string' || !INVOKER_PRINCIPAL.test(p))
         throw new ConfigurationError(
           key,
-          `"${String(p)}" is not an IAM role or user ARN (arn:aws:iam::123456789012:role/name) or a 12-digit account id`,
+          /^\d{12}$/.test(String(p))
+            ? `"${String(p)}" is a bare account id, which would let every principal of that account invoke the ` +
+                'functions: name the IAM role or user ARN (arn:aws:iam::123456789012:role/name)'
+            : `"${String(p)}" is not an IAM role or user ARN (arn:aws:iam::123456789012:role/name)`,
         );
   }
 }

@@ -36,6 +36,7 @@ export type StoreErrorCode =
 /** The HTTP layer's own error codes (lib/http/errors.ts). */
 export type HttpErrorCode =
   | 'INVALID_ARGUMENT'
+  | 'FIELD_NOT_ALLOWED'
   | 'PAYLOAD_TOO_LARGE'
   | 'RESPONSE_TOO_LARGE'
   | 'ROUTE_NOT_FOUND'
