@@ -4,8 +4,9 @@
  *
  * Roles: one IAM role per caller role of lib/http/roles.ts (validator, blockValidation, admin), each allowed
  * execute-api:Invoke on exactly the routes of its rank and below, by method and resource path (the route table
- * names every route's role, so a new route cannot be added without one). API Gateway authorizes IAM requests by the
- * ARN `arn:aws:execute-api:<region>:<account>:<api>/<stage>/<METHOD>/<path>` (API Gateway developer guide, "Control
+ * names every route's role, so a new route cannot be added without one). The routes are read from the one route
+ * table, lib/http/route-table.ts. API Gateway authorizes IAM requests by the ARN
+ * `arn:aws:execute-api:<region>:<account>:<api>/<stage>/<METHOD>/<path>` (API Gateway developer guide, "Control
  * access for invoking an API"). With apiRestrictToRoles (default) the API's resource policy also denies every caller
  * whose aws:PrincipalArn is not one of the three roles, so a broad execute-api:* grant elsewhere in the account does
  * not open the API.
@@ -17,16 +18,19 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { API_ROLES, roleAllows, type ApiRole } from '../lib/http/roles';
+import type { HttpMethod } from '../lib/http/route-spec';
+import { requestShape, ROUTE_TABLE } from '../lib/http/route-table';
 import type { FunctionName, UtxoStoreConfig } from './config';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type { HttpMethod } from '../lib/http/route-spec';
 
+/** A route as the REST API declares it: method and resource, the function it integrates, who may call it. */
 export interface Route {
   method: HttpMethod;
   /** resource path, `{param}` for path parameters */
   path: string;
   fn: FunctionName;
-  /** the least caller role allowed (lib/http/routes.ts names the same) */
+  /** the least caller role allowed */
   role: ApiRole;
   /** required top-level JSON body properties (POST/PUT) */
   required?: string[];
@@ -36,64 +40,29 @@ export interface Route {
   optionalQuery?: string[];
 }
 
-/** The routes, each with its function and least caller role (the same as lib/http/routes.ts, tested). */
-export const ROUTES: Route[] = [
-  { method: 'POST', path: '/v1/txs', fn: 'create', role: 'validator', required: ['tx'] },
-  { method: 'GET', path: '/v1/txs/{txid}', fn: 'get', role: 'validator', optionalQuery: ['fields'] },
-  { method: 'DELETE', path: '/v1/txs/{txid}', fn: 'admin', role: 'admin' },
-  { method: 'POST', path: '/v1/spends', fn: 'spend', role: 'validator' },
-  { method: 'POST', path: '/v1/unspends', fn: 'unspend', role: 'validator', required: ['spends'] },
-  {
-    method: 'POST',
-    path: '/v1/mined',
-    fn: 'setMined',
-    role: 'blockValidation',
-    required: ['txids', 'blockId', 'blockHeight', 'subtreeIdx'],
-  },
-  { method: 'POST', path: '/v1/locked', fn: 'admin', role: 'blockValidation', required: ['txids', 'locked'] },
-  { method: 'POST', path: '/v1/conflicting', fn: 'admin', role: 'blockValidation', required: ['txids', 'conflicting'] },
-  { method: 'POST', path: '/v1/freeze', fn: 'admin', role: 'admin', required: ['utxos'] },
-  { method: 'POST', path: '/v1/unfreeze', fn: 'admin', role: 'admin', required: ['utxos'] },
-  {
-    method: 'POST',
-    path: '/v1/reassign',
-    fn: 'admin',
-    role: 'admin',
-    required: ['txid', 'vout', 'utxoHash', 'newUtxoHash'],
-  },
-  { method: 'POST', path: '/v1/preserve', fn: 'admin', role: 'blockValidation', required: ['txids', 'untilHeight'] },
-  { method: 'GET', path: '/v1/utxos/{txid}/{vout}', fn: 'getUtxo', role: 'validator', optionalQuery: ['utxoHash'] },
-  {
-    method: 'GET',
-    path: '/v1/unmined',
-    fn: 'admin',
-    role: 'blockValidation',
-    query: ['cutoff'],
-    optionalQuery: ['limit', 'cursor'],
-  },
-  { method: 'GET', path: '/v1/txs/{txid}/counter-conflicting', fn: 'get', role: 'validator' },
-  { method: 'GET', path: '/v1/txs/{txid}/conflicting-children', fn: 'get', role: 'validator' },
-  {
-    method: 'POST',
-    path: '/v1/longest-chain',
-    fn: 'setMined',
-    role: 'blockValidation',
-    required: ['txids', 'onLongestChain'],
-  },
-  { method: 'POST', path: '/v1/conflicting/resolve', fn: 'admin', role: 'blockValidation', required: ['txids'] },
-  { method: 'POST', path: '/v1/spends/verify', fn: 'admin', role: 'admin', required: ['txids'] },
-  { method: 'GET', path: '/v1/unmined/txs', fn: 'get', role: 'blockValidation', optionalQuery: ['cursor', 'limit'] },
-  { method: 'GET', path: '/v1/chain/tip', fn: 'admin', role: 'validator' },
-  { method: 'PUT', path: '/v1/chain/tip', fn: 'admin', role: 'blockValidation', required: ['height'] },
-  { method: 'PUT', path: '/v1/chain/tip/force', fn: 'admin', role: 'admin', required: ['height'] },
-  { method: 'POST', path: '/v1/batch/txs', fn: 'create', role: 'validator', required: ['txs'] },
-  { method: 'POST', path: '/v1/batch/spends', fn: 'spend', role: 'validator', required: ['txs'] },
-  { method: 'POST', path: '/v1/batch/get', fn: 'get', role: 'validator', required: ['txids'] },
-  { method: 'POST', path: '/v1/batch/outputs', fn: 'get', role: 'validator', required: ['outpoints'] },
-  { method: 'POST', path: '/v1/batch/utxos', fn: 'getUtxo', role: 'validator', required: ['utxos'] },
-  { method: 'POST', path: '/v1/cleanup', fn: 'admin', role: 'admin' },
-  { method: 'GET', path: '/v1/health', fn: 'admin', role: 'validator' },
-];
+/** `set-mined` (functions/set-mined.ts, the route table's name) -> `setMined` (the CDK app's function name) */
+type Camel<S extends string> = S extends `${infer A}-${infer B}` ? `${A}${Capitalize<Camel<B>>}` : S;
+function camel<S extends string>(name: S): Camel<S> {
+  return name.replace(/-(\w)/g, (_, c: string) => c.toUpperCase()) as Camel<S>;
+}
+
+/**
+ * The routes, read from the one route table (lib/http/route-table.ts): each with its function, least caller role and
+ * what API Gateway validates before the function runs (required body fields, query parameters).
+ */
+export const ROUTES: Route[] = ROUTE_TABLE.map((r) => {
+  const shape = requestShape(r);
+  const fn: FunctionName = camel(r.fn);
+  return {
+    method: r.method,
+    path: r.path,
+    fn,
+    role: r.role,
+    ...(shape.requiredBody.length > 0 && { required: shape.requiredBody }),
+    ...(shape.requiredQuery.length > 0 && { query: shape.requiredQuery }),
+    ...(shape.optionalQuery.length > 0 && { optionalQuery: shape.optionalQuery }),
+  };
+});
 
 export interface ApiProps {
   config: UtxoStoreConfig;

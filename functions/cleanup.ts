@@ -13,7 +13,7 @@ import type { Context, ScheduledEvent } from 'aws-lambda';
 import type { CleanupReport, CleanupShard } from '../lib/cleanup';
 import { emitMetrics } from '../lib/cleanup/report';
 import { cleanupMetrics, logger, metrics } from '../lib/http/observability';
-import { cleanupDeadline } from '../lib/http/routes';
+import { cleanupDeadline } from '../lib/http/cleanup-deadline';
 import { getRuntime, warmRuntime } from '../lib/runtime';
 
 // connect during the init phase (lib/runtime.ts warmRuntime)

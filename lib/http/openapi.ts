@@ -9,7 +9,8 @@
  */
 import * as z from 'zod';
 import { API_ROLES } from './roles';
-import { paramNames, ROUTES, type Route } from './routes';
+import { paramNames, type RouteSpec } from './route-spec';
+import { ROUTE_TABLE } from './route-table';
 import { apiSchemas } from './schemas';
 
 type JsonSchema = Record<string, unknown>;
@@ -48,7 +49,7 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
 }
 
 /** Properties of an object schema as OpenAPI parameters. */
-function parameters(route: Route): JsonSchema[] {
+function parameters(route: RouteSpec): JsonSchema[] {
   const out: JsonSchema[] = [];
   const add = (where: 'path' | 'query', schema: z.ZodType | undefined) => {
     if (!schema) return;
@@ -84,7 +85,7 @@ export function buildOpenApi(options: { serverUrl?: string } = {}): JsonSchema {
   for (const [id, schema] of Object.entries(components.schemas)) schemas[id] = clean(schema);
 
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const route of ROUTES as readonly Route[]) {
+  for (const route of ROUTE_TABLE as readonly RouteSpec[]) {
     const responses: Record<string, JsonSchema> = {};
     for (const [status, doc] of Object.entries(route.responses)) {
       responses[status] = doc.schema

@@ -1,5 +1,5 @@
 /**
- * The callers' roles of the HTTP API. Every route names the least role that may call it (lib/http/routes.ts); the
+ * The callers' roles of the HTTP API. Every route names the least role that may call it (lib/http/route-table.ts); the
  * CDK app derives one IAM role per entry here, each allowed exactly the routes of its rank and below (cdk/api.ts),
  * and the OpenAPI document states each operation's role (lib/http/openapi.ts). No dependencies: cdk/ imports it.
  *

@@ -290,7 +290,7 @@ describe('functions', () => {
 });
 
 describe('API', () => {
-  test('the routes, their functions, roles and required fields are those of the handlers (lib/http/routes.ts)', () => {
+  test('the routes, their functions, roles and required fields are those of the route table (lib/http/route-table.ts)', () => {
     const camel = (fn: string) => fn.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
     const required = (schema: z.ZodType | undefined): string[] =>
       schema

@@ -7,14 +7,15 @@
 import type { z } from 'zod';
 import type { ErrorCode } from '../../lib/domain/errors';
 import type { HttpErrorCode } from '../../lib/http/errors';
-import type { FunctionName, HttpMethod, ROUTES } from '../../lib/http/routes';
+import type { FunctionName, HttpMethod } from '../../lib/http/route-spec';
+import type { ROUTE_TABLE } from '../../lib/http/route-table';
 import type * as api from '../../packages/client/src/generated/api-types';
 
 /** Deeply the same shape: a mapped copy keeps optional modifiers and index signatures and flattens intersections. */
 type Normal<T> = T extends readonly (infer E)[] ? Normal<E>[] : T extends object ? { [K in keyof T]: Normal<T[K]> } : T;
 type Equal<A, B> = (<G>() => G extends Normal<A> ? 1 : 2) extends <G>() => G extends Normal<B> ? 1 : 2 ? true : false;
 
-type AnyRoute = (typeof ROUTES)[number];
+type AnyRoute = (typeof ROUTE_TABLE)[number];
 type ServerId = AnyRoute['operationId'];
 type RouteOf<Id extends ServerId> = Extract<AnyRoute, { operationId: Id }>;
 type SchemaOf<R, K extends 'params' | 'query' | 'body'> = K extends keyof R ? Exclude<R[K], undefined> : never;

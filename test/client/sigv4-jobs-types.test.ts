@@ -16,7 +16,7 @@ import {
   type OperationRequest,
   type OperationResponse,
 } from '@bsv-utxo-store/client';
-import { ROUTES } from '../../lib/http/routes';
+import { ROUTE_TABLE as ROUTES } from '../../lib/http/route-table';
 import { MAX_BODY_BYTES } from '../../lib/http/payload-limits';
 import { FakeBatchServer } from './fake-batch-server';
 

@@ -86,7 +86,7 @@ function repositoryFiles(): string[] {
 const FILES = repositoryFiles();
 const MARKDOWN = FILES.filter((f) => f.endsWith('.md'));
 
-describe('docs/api.md matches the route table (ROUTES in lib/http/routes.ts)', () => {
+describe('docs/api.md matches the route table (ROUTE_TABLE in lib/http/route-table.ts)', () => {
   const api = read('docs/api.md');
   const documented = [...api.matchAll(/^### (GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) (\/\S*)$/gm)].map(
     (m) => `${m[1]} ${m[2]}`,
