@@ -19,6 +19,9 @@ export interface ApiSettings {
   directInvokers: Record<CallerRoleName, string[]>;
   apiThrottleRateLimit: number;
   apiThrottleBurstLimit: number;
+  /** API Gateway method throttle of each route of the status function (GET /v1/health, GET /v1/chain/tip), rps */
+  statusThrottleRateLimit: number;
+  statusThrottleBurstLimit: number;
 }
 
 export function apiDefaults(): ApiSettings {
@@ -28,6 +31,8 @@ export function apiDefaults(): ApiSettings {
     directInvokers: { validator: [], blockValidation: [], admin: [] },
     apiThrottleRateLimit: 1000,
     apiThrottleBurstLimit: 2000,
+    statusThrottleRateLimit: 50,
+    statusThrottleBurstLimit: 100,
   };
 }
 
@@ -40,6 +45,8 @@ export const API_CONTEXT: ContextSpec = {
     adminInvokers: 'directInvokers.admin',
     apiThrottleRateLimit: 'apiThrottleRateLimit',
     apiThrottleBurstLimit: 'apiThrottleBurstLimit',
+    statusThrottleRateLimit: 'statusThrottleRateLimit',
+    statusThrottleBurstLimit: 'statusThrottleBurstLimit',
   },
   listPaths: ['directInvokers.validator', 'directInvokers.blockValidation', 'directInvokers.admin'],
 };
@@ -73,4 +80,11 @@ export function validateApi(c: ApiSettings): void {
 export function validateApiThrottles(c: ApiSettings): void {
   int('apiThrottleRateLimit', c.apiThrottleRateLimit, 1, 100000);
   int('apiThrottleBurstLimit', c.apiThrottleBurstLimit, 1, 100000);
+  int('statusThrottleRateLimit', c.statusThrottleRateLimit, 1, 100000);
+  int('statusThrottleBurstLimit', c.statusThrottleBurstLimit, 1, 100000);
+  if (c.statusThrottleRateLimit > c.apiThrottleRateLimit)
+    throw new ConfigurationError(
+      'statusThrottleRateLimit',
+      `${c.statusThrottleRateLimit} is above the stage's apiThrottleRateLimit ${c.apiThrottleRateLimit}: the status reads would have no throttle of their own`,
+    );
 }

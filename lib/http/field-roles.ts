@@ -1,9 +1,10 @@
 /**
- * Body fields a route accepts only from a higher role than its own (docs/api.md, "Roles"; docs/security.md, "What a
- * validator is trusted with"). Creating a tx may carry state that a later route sets on an existing tx: the blocks it
- * is mined in (POST /v1/mined), locked (POST /v1/locked) and conflicting (POST /v1/conflicting). Each is accepted on
- * create only from a role that may call that route, so a validator cannot create a tx already mined (its coinbase
- * maturity counted from a block it names), locked or conflicting.
+ * Body fields a route accepts only from a higher role than its own (the route table's `restrictedFields`;
+ * docs/api.md, "Roles"; docs/security.md, "What a validator is trusted with"). Creating a tx may carry state that a
+ * later route sets on an existing tx: the blocks it is mined in (POST /v1/mined), locked (POST /v1/locked) and
+ * conflicting (POST /v1/conflicting). Each is accepted on create only from a role that may call that route, so a
+ * validator cannot create a tx already mined (a coinbase's maturity counted from a block it names), locked or
+ * conflicting.
  */
 import { HttpError } from './errors';
 import { roleAllows, type ApiRole } from './roles';
@@ -13,31 +14,18 @@ interface RouteLike {
   path: string;
   fn: string;
   role: ApiRole;
+  batch?: { items: string };
+  restrictedFields?: Record<string, string>;
 }
 
-/** create field -> the route that sets it on an existing tx */
-export const CREATE_FIELD_ROUTES = {
-  minedBlocks: 'POST /v1/mined',
-  locked: 'POST /v1/locked',
-  conflicting: 'POST /v1/conflicting',
-} as const;
+const keyOf = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
 
-/** route -> where its restricted fields are (the body, or each item of a list) and which they are */
-const RESTRICTED: Record<string, { items?: string; fields: Record<string, string> }> = {
-  'POST /v1/txs': { fields: CREATE_FIELD_ROUTES },
-  'POST /v1/batch/txs': { items: 'txs', fields: CREATE_FIELD_ROUTES },
-};
-
-const keyOf = (r: RouteLike) => `${r.method} ${r.path}`;
-
-/** The restricted fields of a route, each with the least role that may send it. */
+/** The restricted fields of a route, each with the least role that may send it (that of the route setting it). */
 export function fieldRoles(routes: readonly RouteLike[], route: RouteLike): Record<string, ApiRole> {
-  const spec = RESTRICTED[keyOf(route)];
-  if (!spec) return {};
   const out: Record<string, ApiRole> = {};
-  for (const [field, setter] of Object.entries(spec.fields)) {
+  for (const [field, setter] of Object.entries(route.restrictedFields ?? {})) {
     const target = routes.find((r) => keyOf(r) === setter);
-    if (!target) throw new Error(`field role of ${field}: no route ${setter}`);
+    if (!target) throw new Error(`${keyOf(route)}: the restricted field ${field} names no route ${setter}`);
     out[field] = target.role;
   }
   return out;
@@ -54,14 +42,14 @@ export function leastInvokerRole(fn: string, routes: readonly RouteLike[]): ApiR
   return least;
 }
 
-/** 403 FIELD_NOT_ALLOWED when the body sends a field the caller's role may not. */
+/** 403 FIELD_NOT_ALLOWED when the body (or a batch item) sends a field the caller's role may not. */
 export function checkFieldRoles(routes: readonly RouteLike[], route: RouteLike, body: unknown, role: ApiRole): void {
-  const spec = RESTRICTED[keyOf(route)];
-  if (!spec || body === null || typeof body !== 'object') return;
+  if (!route.restrictedFields || body === null || typeof body !== 'object') return;
   const roles = fieldRoles(routes, route);
-  const list = spec.items ? (body as Record<string, unknown>)[spec.items] : undefined;
-  const objects: [string, unknown][] = spec.items
-    ? (Array.isArray(list) ? list : []).map((item, i): [string, unknown] => [`${spec.items}[${i}].`, item])
+  const key = route.batch?.items;
+  const list = key ? (body as Record<string, unknown>)[key] : undefined;
+  const objects: [string, unknown][] = key
+    ? (Array.isArray(list) ? list : []).map((item, i): [string, unknown] => [`${key}[${i}].`, item])
     : [['', body]];
   for (const [prefix, obj] of objects) {
     if (obj === null || typeof obj !== 'object') continue;
@@ -70,8 +58,8 @@ export function checkFieldRoles(routes: readonly RouteLike[], route: RouteLike, 
       throw new HttpError(
         403,
         'FIELD_NOT_ALLOWED',
-        `${prefix}${field}: only the ${required} role and above may set it (${spec.fields[field]} on an existing tx); ` +
-          `this request holds the ${role} role`,
+        `${prefix}${field}: only the ${required} role and above may set it (${route.restrictedFields[field]} on an ` +
+          `existing tx); this request holds the ${role} role`,
         { field: `${prefix}${field}`, required, role },
       );
     }
