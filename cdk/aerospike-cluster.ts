@@ -17,7 +17,7 @@
  * UDF registration: the store registers the Lua module on its first connection (createUtxoStore -> ensureModule,
  * content-versioned), which functions do during init (lib/runtime.ts warmRuntime).
  */
-import { Duration, Stack, Tags } from 'aws-cdk-lib';
+import { Duration, Lazy, Stack, Tags } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -37,9 +37,38 @@ import {
   renderDeviceScript,
   renderUserData,
 } from './aerospike-scripts';
+import { PIN_METADATA_KEY, pinOf, type PinnedSetting, type Pins } from './node-pins';
 import { aerospikeConfSettings, maxRecordSizeBytes, type AerospikeConfig, type StoreConfig } from './config';
 
 export { AEROSPIKE_FABRIC_PORT, AEROSPIKE_HEARTBEAT_PORT, AEROSPIKE_SERVICE_PORT };
+
+/**
+ * The SSM agent's actions of AmazonSSMManagedInstanceCore (Session Manager, Run Command, State Manager associations)
+ * without ssm:GetParameter/GetParameters and the patching action: the node reads only its own parameters.
+ */
+export const SSM_AGENT_ACTIONS = [
+  'ssm:DescribeAssociation',
+  'ssm:DescribeDocument',
+  'ssm:GetDocument',
+  'ssm:GetManifest',
+  'ssm:ListAssociations',
+  'ssm:ListInstanceAssociations',
+  'ssm:PutComplianceItems',
+  'ssm:PutInventory',
+  'ssm:UpdateAssociationStatus',
+  'ssm:UpdateInstanceAssociationStatus',
+  'ssm:UpdateInstanceInformation',
+  'ssmmessages:CreateControlChannel',
+  'ssmmessages:CreateDataChannel',
+  'ssmmessages:OpenControlChannel',
+  'ssmmessages:OpenDataChannel',
+  'ec2messages:AcknowledgeMessage',
+  'ec2messages:DeleteMessage',
+  'ec2messages:FailMessage',
+  'ec2messages:GetEndpoint',
+  'ec2messages:GetMessages',
+  'ec2messages:SendReply',
+];
 
 /** The tag the backup association and the runbook's SSM commands target the nodes by. */
 export const CLUSTER_TAG = 'bsv-utxo-store:aerospike-cluster';
@@ -49,6 +78,11 @@ export interface AerospikeClusterProps {
   subnets: ec2.SubnetSelection;
   /** the only security group admitted on the service port 3000 */
   clientSecurityGroup: ec2.ISecurityGroup;
+  /** the interface endpoints' group and the S3 prefix list: the nodes' HTTPS egress */
+  endpointsSecurityGroup: ec2.ISecurityGroup;
+  s3PrefixListId: string;
+  /** NAT gateways exist: HTTPS to the internet too */
+  internetEgress: boolean;
   aerospike: AerospikeConfig;
   store: Pick<StoreConfig, 'utxoBatchSize' | 'maxTxSizeInStore'>;
   clusterName: string;
@@ -81,7 +115,10 @@ export class AerospikeCluster extends Construct {
   readonly maxRecordSize: number;
   readonly conf: string;
   readonly logGroup: logs.LogGroup;
+  readonly prometheusLogGroup: logs.LogGroup;
   readonly parameters: Record<keyof ReturnType<typeof parameterNames>, ssm.StringParameter>;
+  /** where a node finds the SHA-256 of each setting it accepts (cdk/node-pins.ts) */
+  readonly pins: Pins;
 
   constructor(scope: Construct, id: string, props: AerospikeClusterProps) {
     super(scope, id);
@@ -90,9 +127,24 @@ export class AerospikeCluster extends Construct {
     this.securityGroup = new ec2.SecurityGroup(this, 'Sg', {
       vpc: props.vpc,
       description: 'Aerospike nodes: 3000 from the functions, 3001-3002 between nodes',
-      // package download and OS updates through the NAT gateway; SSM, logs and metrics through the endpoints
-      allowAllOutbound: true,
+      allowAllOutbound: false,
     });
+    // Egress: HTTPS to the interface endpoints (SSM, logs, metrics) and to S3 (the gateway endpoint's prefix list);
+    // with NAT also HTTPS to the internet (the package host when packageUrl is https://, the CloudFormation API);
+    // Aerospike's ports only to the other nodes. DNS, NTP and the instance metadata are not filtered by groups.
+    this.securityGroup.addEgressRule(
+      props.endpointsSecurityGroup,
+      ec2.Port.tcp(443),
+      'HTTPS to the interface endpoints',
+    );
+    this.securityGroup.addEgressRule(ec2.Peer.prefixList(props.s3PrefixListId), ec2.Port.tcp(443), 'HTTPS to S3');
+    if (props.internetEgress)
+      this.securityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'HTTPS through the NAT gateway');
+    this.securityGroup.addEgressRule(
+      this.securityGroup,
+      ec2.Port.tcpRange(AEROSPIKE_SERVICE_PORT, AEROSPIKE_HEARTBEAT_PORT),
+      'Aerospike service, fabric and heartbeat to the other nodes',
+    );
     this.securityGroup.addIngressRule(
       props.clientSecurityGroup,
       ec2.Port.tcp(AEROSPIKE_SERVICE_PORT),
@@ -125,9 +177,34 @@ export class AerospikeCluster extends Construct {
       logGroupName,
       retention: props.logRetentionDays as logs.RetentionDays,
     });
+    // the agent's EMF log group of the exporter metrics (renderAgentConfig), created here so it has a retention
+    this.prometheusLogGroup = new logs.LogGroup(this, 'PrometheusLogs', {
+      logGroupName: `${logGroupName}/prometheus`,
+      retention: props.logRetentionDays as logs.RetentionDays,
+    });
 
     const names = parameterNames(props.parameterPrefix);
-    const values: Record<keyof typeof names, string> = {
+    const keys = Object.keys(names) as (keyof typeof names)[];
+    // The parameters first (their values are set below: the scripts name the parameters' logical ids, the pins)
+    const values = {} as Record<keyof typeof names, string>;
+    this.parameters = {} as typeof this.parameters;
+    for (const key of keys)
+      this.parameters[key] = new ssm.StringParameter(this, `Param${key.charAt(0).toUpperCase()}${key.slice(1)}`, {
+        parameterName: names[key],
+        stringValue: Lazy.string({ produce: () => values[key] }),
+        description: `bsv-utxo-store Aerospike node setting (${key}); applied per node, see README runbook`,
+      });
+    const cfnOf = (key: keyof typeof names) => this.parameters[key].node.defaultChild as ssm.CfnParameter;
+    const setting = (key: keyof typeof names): PinnedSetting =>
+      names[key].slice(props.parameterPrefix.length + 1) as PinnedSetting;
+    this.pins = {
+      stackName: Stack.of(this).stackName,
+      logicalIds: Object.fromEntries(keys.map((k) => [setting(k), Stack.of(this).getLogicalId(cfnOf(k))])) as Record<
+        PinnedSetting,
+        string
+      >,
+    };
+    Object.assign(values, {
       conf: this.conf,
       package: `${a.packageUrl} ${props.packageSha256}`,
       exporterPackage: `${a.exporterPackageUrl} ${props.exporterPackageSha256}`,
@@ -135,39 +212,77 @@ export class AerospikeCluster extends Construct {
         prefix: props.parameterPrefix,
         logGroupName,
         strongConsistency: a.strongConsistency ? { namespace: a.namespace, nodeCount: a.nodeCount } : undefined,
+        pins: this.pins,
       }),
       devicesScript: renderDeviceScript(),
-      applyConfigScript: renderApplyConfigScript(props.parameterPrefix, a.nodeCount),
+      applyConfigScript: renderApplyConfigScript(props.parameterPrefix, a.nodeCount, this.pins),
       agentConfig: JSON.stringify(renderAgentConfig({ metricsNamespace: props.metricsNamespace, logGroupName })),
-    };
-    this.parameters = {} as typeof this.parameters;
-    for (const key of Object.keys(names) as (keyof typeof names)[]) {
+    });
+    for (const key of keys) {
       const value = values[key];
-      // standard parameters hold 4 KB; the bootstrap is larger (advanced tier: 8 KB)
-      const tier = value.length > 4096 ? ssm.ParameterTier.ADVANCED : ssm.ParameterTier.STANDARD;
       if (value.length > 8192)
         throw new Error(`SSM parameter ${names[key]} would be ${value.length} characters (max 8192)`);
-      this.parameters[key] = new ssm.StringParameter(this, `Param${key.charAt(0).toUpperCase()}${key.slice(1)}`, {
-        parameterName: names[key],
-        stringValue: value,
-        tier,
-        description: `bsv-utxo-store Aerospike node setting (${key}); applied per node, see README runbook`,
-      });
+      // standard parameters hold 4 KB; the bootstrap is larger (advanced tier: 8 KB)
+      cfnOf(key).tier = value.length > 4096 ? ssm.ParameterTier.ADVANCED : ssm.ParameterTier.STANDARD;
+      // what a node accepts (cdk/node-pins.ts): the value's hash, or for a package the package's own checksum
+      const pin =
+        key === 'package'
+          ? props.packageSha256
+          : key === 'exporterPackage'
+            ? props.exporterPackageSha256
+            : pinOf(value);
+      cfnOf(key).addMetadata(PIN_METADATA_KEY, pin);
     }
 
     this.role = new iam.Role(this, 'NodeRole', {
       assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
       description: 'Aerospike nodes: Session Manager, their SSM settings, CloudWatch agent, backups',
-      managedPolicies: [
-        iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore'),
-        iam.ManagedPolicy.fromAwsManagedPolicyName('CloudWatchAgentServerPolicy'),
-      ],
     });
+    // What AmazonSSMManagedInstanceCore grants the agent, without its ssm:GetParameter(s) on "*" (which with the
+    // account's aws/ssm key would read every SecureString too): Session Manager, Run Command, State Manager.
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'SsmAgent',
+        actions: SSM_AGENT_ACTIONS,
+        resources: ['*'],
+      }),
+    );
+    // What the CloudWatch agent does with this config (renderAgentConfig): log events into the two groups below,
+    // which exist (no logs:CreateLogGroup, no logs:PutRetentionPolicy), and metrics only into the cluster's namespace
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'AgentLogs',
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
+        resources: [this.logGroup.logGroupArn, this.prometheusLogGroup.logGroupArn],
+      }),
+    );
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'AgentMetrics',
+        actions: ['cloudwatch:PutMetricData'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'cloudwatch:namespace': props.metricsNamespace } },
+      }),
+    );
     this.role.addToPolicy(
       new iam.PolicyStatement({
         sid: 'NodeSettings',
         actions: ['ssm:GetParameter'],
         resources: Object.values(this.parameters).map((p) => p.parameterArn),
+      }),
+    );
+    // the pins (cdk/node-pins.ts): the metadata of this stack's resources
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'NodeSettingPins',
+        actions: ['cloudformation:DescribeStackResource'],
+        resources: [
+          Stack.of(this).formatArn({
+            service: 'cloudformation',
+            resource: 'stack',
+            resourceName: `${Stack.of(this).stackName}/*`,
+          }),
+        ],
       }),
     );
     if (a.strongConsistency) {
@@ -201,7 +316,7 @@ export class AerospikeCluster extends Construct {
     const subnets = props.vpc.selectSubnets(props.subnets).subnets;
     for (let i = 0; i < a.nodeCount; i++) {
       const userData = ec2.UserData.forLinux();
-      userData.addCommands(...renderUserData(props.parameterPrefix, i + 1, this.hostNames[i]));
+      userData.addCommands(...renderUserData(props.parameterPrefix, i + 1, this.hostNames[i], this.pins));
       const node = new ec2.Instance(this, `Node${i + 1}`, {
         vpc: props.vpc,
         // round robin over the AZs (one subnet per AZ): node i in AZ i mod AZs

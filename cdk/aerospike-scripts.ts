@@ -10,6 +10,8 @@
  * only fetches and runs the bootstrap, and never changes for a node.
  */
 
+import { pinFunctions, type Pins } from './node-pins';
+
 export const AEROSPIKE_SERVICE_PORT = 3000;
 export const AEROSPIKE_FABRIC_PORT = 3001;
 export const AEROSPIKE_HEARTBEAT_PORT = 3002;
@@ -25,6 +27,8 @@ export const DEVICES_PLACEHOLDER = '        @DEVICES@';
  */
 export const TRANSACTION_PENDING_LIMIT = 256;
 
+/** the CloudWatch agent's config as fetched (and checked) by the bootstrap */
+export const AGENT_CONFIG_FILE = '/usr/local/etc/aerospike-cloudwatch-agent.json';
 /** the device list recorded at first boot; every later start must find exactly it */
 export const DEVICES_FILE = '/etc/aerospike/devices.list';
 export const AEROSPIKE_LOG = '/var/log/aerospike/aerospike.log';
@@ -145,12 +149,16 @@ const IMDS_REGION = [
 const getParam = (name: string): string =>
   `aws ssm get-parameter --region "$REGION" --name '${name}' --query Parameter.Value --output text`;
 
-/** The whole user data of node `index` (1-based): fetch the bootstrap from SSM and run it. Never changes. */
-export function renderUserData(prefix: string, index: number, hostName: string): string[] {
+/**
+ * The whole user data of node `index` (1-based): fetch the bootstrap from SSM, check it against the SHA-256 pinned in
+ * the cluster stack (cdk/node-pins.ts) and run it. Never changes.
+ */
+export function renderUserData(prefix: string, index: number, hostName: string, pins: Pins): string[] {
   return [
     'set -euo pipefail',
     IMDS_REGION,
-    `${getParam(parameterNames(prefix).bootstrap)} > /usr/local/sbin/aerospike-bootstrap`,
+    pinFunctions(pins),
+    `fetch_pinned '${parameterNames(prefix).bootstrap}' bootstrap /usr/local/sbin/aerospike-bootstrap`,
     'chmod 700 /usr/local/sbin/aerospike-bootstrap',
     `exec /usr/local/sbin/aerospike-bootstrap '${prefix}' ${index} '${hostName}'`,
   ];
@@ -203,14 +211,15 @@ esac
  * Writes /etc/aerospike/aerospike.conf from the conf in SSM with the recorded devices; with `restart`, restarts
  * Aerospike and waits until the cluster is whole again and migrations are done (the rolling step of the runbook).
  */
-export function renderApplyConfigScript(prefix: string, nodeCount: number): string {
+export function renderApplyConfigScript(prefix: string, nodeCount: number, pins: Pins): string {
   const names = parameterNames(prefix);
   return `#!/bin/bash
-# aerospike-apply-config [restart]: the conf from ${names.conf} with this node's recorded devices
+# aerospike-apply-config [restart]: the conf from ${names.conf} (as pinned in the stack) with this node's devices
 set -euo pipefail
 ${IMDS_REGION}
+${pinFunctions(pins)}
 CONF_DIR=\${CONF_DIR:-/etc/aerospike}
-${getParam(names.conf)} > "$CONF_DIR/aerospike.conf.template"
+fetch_pinned '${names.conf}' conf "$CONF_DIR/aerospike.conf.template"
 while IFS= read -r line; do
   if [ "$line" = "${DEVICES_PLACEHOLDER}" ]; then
     while IFS= read -r d; do echo "        device $d"; done < "${DEVICES_FILE}"
@@ -239,6 +248,8 @@ export function renderBootstrap(o: {
   logGroupName: string;
   /** Enterprise strong consistency: the feature key from SSM; the last node sets the roster once all nodes joined */
   strongConsistency?: { namespace: string; nodeCount: number };
+  /** the SHA-256 pins of the node settings (cdk/node-pins.ts) */
+  pins: Pins;
 }): string {
   const names = parameterNames(o.prefix);
   const sc = o.strongConsistency;
@@ -274,6 +285,7 @@ exec > >(tee -a /var/log/aerospike-bootstrap.log) 2>&1
 PREFIX=$1; INDEX=$2; HOSTNAME_FQDN=$3
 hostnamectl set-hostname "$HOSTNAME_FQDN"
 ${IMDS_REGION}
+${pinFunctions(o.pins)}
 fetch() { # fetch <url> <file>
   case "$1" in
     s3://*) aws s3 cp --region "$REGION" "$1" "$2" ;;
@@ -285,19 +297,22 @@ verify() { # verify <file> <sha256>: a package is never run unless it is the pin
 }
 # tar/gzip on the AMI; dnf reaches the Amazon Linux repositories (in S3) even without NAT
 dnf install -y tar gzip amazon-cloudwatch-agent
-read -r PKG_URL PKG_SHA <<< "$(${getParam(names.package)})"
+# the URL from SSM, the checksum as pinned in the stack (a parameter write cannot swap the package)
+read -r PKG_URL _ <<< "$(${getParam(names.package)})"
+PKG_SHA=$(pinned package)
 fetch "$PKG_URL" /tmp/aerospike.tgz
 verify /tmp/aerospike.tgz "$PKG_SHA"
 mkdir -p /tmp/aerospike && tar -xzf /tmp/aerospike.tgz --strip-components=1 -C /tmp/aerospike
 (cd /tmp/aerospike && ./asinstall)
-read -r EXP_URL EXP_SHA <<< "$(${getParam(names.exporterPackage)})"
+read -r EXP_URL _ <<< "$(${getParam(names.exporterPackage)})"
+EXP_SHA=$(pinned exporter-package)
 fetch "$EXP_URL" /tmp/aerospike-prometheus-exporter.rpm
 verify /tmp/aerospike-prometheus-exporter.rpm "$EXP_SHA"
 rpm -Uvh /tmp/aerospike-prometheus-exporter.rpm
 
-# the node scripts (device check, apply-config), from SSM
-${getParam(names.devicesScript)} > /usr/local/sbin/aerospike-devices
-${getParam(names.applyConfigScript)} > /usr/local/sbin/aerospike-apply-config
+# the node scripts (device check, apply-config), from SSM, as pinned in the stack
+fetch_pinned '${names.devicesScript}' aerospike-devices /usr/local/sbin/aerospike-devices
+fetch_pinned '${names.applyConfigScript}' aerospike-apply-config /usr/local/sbin/aerospike-apply-config
 chmod 755 /usr/local/sbin/aerospike-devices /usr/local/sbin/aerospike-apply-config
 
 # instance-store devices by stable path, recorded once; every later start must find the same list
@@ -322,7 +337,9 @@ scrape_configs:
     static_configs:
       - targets: ['localhost:${EXPORTER_PORT}']
 SCRAPE
-/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl -a fetch-config -m ec2 -s -c "ssm:${names.agentConfig}"
+mkdir -p "$(dirname ${AGENT_CONFIG_FILE})"
+fetch_pinned '${names.agentConfig}' cloudwatch-agent ${AGENT_CONFIG_FILE}
+/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl -a fetch-config -m ec2 -s -c "file:${AGENT_CONFIG_FILE}"
 
 systemctl enable aerospike aerospike-prometheus-exporter
 systemctl start aerospike
@@ -408,7 +425,13 @@ export function renderAgentConfig(o: { metricsNamespace: string; logGroupName: s
  * (aerospike.com/docs/database/tools/backup-and-restore/asbackup/s3) and, after asbackup succeeded, the
  * BACKUP_COMPLETE marker with the record count. A run that fails leaves no marker, and restore refuses it.
  */
-export function renderBackupScript(o: { bucket: string; prefix: string; namespace: string }): string {
+export function renderBackupScript(o: {
+  bucket: string;
+  prefix: string;
+  namespace: string;
+  /** the BackupCompleted metric put after the marker (the backup-age alarm, cdk/backup.ts) */
+  metric: { namespace: string; clusterName: string };
+}): string {
   return `#!/bin/bash
 # aerospike-backup: asbackup of namespace ${o.namespace} to s3://${o.bucket}/${o.prefix}/<time>/ (cluster principal only)
 set -euo pipefail
@@ -421,6 +444,9 @@ DEST="s3://${o.bucket}/${o.prefix}/$STAMP"
 asbackup --namespace '${o.namespace}' --directory "$DEST" --s3-region "$REGION" --compress zstd
 printf 'namespace=%s\\nnode=%s\\nfinished=%s\\n' '${o.namespace}' "$NODE" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" |
   aws s3 cp --region "$REGION" - "$DEST/${BACKUP_COMPLETE_MARKER}"
+aws cloudwatch put-metric-data --region "$REGION" --namespace '${o.metric.namespace}' --metric-name BackupCompleted \
+  --dimensions 'cluster_name=${o.metric.clusterName}' --value 1 ||
+  echo "aerospike-backup: BackupCompleted not put: the backup-age alarm will fire" >&2
 echo "aerospike-backup: $DEST complete"
 `;
 }

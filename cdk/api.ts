@@ -20,7 +20,7 @@ import { Construct } from 'constructs';
 import { API_ROLES, roleAllows, type ApiRole } from '../lib/http/roles';
 import type { HttpMethod } from '../lib/http/route-spec';
 import { requestShape, ROUTE_TABLE } from '../lib/http/route-table';
-import type { FunctionName, UtxoStoreConfig } from './config';
+import { ADMIN_SESSION_HOURS, ROLE_SESSION_HOURS, type FunctionName, type UtxoStoreConfig } from './config';
 
 export type { HttpMethod } from '../lib/http/route-spec';
 
@@ -131,11 +131,16 @@ export class Api extends Construct {
     });
 
     for (const role of API_ROLES) {
+      // The account delegates, but only to the configured principals (aws:PrincipalArn); in dev without any, to every
+      // principal of the account whose own policy allows sts:AssumeRole on the role (docs/security.md)
+      const assumers = config.roleAssumers[role];
       this.roles[role] = new iam.Role(this, `${role.charAt(0).toUpperCase()}${role.slice(1)}Role`, {
-        // this account's principals that are allowed sts:AssumeRole on it (the account delegates; README, Security)
-        assumedBy: new iam.AccountRootPrincipal(),
+        assumedBy:
+          assumers.length > 0
+            ? new iam.AccountRootPrincipal().withConditions({ ArnLike: { 'aws:PrincipalArn': assumers } })
+            : new iam.AccountRootPrincipal(),
         description: `bsv-utxo-store ${config.stage} API caller: ${role}`,
-        maxSessionDuration: Duration.hours(12),
+        maxSessionDuration: Duration.hours(role === 'admin' ? ADMIN_SESSION_HOURS : ROLE_SESSION_HOURS),
       });
     }
     const restrict = config.apiRestrictToRoles

@@ -5,10 +5,14 @@
  * rendered by cdk/aerospike-scripts.ts and exercised by test/cdk/node-scripts.test.ts.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
+import { ACCESS_LOGS_BY_POLICY } from './storage';
 import { renderBackupScript, renderRestoreScript } from './aerospike-scripts';
 
 export interface BackupProps {
@@ -19,6 +23,26 @@ export interface BackupProps {
   intervalHours: number;
   retentionDays: number;
   nodeRole: iam.IRole;
+  /** CloudWatch namespace of the BackupCompleted metric (the nodes may put metrics only there) */
+  metricsNamespace: string;
+  /** days of Object Lock (governance) retention of every backup version; 0: none */
+  objectLockDays: number;
+  topic?: sns.ITopic;
+}
+
+/** The metric the backup script puts after the marker (dimension cluster_name). */
+export const BACKUP_COMPLETED_METRIC = 'BackupCompleted';
+/** CloudWatch evaluates an alarm over at most 7 days of hourly periods. */
+const MAX_ALARM_HOURS = 168;
+
+/**
+ * Commands that write `script` to a fresh root-only file (mktemp under a 0700 directory, never a fixed /tmp path
+ * another local user could plant or swap) and run it with `args`.
+ */
+export function runPrivately(name: string, script: string, args: string): string[] {
+  return [
+    `umask 077; d=$(mktemp -d /root/${name}.XXXXXX); trap 'rm -rf "$d"' EXIT; cat > "$d/${name}" <<'SCRIPT'\n${script}SCRIPT\nbash "$d/${name}" ${args}`.trimEnd(),
+  ];
 }
 
 /** Key prefix of the backups in the bucket. */
@@ -31,14 +55,19 @@ export class Backup extends Construct {
   readonly restoreDocument: ssm.CfnDocument;
   readonly backupScript: string;
   readonly restoreScript: string;
+  readonly ageAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: BackupProps) {
     super(scope, id);
+    // server access logs are delivered under a bucket policy (logging.s3.amazonaws.com with the source bucket and
+    // account), not the legacy LogDeliveryWrite ACL, so the log bucket can enforce bucket-owner ownership
+    this.node.setContext(ACCESS_LOGS_BY_POLICY, true);
     this.accessLogBucket = new s3.Bucket(this, 'AccessLogs', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
-      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      // no ACLs: the log delivery is granted by a bucket policy (logging.s3.amazonaws.com, source bucket and account)
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(90) }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -62,6 +91,14 @@ export class Backup extends Construct {
         },
       ],
       removalPolicy: RemovalPolicy.RETAIN,
+      // optional write-once retention: not even the node role (or anyone without s3:BypassGovernanceRetention) can
+      // delete or overwrite a backup version before it ends
+      ...(props.objectLockDays > 0
+        ? {
+            objectLockEnabled: true,
+            objectLockDefaultRetention: s3.ObjectLockRetention.governance(Duration.days(props.objectLockDays)),
+          }
+        : {}),
     });
     // asbackup writes (multipart) and lists; asrestore lists and reads (aerospike.com/docs/database/tools/
     // backup-and-restore, "Required S3 permissions")
@@ -75,13 +112,24 @@ export class Backup extends Construct {
     props.nodeRole.addToPrincipalPolicy(
       new iam.PolicyStatement({
         sid: 'BackupBucket',
-        actions: ['s3:ListBucket', 's3:GetBucketLocation'],
+        actions: ['s3:ListBucket'],
+        resources: [this.bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [`${BACKUP_PREFIX}/`, `${BACKUP_PREFIX}/*`] } },
+      }),
+    );
+    props.nodeRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'BackupBucketLocation',
+        actions: ['s3:GetBucketLocation'],
         resources: [this.bucket.bucketArn],
       }),
     );
 
     const script = { bucket: this.bucket.bucketName, prefix: BACKUP_PREFIX, namespace: props.namespace };
-    this.backupScript = renderBackupScript(script);
+    this.backupScript = renderBackupScript({
+      ...script,
+      metric: { namespace: props.metricsNamespace, clusterName: props.clusterName },
+    });
     this.restoreScript = renderRestoreScript(script);
 
     this.association = new ssm.CfnAssociation(this, 'Schedule', {
@@ -90,13 +138,31 @@ export class Backup extends Construct {
       scheduleExpression: `rate(${props.intervalHours} ${props.intervalHours === 1 ? 'hour' : 'hours'})`,
       targets: [{ key: `tag:${props.nodeTag.key}`, values: [props.nodeTag.value] }],
       parameters: {
-        commands: [`cat > /tmp/aerospike-backup <<'SCRIPT'\n${this.backupScript}SCRIPT`, 'bash /tmp/aerospike-backup'],
+        commands: runPrivately('aerospike-backup', this.backupScript, ''),
         executionTimeout: ['14400'],
       },
-      // every node runs it; the principal backs up, the others exit at once
+      // every node runs it; the principal backs up, the others exit at once; any failure fails the association
       maxConcurrency: '100%',
-      maxErrors: '100%',
+      maxErrors: '0',
     });
+
+    // No BackupCompleted (the backup script's metric) for twice the interval: backups stopped (docs/runbook.md)
+    const hours = Math.min(2 * props.intervalHours, MAX_ALARM_HOURS);
+    this.ageAlarm = new cloudwatch.Metric({
+      namespace: props.metricsNamespace,
+      metricName: BACKUP_COMPLETED_METRIC,
+      dimensionsMap: { cluster_name: props.clusterName },
+      statistic: 'Sum',
+      period: Duration.hours(1),
+    }).createAlarm(this, 'BackupAge', {
+      alarmDescription: `No complete backup of ${props.namespace} for ${hours} hours (docs/runbook.md)`,
+      threshold: 1,
+      evaluationPeriods: hours,
+      datapointsToAlarm: hours,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    if (props.topic) this.ageAlarm.addAlarmAction(new actions.SnsAction(props.topic));
 
     this.restoreDocument = new ssm.CfnDocument(this, 'Restore', {
       documentType: 'Command',
@@ -118,10 +184,7 @@ export class Backup extends Construct {
             name: 'restore',
             inputs: {
               timeoutSeconds: '28800',
-              runCommand: [
-                `cat > /tmp/aerospike-restore <<'SCRIPT'\n${this.restoreScript}SCRIPT`,
-                "bash /tmp/aerospike-restore '{{ backupTime }}'",
-              ],
+              runCommand: runPrivately('aerospike-restore', this.restoreScript, "'{{ backupTime }}'"),
             },
           },
         ],

@@ -11,6 +11,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { AerospikeCluster, CLUSTER_TAG } from './aerospike-cluster';
+import { AuditAlarm } from './audit';
 import { Backup } from './backup';
 import { ClusterAlarms } from './cluster-alarms';
 import type { UtxoStoreConfig } from './config';
@@ -34,6 +35,7 @@ export class ClusterStack extends Stack {
   readonly cluster: AerospikeCluster;
   readonly backup: Backup;
   readonly alarms: ClusterAlarms;
+  readonly settingsWritten: AuditAlarm;
   readonly topic?: sns.Topic;
   readonly clusterName: string;
 
@@ -64,28 +66,24 @@ export class ClusterStack extends Stack {
       a.exporterPackageSha256 ??
       parameter('ExporterPackageSha256', `SHA-256 of ${a.exporterPackageUrl}`, 'String', SHA);
 
+    const parameterPrefix = `/bsv-utxo-store/${config.stage}/aerospike`;
     this.network = new Network(this, 'Network', { config });
     this.cluster = new AerospikeCluster(this, 'Aerospike', {
       vpc: this.network.vpc,
       subnets: this.network.clusterSubnets,
       clientSecurityGroup: this.network.functionsSecurityGroup,
+      endpointsSecurityGroup: this.network.endpointsSecurityGroup,
+      s3PrefixListId: this.network.s3PrefixListId,
+      internetEgress: config.natGateways > 0,
       aerospike: a,
       store: config.store,
       clusterName: this.clusterName,
-      parameterPrefix: `/bsv-utxo-store/${config.stage}/aerospike`,
+      parameterPrefix,
       ami,
       packageSha256,
       exporterPackageSha256: exporterSha256,
       metricsNamespace: aerospikeMetricsNamespace(config),
       logRetentionDays: config.logRetentionDays,
-    });
-    this.backup = new Backup(this, 'Backup', {
-      clusterName: this.clusterName,
-      nodeTag: { key: CLUSTER_TAG, value: this.clusterName },
-      namespace: a.namespace,
-      intervalHours: a.backupIntervalHours,
-      retentionDays: a.backupRetentionDays,
-      nodeRole: this.cluster.role,
     });
 
     if (config.alarmEmail) {
@@ -94,11 +92,16 @@ export class ClusterStack extends Stack {
         description: 'bsv-utxo-store alarm topic encryption',
         enableKeyRotation: true,
       });
+      // only for this account's alarms (no confused deputy: another account's alarm cannot use the key)
       key.addToResourcePolicy(
         new iam.PolicyStatement({
           actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
           principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
           resources: ['*'],
+          conditions: {
+            StringEquals: { 'aws:SourceAccount': this.account },
+            ArnLike: { 'aws:SourceArn': `arn:${this.partition}:cloudwatch:${this.region}:${this.account}:alarm:*` },
+          },
         }),
       );
       this.topic = new sns.Topic(this, 'AlarmTopic', {
@@ -108,6 +111,28 @@ export class ClusterStack extends Stack {
       });
       this.topic.addSubscription(new subscriptions.EmailSubscription(config.alarmEmail));
     }
+    this.backup = new Backup(this, 'Backup', {
+      clusterName: this.clusterName,
+      nodeTag: { key: CLUSTER_TAG, value: this.clusterName },
+      namespace: a.namespace,
+      intervalHours: a.backupIntervalHours,
+      retentionDays: a.backupRetentionDays,
+      nodeRole: this.cluster.role,
+      metricsNamespace: aerospikeMetricsNamespace(config),
+      objectLockDays: a.backupObjectLockDays,
+      topic: this.topic,
+    });
+    // a node setting written outside CloudFormation (cdk/node-pins.ts refuses it on the nodes; this tells someone)
+    this.settingsWritten = new AuditAlarm(this, 'NodeSettingsWritten', {
+      description: `An Aerospike node setting under ${parameterPrefix}/ was written outside CloudFormation`,
+      source: 'aws.ssm',
+      eventNames: ['PutParameter', 'DeleteParameter', 'LabelParameterVersion'],
+      detail: {
+        requestParameters: { name: [{ prefix: `${parameterPrefix}/` }] },
+        sourceIPAddress: [{ 'anything-but': 'cloudformation.amazonaws.com' }],
+      },
+      topic: this.topic,
+    });
     this.alarms = new ClusterAlarms(this, 'Alarms', {
       aerospike: a,
       clusterName: this.clusterName,

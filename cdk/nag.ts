@@ -9,6 +9,7 @@ import { API_ROLES, roleAllows } from '../lib/http/roles';
 import { arnPath, ROUTES } from './api';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
+import { SSM_AGENT_ACTIONS } from './aerospike-cluster';
 import type { ClusterStack } from './cluster-stack';
 import type { FunctionName, UtxoStoreConfig } from './config';
 import type { StackPolicyStack } from './stack-policy';
@@ -135,20 +136,27 @@ export function applyNagSuppressions(app: {
   const nodeRole = cluster.cluster.role;
   ack(
     nodeRole,
-    `AwsSolutions-IAM4[${managed('AmazonSSMManagedInstanceCore')}]`,
-    'AWS-managed AmazonSSMManagedInstanceCore: ssm:UpdateInstanceInformation, ssm:GetDocument, ' +
-      'ssm:ListAssociations and other agent actions, ssm:GetParameter(s) (so any parameter of the account and ' +
-      'region, not only the NodeSettings ones), ssmmessages:* and ec2messages:* actions, all on Resource "*". ' +
-      'Accepted: Session Manager (no SSH, no key pair, no port 22), Run Command (the runbook) and the State Manager ' +
-      'backup association need it; keep secrets out of plain SSM parameters in this account.',
+    'AwsSolutions-IAM5[Resource::*]',
+    `Two statements on Resource "*". SsmAgent: ${SSM_AGENT_ACTIONS.join(', ')}: the SSM agent's own calls for ` +
+      'Session Manager (no SSH, no key pair, no port 22), Run Command (the runbook) and the backup association; ' +
+      'they act on the calling instance and on documents sent to it, and take no parameter resource; no ' +
+      'ssm:GetParameter(s) (the node reads only its NodeSettings parameters). AgentMetrics: cloudwatch:PutMetricData, ' +
+      "which has no resource type, only with the condition cloudwatch:namespace = the cluster's metrics namespace.",
   );
   ack(
     nodeRole,
-    `AwsSolutions-IAM4[${managed('CloudWatchAgentServerPolicy')}]`,
-    'AWS-managed CloudWatchAgentServerPolicy: cloudwatch:PutMetricData, logs:CreateLogGroup/CreateLogStream/' +
-      'PutLogEvents/DescribeLogStreams/DescribeLogGroups/PutRetentionPolicy, ec2:DescribeVolumes/DescribeTags on ' +
-      'Resource "*" and ssm:GetParameter on AmazonCloudWatch-*: what the CloudWatch agent needs to ship the ' +
-      'exporter metrics and the Aerospike log; metrics and logs cannot be scoped further by the agent.',
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:<AWS::AccountId>:stack/${cluster.stackName}/*]`,
+    `cloudformation:DescribeStackResource (read-only) on the cluster stack ${cluster.stackName} only: the node reads ` +
+      "the SHA-256 pinned in its settings' metadata (cdk/node-pins.ts); the trailing /* is the stack id " +
+      'CloudFormation appends, unknown before the stack exists.',
+  );
+  // ---- the S3 prefix-list lookup (cdk/endpoint-policies.ts, an AwsCustomResource of the cluster stack)
+  ack(cluster, `AwsSolutions-IAM4[${managed('service-role/AWSLambdaBasicExecutionRole')}]`, BASIC_EXECUTION);
+  ack(
+    cluster.network.node.findChild('S3PrefixList'),
+    'AwsSolutions-IAM5[Resource::*]',
+    'ec2:DescribeManagedPrefixLists on Resource "*": the lookup of the region\'s S3 prefix list id (read-only); the ' +
+      'action supports no resource-level permissions.',
   );
   const backup = cluster.backup.bucket.node.defaultChild as s3.CfnBucket;
   ack(

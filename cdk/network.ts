@@ -7,6 +7,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { UtxoStoreConfig } from './config';
+import { interfaceEndpointStatements, s3EndpointStatements, s3PrefixListId } from './endpoint-policies';
 
 export const FUNCTIONS_SUBNETS = 'functions';
 export const CLUSTER_SUBNETS = 'aerospike';
@@ -20,6 +21,8 @@ export class Network extends Construct {
   /** the functions' security group (Aerospike 3000 admits exactly this group) */
   readonly functionsSecurityGroup: ec2.SecurityGroup;
   readonly endpointsSecurityGroup: ec2.SecurityGroup;
+  /** the region's S3 managed prefix list (`com.amazonaws.<region>.s3`), resolved at deployment */
+  readonly s3PrefixListId: string;
   readonly functionSubnets: ec2.SubnetSelection = { subnetGroupName: FUNCTIONS_SUBNETS };
   readonly clusterSubnets: ec2.SubnetSelection = { subnetGroupName: CLUSTER_SUBNETS };
 
@@ -37,7 +40,14 @@ export class Network extends Construct {
       },
     ];
     // Public subnets exist only to hold the NAT gateways; nothing else is placed in them.
-    if (egress) subnetConfiguration.push({ name: 'nat', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 26 });
+    // No public IP for anything launched there by mistake (a NAT gateway has its own Elastic IP).
+    if (egress)
+      subnetConfiguration.push({
+        name: 'nat',
+        subnetType: ec2.SubnetType.PUBLIC,
+        cidrMask: 26,
+        mapPublicIpOnLaunch: false,
+      });
 
     this.vpc = new ec2.Vpc(this, 'Vpc', {
       ipAddresses: ec2.IpAddresses.cidr(config.vpcCidr),
@@ -46,9 +56,16 @@ export class Network extends Construct {
       subnetConfiguration,
       enableDnsHostnames: true,
       enableDnsSupport: true,
-      restrictDefaultSecurityGroup: false,
+      // the default security group loses its rules: an ENI launched without a group of its own reaches nothing
+      restrictDefaultSecurityGroup: true,
       gatewayEndpoints: { S3: { service: ec2.GatewayVpcEndpointAwsService.S3 } },
     });
+    // The S3 gateway endpoint serves this account's buckets (blobs, backups, staged packages) for this account's
+    // principals, and the AWS-owned buckets the nodes' package manager and SSM agent read (endpointPolicies.ts).
+    const s3Endpoint = this.vpc.node.findChild('S3') as ec2.GatewayVpcEndpoint;
+    for (const statement of s3EndpointStatements(config)) s3Endpoint.addToPolicy(statement);
+    // The region's S3 prefix list (the gateway endpoint's routes): the only S3 destination of the groups' egress
+    this.s3PrefixListId = s3PrefixListId(this);
 
     const flowLogGroup = new logs.LogGroup(this, 'FlowLogs', {
       retention: config.logRetentionDays as logs.RetentionDays,
@@ -64,15 +81,22 @@ export class Network extends Construct {
       description: 'bsv-utxo-store Lambda functions',
       allowAllOutbound: false,
     });
-    // HTTPS to the interface endpoints and the S3 gateway endpoint (S3 addresses are public; isolated subnets
-    // route them only through the gateway endpoint, there is no internet route).
-    this.functionsSecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'HTTPS to VPC endpoints and S3');
-
     this.endpointsSecurityGroup = new ec2.SecurityGroup(this, 'EndpointsSg', {
       vpc: this.vpc,
       description: 'bsv-utxo-store interface endpoints (HTTPS from inside the VPC)',
       allowAllOutbound: false,
     });
+    // HTTPS only to the interface endpoints and to S3 through the gateway endpoint (the S3 prefix list)
+    this.functionsSecurityGroup.addEgressRule(
+      this.endpointsSecurityGroup,
+      ec2.Port.tcp(443),
+      'HTTPS to the interface endpoints',
+    );
+    this.functionsSecurityGroup.addEgressRule(
+      ec2.Peer.prefixList(this.s3PrefixListId),
+      ec2.Port.tcp(443),
+      'HTTPS to S3 (gateway endpoint)',
+    );
     this.endpointsSecurityGroup.addIngressRule(ec2.Peer.ipv4(config.vpcCidr), ec2.Port.tcp(443), 'HTTPS from the VPC');
 
     const services: [string, ec2.InterfaceVpcEndpointAwsService][] = [
@@ -85,14 +109,17 @@ export class Network extends Construct {
       ['Ec2Messages', ec2.InterfaceVpcEndpointAwsService.EC2_MESSAGES],
     ];
     if (config.xrayTracing) services.push(['Xray', ec2.InterfaceVpcEndpointAwsService.XRAY]);
+    // without NAT the nodes reach CloudFormation (their settings' pins, cdk/node-pins.ts) through an endpoint
+    if (!egress) services.push(['CloudFormation', ec2.InterfaceVpcEndpointAwsService.CLOUDFORMATION]);
     for (const [name, service] of services) {
-      this.vpc.addInterfaceEndpoint(name, {
+      const endpoint = this.vpc.addInterfaceEndpoint(name, {
         service,
         subnets: this.functionSubnets,
         securityGroups: [this.endpointsSecurityGroup],
         privateDnsEnabled: true,
         open: false,
       });
+      for (const statement of interfaceEndpointStatements(name)) endpoint.addToPolicy(statement);
     }
   }
 }

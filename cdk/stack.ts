@@ -12,6 +12,7 @@ import { DirectInvoke } from './direct-invoke';
 import { API_ROLES } from '../lib/http/roles';
 import { FUNCTION_NAMES, type FunctionName, type UtxoStoreConfig } from './config';
 import { FUNCTION_TABLE, Functions } from './functions';
+import { AuditAlarm } from './audit';
 import { Observability } from './observability';
 import { Storage } from './storage';
 import { Triggers } from './triggers';
@@ -40,6 +41,7 @@ export class UtxoStoreStack extends Stack {
   readonly directInvoke: DirectInvoke;
   readonly triggers: Triggers;
   readonly observability: Observability;
+  readonly adminAssumed: AuditAlarm;
 
   constructor(scope: Construct, id: string, props: UtxoStoreStackProps) {
     super(scope, id, props);
@@ -91,6 +93,15 @@ export class UtxoStoreStack extends Stack {
       cleanupDlq: this.triggers.cleanupDlq,
       clusterName: props.clusterName,
       aerospikeMetricsNamespace: props.aerospikeMetricsNamespace,
+      topic: props.alarmTopic,
+    });
+
+    // every assumption of the admin role is worth a look (docs/runbook.md "AdminRoleAssumed")
+    this.adminAssumed = new AuditAlarm(this, 'AdminRoleAssumed', {
+      description: `The ${config.stage} admin API role was assumed`,
+      source: 'aws.sts',
+      eventNames: ['AssumeRole'],
+      detail: { requestParameters: { roleArn: [this.api.roles.admin.roleArn] } },
       topic: props.alarmTopic,
     });
 

@@ -9,6 +9,9 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { UtxoStoreConfig } from './config';
 
+/** The aws-cdk-lib feature flag: server access logs delivered under a bucket policy instead of an ACL. */
+export const ACCESS_LOGS_BY_POLICY = '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy';
+
 /** Days a deleted or overwritten blob stays recoverable as a noncurrent version. */
 export const BLOB_NONCURRENT_DAYS = 30;
 
@@ -31,12 +34,15 @@ export class Storage extends Construct {
     const { config } = props;
     const removalPolicy = config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     this.blobPrefix = config.store.blobPrefix;
+    // server access logs are delivered under a bucket policy (logging.s3.amazonaws.com with the source bucket and
+    // account), not the legacy LogDeliveryWrite ACL, so the log bucket can enforce bucket-owner ownership
+    this.node.setContext(ACCESS_LOGS_BY_POLICY, true);
 
     this.accessLogBucket = new s3.Bucket(this, 'AccessLogs', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
-      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       versioned: false,
       lifecycleRules: [
         { id: 'expire-access-logs', expiration: Duration.days(config.logRetentionDays) },

@@ -95,8 +95,10 @@ export interface AerospikeConfig {
   deviceUsedAlarmPercent: number;
   /** hours between asbackup runs of the namespace to the backup bucket */
   backupIntervalHours: number;
-  /** days a backup is kept (noncurrent versions: the same) */
+  /** days a backup is kept (noncurrent versions: the same); at least twice the backup-age alarm's window */
   backupRetentionDays: number;
+  /** days of S3 Object Lock (governance mode) on every backup version; 0: none (set it at the first deployment) */
+  backupObjectLockDays: number;
   /**
    * The Enterprise path (docs/decisions/0006-partitions-on-community-edition.md): the namespace in strong-consistency
    * mode, its roster set by the node bootstrap, the functions' reads linearizable. Needs an Enterprise Edition
@@ -134,6 +136,7 @@ export function aerospikeDefaults(stage: string): AerospikeConfig {
     deviceUsedAlarmPercent: 70,
     backupIntervalHours: 24,
     backupRetentionDays: stage === 'prod' ? 35 : 7,
+    backupObjectLockDays: 0,
     strongConsistency: false,
   };
 }
@@ -159,6 +162,7 @@ export const AEROSPIKE_CONTEXT: ContextSpec = {
     deviceUsedAlarmPercent: 'aerospike.deviceUsedAlarmPercent',
     backupIntervalHours: 'aerospike.backupIntervalHours',
     backupRetentionDays: 'aerospike.backupRetentionDays',
+    backupObjectLockDays: 'aerospike.backupObjectLockDays',
     aerospikeStrongConsistency: 'aerospike.strongConsistency',
     spendAckGuard: 'aerospike.spendAckGuard',
   },
@@ -256,6 +260,14 @@ export function validateAerospike(c: AerospikeContext): void {
   int('deviceUsedAlarmPercent', a.deviceUsedAlarmPercent, 1, 99);
   int('backupIntervalHours', a.backupIntervalHours, 1, 168);
   int('backupRetentionDays', a.backupRetentionDays, 1, 3650);
+  // the backup-age alarm fires after 2 x backupIntervalHours without a backup: keep the last ones twice as long
+  if (a.backupRetentionDays * 24 < 4 * a.backupIntervalHours)
+    throw new ConfigurationError(
+      'backupRetentionDays',
+      `${a.backupRetentionDays} days would expire every backup before twice the backup-age alarm's window ` +
+        `(2 x backupIntervalHours ${a.backupIntervalHours}) has passed: keep at least ${Math.ceil((4 * a.backupIntervalHours) / 24)}`,
+    );
+  int('backupObjectLockDays', a.backupObjectLockDays, 0, a.backupRetentionDays);
   bool('aerospikeStrongConsistency', a.strongConsistency);
   if (a.spendAckGuard !== undefined && a.spendAckGuard !== 'refuse' && a.spendAckGuard !== 'off')
     throw new ConfigurationError('spendAckGuard', `expected refuse or off, got ${JSON.stringify(a.spendAckGuard)}`);

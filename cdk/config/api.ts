@@ -17,6 +17,14 @@ export interface ApiSettings {
    * adminInvokers).
    */
   directInvokers: Record<CallerRoleName, string[]>;
+  /**
+   * Who may assume each caller role: aws:PrincipalArn patterns (IAM role/user ARNs of this or another account, `*`
+   * allowed in the name, e.g. arn:aws:iam::123456789012:role/validator-*). The role trusts the account root only with
+   * an ArnLike condition on them. Required outside stage `dev`; empty in dev means any principal of the account that
+   * its own policy allows sts:AssumeRole (the dev convenience, docs/security.md). Context: -c validatorAssumers=arn,arn
+   * (and blockValidationAssumers, adminAssumers).
+   */
+  roleAssumers: Record<CallerRoleName, string[]>;
   apiThrottleRateLimit: number;
   apiThrottleBurstLimit: number;
   /** API Gateway method throttle of each route of the status function (GET /v1/health, GET /v1/chain/tip), rps */
@@ -24,11 +32,16 @@ export interface ApiSettings {
   statusThrottleBurstLimit: number;
 }
 
+/** Sessions of the admin role last at most this long (the other roles: ROLE_SESSION_HOURS). */
+export const ADMIN_SESSION_HOURS = 1;
+export const ROLE_SESSION_HOURS = 12;
+
 export function apiDefaults(): ApiSettings {
   return {
     maxTipAdvance: 10,
     apiRestrictToRoles: true,
     directInvokers: { validator: [], blockValidation: [], admin: [] },
+    roleAssumers: { validator: [], blockValidation: [], admin: [] },
     apiThrottleRateLimit: 1000,
     apiThrottleBurstLimit: 2000,
     statusThrottleRateLimit: 50,
@@ -43,12 +56,22 @@ export const API_CONTEXT: ContextSpec = {
     validatorInvokers: 'directInvokers.validator',
     blockValidationInvokers: 'directInvokers.blockValidation',
     adminInvokers: 'directInvokers.admin',
+    validatorAssumers: 'roleAssumers.validator',
+    blockValidationAssumers: 'roleAssumers.blockValidation',
+    adminAssumers: 'roleAssumers.admin',
     apiThrottleRateLimit: 'apiThrottleRateLimit',
     apiThrottleBurstLimit: 'apiThrottleBurstLimit',
     statusThrottleRateLimit: 'statusThrottleRateLimit',
     statusThrottleBurstLimit: 'statusThrottleBurstLimit',
   },
-  listPaths: ['directInvokers.validator', 'directInvokers.blockValidation', 'directInvokers.admin'],
+  listPaths: [
+    'directInvokers.validator',
+    'directInvokers.blockValidation',
+    'directInvokers.admin',
+    'roleAssumers.validator',
+    'roleAssumers.blockValidation',
+    'roleAssumers.admin',
+  ],
 };
 
 /**
@@ -58,7 +81,10 @@ export const API_CONTEXT: ContextSpec = {
  */
 const INVOKER_PRINCIPAL = /^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+$/;
 
-export function validateApi(c: ApiSettings): void {
+/** An aws:PrincipalArn pattern: an IAM role or user ARN (or an account's root), `*` and `?` allowed in the name. */
+const ASSUMER_PATTERN = /^arn:aws[a-z-]*:iam::\d{12}:(root|(role|user)\/[\w+=,.@/*?-]+)$/;
+
+export function validateApi(c: ApiSettings & { stage: string }): void {
   int('maxTipAdvance', c.maxTipAdvance, 1, 0x7fffffff);
   bool('apiRestrictToRoles', c.apiRestrictToRoles);
   for (const role of CALLER_ROLES) {
@@ -74,6 +100,23 @@ export function validateApi(c: ApiSettings): void {
                 'functions: name the IAM role or user ARN (arn:aws:iam::123456789012:role/name)'
             : `"${String(p)}" is not an IAM role or user ARN (arn:aws:iam::123456789012:role/name)`,
         );
+  }
+  for (const role of CALLER_ROLES) {
+    const list = c.roleAssumers?.[role];
+    const key = `${role}Assumers`;
+    if (!Array.isArray(list)) throw new ConfigurationError(key, 'expected a list of IAM principal ARN patterns');
+    for (const p of list)
+      if (typeof p !== 'string' || !ASSUMER_PATTERN.test(p))
+        throw new ConfigurationError(
+          key,
+          `"${String(p)}" is not an IAM role or user ARN pattern (arn:aws:iam::123456789012:role/name, * allowed in the name)`,
+        );
+    if (list.length === 0 && c.stage !== 'dev')
+      throw new ConfigurationError(
+        key,
+        `required outside stage dev: the IAM principals (ARN patterns) that may assume the ${role} API role; ` +
+          'without them every principal of the account allowed sts:AssumeRole could',
+      );
   }
 }
 

@@ -25,7 +25,10 @@ export interface OperationsSettings {
   logRetentionDays: number;
   /** X-Ray tracing on functions and the API stage (adds the X-Ray interface endpoint) */
   xrayTracing: boolean;
-  /** email subscribed to the alarm topic; unset -> alarms without notification (no topic) */
+  /**
+   * email subscribed to the alarm topic; required outside stage `dev` (alarms nobody receives protect nothing); unset
+   * in dev -> alarms without notification (no topic)
+   */
   alarmEmail?: string;
   /** alarm threshold: age of the oldest signal in seconds */
   signalAgeAlarmSeconds: number;
@@ -118,7 +121,7 @@ export function validateOperations(c: OperationsSettings & Reserved): void {
   int('cleanupMaxEventAgeSeconds', c.cleanupMaxEventAgeSeconds, 60, 86400);
 }
 
-export function validateObservability(c: OperationsSettings): void {
+export function validateObservability(c: OperationsSettings & { stage: string }): void {
   if (!LOG_RETENTION_DAYS.includes(c.logRetentionDays))
     throw new ConfigurationError('logRetentionDays', `expected one of ${LOG_RETENTION_DAYS.join(', ')}`);
   int('signalAgeAlarmSeconds', c.signalAgeAlarmSeconds, 60, 1209600);
@@ -126,6 +129,11 @@ export function validateObservability(c: OperationsSettings): void {
     throw new ConfigurationError('apiErrorRateAlarmPercent', 'expected a positive number');
   if (c.alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+$/.test(c.alarmEmail))
     throw new ConfigurationError('alarmEmail', 'expected an email address');
+  if (c.alarmEmail === undefined && c.stage !== 'dev')
+    throw new ConfigurationError(
+      'alarmEmail',
+      'required outside stage dev: the address the alarm topic notifies (without it no alarm reaches anyone)',
+    );
 }
 
 /** cleanupShards: within [1, MAX_CLEANUP_SHARDS], the function's partition ranges and its reserved concurrency. */

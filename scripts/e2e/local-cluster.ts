@@ -63,19 +63,28 @@ export class LocalClusterError extends Error {
   }
 }
 
-/** The SSM parameter values of the cluster stack by name suffix (conf, aerospike-devices, ...). */
+/**
+ * The SSM parameter values of the cluster stack by name suffix (conf, aerospike-devices, ...), and each parameter
+ * resource's metadata by logical id (`meta:<id>`: the pins the node scripts check, cdk/node-pins.ts).
+ */
 export function clusterParameters(stack: StackArtifact): Map<string, string> {
   const out = new Map<string, string>();
-  for (const { resource } of resourcesOfType({ stacks: [stack] }, 'AWS::SSM::Parameter')) {
+  for (const { id, resource } of resourcesOfType({ stacks: [stack] }, 'AWS::SSM::Parameter')) {
     const name = resource.Properties?.Name;
     const value = resource.Properties?.Value;
     if (typeof name === 'string' && typeof value === 'string') out.set(name.slice(name.lastIndexOf('/') + 1), value);
     if (typeof name === 'string') out.set(`name:${name.slice(name.lastIndexOf('/') + 1)}`, name);
+    const metadata = (resource as { Metadata?: unknown }).Metadata;
+    if (metadata !== undefined) out.set(`meta:${id}`, JSON.stringify(metadata));
   }
   return out;
 }
 
-/** Runs a script from the template with bash, `aws` answering `ssm get-parameter` from `params`. */
+/**
+ * Runs a script from the template with bash, `aws` answering `ssm get-parameter` from `params` (as the CLI's text
+ * output: the value and a newline) and `cloudformation describe-stack-resource` with the parameter resources'
+ * metadata, so the scripts check the pins as on a node.
+ */
 function runScript(
   work: string,
   script: string,
@@ -85,13 +94,20 @@ function runScript(
 ) {
   const bin = path.join(work, 'bin');
   const paramDir = path.join(work, 'params');
+  const metaDir = path.join(work, 'meta');
   mkdirSync(bin, { recursive: true });
   mkdirSync(paramDir, { recursive: true });
-  for (const [k, v] of params) if (!k.startsWith('name:')) writeFileSync(path.join(paramDir, k), v);
+  mkdirSync(metaDir, { recursive: true });
+  for (const [k, v] of params)
+    if (k.startsWith('meta:')) writeFileSync(path.join(metaDir, k.slice('meta:'.length)), `${v}\n`);
+    else if (!k.startsWith('name:')) writeFileSync(path.join(paramDir, k), v);
   writeFileSync(
     path.join(bin, 'aws'),
-    `#!/bin/bash\n[ "$1 $2" = "ssm get-parameter" ] || { echo "aws stand-in: only ssm get-parameter ($*)" >&2; exit 3; }\n` +
-      `while [ "$1" != --name ]; do shift; done\ncat "${paramDir}/$(basename "$2")"\n`,
+    '#!/bin/bash\n' +
+      `if [ "$1 $2" = "cloudformation describe-stack-resource" ]; then\n` +
+      `  while [ "$1" != --logical-resource-id ]; do shift; done; cat "${metaDir}/$2"; exit 0\nfi\n` +
+      `[ "$1 $2" = "ssm get-parameter" ] || { echo "aws stand-in: only ssm get-parameter ($*)" >&2; exit 3; }\n` +
+      `while [ "$1" != --name ]; do shift; done\ncat "${paramDir}/$(basename "$2")"; echo\n`,
   );
   chmodSync(path.join(bin, 'aws'), 0o755);
   const file = path.join(work, `script-${args[0] ?? 'run'}.sh`);

@@ -147,11 +147,6 @@ describe('cluster stack', () => {
 
   test('node role: its own SSM parameters, the CloudWatch agent, the backup prefix; nothing else of S3', () => {
     const t = s.clusterTemplate;
-    t.hasResourceProperties('AWS::IAM::Role', {
-      ManagedPolicyArns: Match.arrayWith([
-        { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/CloudWatchAgentServerPolicy']] },
-      ]),
-    });
     const statements = Object.values(resourcesOf(t, 'AWS::IAM::Policy')).flatMap(
       (p) => (p.Properties!.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement,
     );

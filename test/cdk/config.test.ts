@@ -5,6 +5,11 @@ import * as path from 'node:path';
 import { standaloneContext } from '../../cdk/app';
 import { connectionBudget, defaultConfig, loadConfig, maxRecordSizeBytes, minClusterSize } from '../../cdk/config';
 
+const PROD_ASSUMERS = {
+  validator: ['arn:aws:iam::123456789012:role/validator-*'],
+  blockValidation: ['arn:aws:iam::123456789012:role/block-validation'],
+  admin: ['arn:aws:iam::123456789012:role/ops-admin'],
+};
 const ctx = (values: Record<string, unknown>) => ({ tryGetContext: (k: string) => values[k] });
 
 test('defaults: 3 x i4i.large in 3 AZs, replication 2, B = 20000, retention 288, dev stage', () => {
@@ -28,7 +33,14 @@ test('stages object from cdk.json, then -c keys on top (strings coerced)', () =>
   const c = loadConfig(
     ctx({
       stage: 'prod',
-      stages: { prod: { aerospike: { nodeCount: 6 }, functions: { cleanup: { reservedConcurrency: 1 } } } },
+      stages: {
+        prod: {
+          aerospike: { nodeCount: 6 },
+          functions: { cleanup: { reservedConcurrency: 1 } },
+          alarmEmail: 'ops@example.com',
+          roleAssumers: PROD_ASSUMERS,
+        },
+      },
       nodeCount: '4',
       replicationFactor: '3',
       externalizeAll: 'true',

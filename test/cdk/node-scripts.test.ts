@@ -22,9 +22,11 @@ import {
   renderAerospikeConf,
   renderApplyConfigScript,
   renderBackupScript,
+  renderUserData,
   renderDeviceScript,
   renderRestoreScript,
 } from '../../cdk/aerospike-scripts';
+import { PIN_METADATA_KEY, pinOf, type Pins } from '../../cdk/node-pins';
 
 let dir: string;
 let bin: string;
@@ -68,13 +70,45 @@ if [ "$1" = s3 ] && [ "$2" = cp ]; then
   cat "$f"; exit 0
 fi
 if [ "$1" = ssm ] && [ "$2" = get-parameter ]; then
-  while [ "$1" != --name ]; do shift; done; cat "${dir}/params/$(basename "$2")"; exit 0
+  # the CLI's text output: the value and a newline
+  while [ "$1" != --name ]; do shift; done; cat "${dir}/params/$(basename "$2")"; echo; exit 0
+fi
+if [ "$1" = cloudwatch ] && [ "$2" = put-metric-data ]; then exit 0; fi
+if [ "$1" = cloudformation ] && [ "$2" = describe-stack-resource ]; then
+  while [ "$1" != --logical-resource-id ]; do shift; done; cat "${dir}/meta/$2"; exit 0
 fi
 exit 3`,
   );
 });
 
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The pins of the stub stack: setting s has the logical id `Param_<s>` (cdk/node-pins.ts). */
+const PINS: Pins = {
+  stackName: 'Stub-Cluster',
+  logicalIds: Object.fromEntries(
+    (
+      [
+        'bootstrap',
+        'aerospike-devices',
+        'aerospike-apply-config',
+        'conf',
+        'cloudwatch-agent',
+        'package',
+        'exporter-package',
+      ] as const
+    ).map((k) => [k, `Param_${k}`]),
+  ) as Pins['logicalIds'],
+};
+
+/** Pins `value` for `setting` in the stub stack's metadata (as `aws ssm get-parameter --output text` writes it). */
+function pin(setting: keyof Pins['logicalIds'], value: string): void {
+  mkdirSync(path.join(dir, 'meta'), { recursive: true });
+  writeFileSync(
+    path.join(dir, 'meta', `Param_${setting}`),
+    JSON.stringify({ [PIN_METADATA_KEY]: pinOf(value) }) + '\n',
+  );
+}
 
 describe('aerospike-devices', () => {
   function byId(names: string[]): string {
@@ -140,7 +174,8 @@ describe('aerospike-apply-config', () => {
       devices,
       '/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_A\n/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_B\n',
     );
-    const script = renderApplyConfigScript('/p', 3).split('/etc/aerospike/devices.list').join(devices);
+    pin('conf', conf);
+    const script = renderApplyConfigScript('/p', 3, PINS).split('/etc/aerospike/devices.list').join(devices);
     stub('systemctl');
     // unstable twice, then the cluster key
     stub(
@@ -167,8 +202,61 @@ describe('aerospike-apply-config', () => {
   });
 });
 
+describe('pinned node settings (cdk/node-pins.ts)', () => {
+  const conf = renderAerospikeConf({
+    clusterName: 'c',
+    seeds: ['a'],
+    namespace: 'utxo',
+    replicationFactor: 1,
+    minClusterSize: 1,
+    protoFdMax: 15000,
+    nsupPeriodSeconds: 120,
+    maxRecordSize: 3145728,
+  });
+
+  test('apply-config refuses a conf whose SHA-256 is not the one pinned in the stack (a parameter write alone)', () => {
+    mkdirSync(path.join(dir, 'params'));
+    pin('conf', conf);
+    writeFileSync(path.join(dir, 'params', 'conf'), conf.replace('nsup-period 120', 'nsup-period 1'));
+    const r = run(renderApplyConfigScript('/p', 1, PINS), [], { CONF_DIR: dir });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('/p/conf does not match the SHA-256 pinned in stack Stub-Cluster: refused');
+    expect(existsSync(path.join(dir, 'aerospike.conf'))).toBe(false);
+    expect(callLog()).toContain(
+      'aws cloudformation describe-stack-resource --region eu-west-1 --stack-name Stub-Cluster --logical-resource-id Param_conf --query StackResourceDetail.Metadata --output text',
+    );
+  });
+
+  test('the user data runs the bootstrap only if it is the pinned one', () => {
+    mkdirSync(path.join(dir, 'params'));
+    const sbin = path.join(dir, 'sbin');
+    mkdirSync(sbin);
+    const bootstrap = '#!/bin/bash\necho "bootstrap ran $*"\n';
+    const userData = (): string =>
+      renderUserData('/p', 1, 'aerospike-1.z', PINS).join('\n').split('/usr/local/sbin').join(sbin);
+    pin('bootstrap', bootstrap);
+    writeFileSync(path.join(dir, 'params', 'bootstrap'), bootstrap);
+    const ok = run(userData());
+    expect(ok.stderr).toBe('');
+    expect(ok.stdout).toContain('bootstrap ran /p 1 aerospike-1.z');
+    writeFileSync(path.join(dir, 'params', 'bootstrap'), '#!/bin/bash\necho "attacker ran"\n');
+    const tampered = run(userData());
+    expect(tampered.status).toBe(1);
+    expect(tampered.stdout).not.toContain('attacker ran');
+    expect(tampered.stderr).toContain('/p/bootstrap does not match the SHA-256 pinned in stack Stub-Cluster');
+    expect(existsSync(path.join(sbin, 'aerospike-bootstrap'))).toBe(false);
+  });
+});
+
 describe('backup and restore', () => {
-  const o = { bucket: 'backups', prefix: 'aerospike', namespace: 'utxo' };
+  const o = {
+    bucket: 'backups',
+    prefix: 'aerospike',
+    namespace: 'utxo',
+    metric: { namespace: 'BsvUtxoStore/Aerospike', clusterName: 'c1' },
+  };
+  const METRIC_PUT =
+    'aws cloudwatch put-metric-data --region eu-west-1 --namespace BsvUtxoStore/Aerospike --metric-name BackupCompleted --dimensions cluster_name=c1 --value 1';
   const principal = (node: string) =>
     stub(
       'asinfo',
@@ -186,6 +274,9 @@ describe('backup and restore', () => {
     expect(readFileSync(path.join(s3, 'backups/aerospike/T1', BACKUP_COMPLETE_MARKER), 'utf8')).toMatch(
       /^namespace=utxo\nnode=BB9\nfinished=/,
     );
+    // after the marker: the metric the backup-age alarm watches
+    expect(callLog()).toContain(METRIC_PUT);
+    expect(r.stderr).not.toContain('not put');
   });
 
   test('another node skips; a failed asbackup leaves no marker', () => {
@@ -197,6 +288,7 @@ describe('backup and restore', () => {
     const failed = run(renderBackupScript(o), [], { STAMP: 'T2' });
     expect(failed.status).not.toBe(0);
     expect(existsSync(path.join(s3, 'backups/aerospike/T2', BACKUP_COMPLETE_MARKER))).toBe(false);
+    expect(callLog()).not.toContain(METRIC_PUT);
   });
 
   test('restore: a complete backup is restored with asrestore; an incomplete one or a bad name is refused', () => {

@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'child_process';
 import { renderBootstrap } from '../../cdk/aerospike-scripts';
+import type { Pins } from '../../cdk/node-pins';
 import { appFunctions, resourcesOf, synth, type Synth } from './helpers';
 
 const PREFIX = '/bsv-utxo-store/dev/aerospike';
@@ -111,6 +112,7 @@ test('the roster step of the bootstrap runs as written (bash, stub asinfo)', () 
     prefix: PREFIX,
     logGroupName: 'g',
     strongConsistency: { namespace: 'utxo', nodeCount: 3 },
+    pins: { stackName: 'S', logicalIds: {} as Pins['logicalIds'] },
   });
   const roster = script.slice(script.indexOf('if [ "$INDEX" = "3" ]'));
   const stub = [
