@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
 import { ConflictError, isApiError, localClient } from '@bsv-utxo-store/client';
-import { startServer } from '../lib/http/local-server';
+import { startServer } from '../server/local-server';
 import { makeTx, rootTx } from '../test/fixtures/txs';
 
 async function main(): Promise<void> {

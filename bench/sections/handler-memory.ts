@@ -12,7 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { synthesizeBundled } from '../../cdk/asset-report';
 import { defaultConfig } from '../../cdk/config';
-import { scheduledEvent, toProxyEvent } from '../../lib/http/local-server';
+import { scheduledEvent, toProxyEvent } from '../../server/local-server';
 import { nodeArguments } from '../../scripts/e2e/functions';
 import { findNode22 } from '../../scripts/e2e/node22';
 import { lambdaLayoutEnv } from './cold-start';

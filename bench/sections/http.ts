@@ -150,7 +150,7 @@ export function handlerRows(): BenchRow[] {
 
 export async function benchHttp(): Promise<BenchRow[]> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { startServer } = require('../../lib/http/local-server') as typeof import('../../lib/http/local-server');
+  const { startServer } = require('../../server/local-server') as typeof import('../../server/local-server');
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-http-'));
   const server = await startServer({
     env: { UTXO_STORE: 'embedded::memory:', BLOB_STORE: `file:${dir}`, SIGNAL_QUEUE: 'inline' },

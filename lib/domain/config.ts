@@ -2,7 +2,7 @@
  * Configuration from the environment (docs/settings.md). Invalid values stop start-up with a ConfigError that
  * names the variable and says what was wrong.
  */
-import type { StoreSettings } from '../store/types';
+import type { StoreSettings } from './store-settings';
 
 export class ConfigError extends Error {
   constructor(

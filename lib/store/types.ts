@@ -3,33 +3,29 @@
  * the HTTP layer serializes these shapes as they are.
  */
 import type { ItemOutcome, UtxoStoreError } from '../domain/errors';
-import type { VerifySpendersReport } from './verify-spends';
 
-export type { LostSpend, VerifySpendersReport } from './verify-spends';
+export type { StoreSettings } from '../domain/store-settings';
 
-export interface StoreSettings {
-  /** B: outputs per record; fixed for the life of a store */
-  utxoBatchSize: number;
-  /** R: blocks a fully spent tx is kept before deletion; 0 disables DAH */
-  blockHeightRetention: number;
-  /** extended size above which a tx goes to the blob store */
-  maxTxSizeInStore: number;
-  externalizeAll: boolean;
-  coinbaseMaturity: number;
-  /**
-   * blocks PUT /v1/chain/tip may move H forward per call without `force` (MAX_TIP_ADVANCE); unset: no bound
-   * (the service always sets it, lib/domain/config.ts)
-   */
-  maxTipAdvance?: number;
-  /** records per engine batch of a batched operation (ENGINE_BATCH_SIZE; default 100) */
-  engineBatchSize?: number;
-  /**
-   * SPEND_ACK_GUARD: `refuse` (default) answers a spend applied while the replicated engine's cluster is not settled
-   * as in doubt (STORAGE_ERROR) instead of acknowledging it; `off` acknowledges it (lib/store/spend-many.ts)
-   */
-  spendAckGuard?: 'refuse' | 'off';
-  /** AEROSPIKE_CLUSTER_SIZE: the nodes a settled cluster has (0 or unset: any size, all nodes agreeing) */
-  clusterSize?: number;
+/** An input of verifySpenders whose spend did not stand (verify-spends.ts). */
+export interface LostSpend {
+  /** the parent output */
+  txid: string;
+  vout: number;
+  /** the stored tx whose spend of it did not stand */
+  spendingTxid: string;
+  vin: number;
+  /** the spender in the record (undefined: the output is unspent, or its record is missing) */
+  recorded?: string;
+  state: 'spent-by-other' | 'unspent' | 'missing' | 'frozen';
+}
+
+export interface VerifySpendersReport {
+  /** stored txs whose inputs were checked (txs not in the store are skipped) */
+  checked: number;
+  /** inputs whose output the record does not show spent by their tx */
+  lost: LostSpend[];
+  /** every tx marked conflicting: the txs with a lost input spent by another tx, and all their descendants */
+  markedConflicting: string[];
 }
 
 export interface MinedBlock {

@@ -16,27 +16,7 @@ import { setConflicting } from './admin';
 import { txidListArg } from './args';
 import type { StoreContext } from './context';
 import { descendantsOf, loadTxs, readInputSlots, type TxInput } from './tx-graph';
-
-export interface LostSpend {
-  /** the parent output */
-  txid: string;
-  vout: number;
-  /** the stored tx whose spend of it did not stand */
-  spendingTxid: string;
-  vin: number;
-  /** the spender in the record (undefined: the output is unspent, or its record is missing) */
-  recorded?: string;
-  state: 'spent-by-other' | 'unspent' | 'missing' | 'frozen';
-}
-
-export interface VerifySpendersReport {
-  /** stored txs whose inputs were checked (txs not in the store are skipped) */
-  checked: number;
-  /** inputs whose output the record does not show spent by their tx */
-  lost: LostSpend[];
-  /** every tx marked conflicting: the txs with a lost input spent by another tx, and all their descendants */
-  markedConflicting: string[];
-}
+import type { VerifySpendersReport } from './types';
 
 const CHUNK = 500;
 

@@ -124,7 +124,7 @@ async function startLocalServer(
   port: number,
   env: Record<string, string>,
 ): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), ['scripts/start.ts'], {
+  const child = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), ['server/start.ts'], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],

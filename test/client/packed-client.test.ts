@@ -2,7 +2,7 @@
  * The client as a service outside this repository gets it: `npm pack` of packages/client, the tarball installed
  * alone into a scratch project (with typescript and @types/node, which a TypeScript node service has anyway), a
  * strict TypeScript consumer (module NodeNext) compiled against it as ESM (import) and as CommonJS (require), each
- * run against `npm start` (scripts/start.ts in a child process, embedded engine, a free port): a create, spends
+ * run against `npm start` (server/start.ts in a child process, embedded engine, a free port): a create, spends
  * through automatic batching, a typed error (ConflictError SPENT), the SigV4 transport loading the credential chain
  * on first use, and direct invocation failing typed without the optional @aws-sdk/client-lambda. The installed tree
  * must hold none of the server's dependencies. Without the npm registry (or its cache) the test skips, saying why.
@@ -128,7 +128,7 @@ function fixtures(file: string, spenders: number): string {
 
 /** `npm start` on a free port with its data in dir; resolves with its URL. */
 function startServer(dir: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['scripts/start.ts'], {
+  const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['server/start.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -347,7 +347,7 @@ describe('the repository is self-contained', () => {
   });
 
   test('repository paths named in docs/ exist', () => {
-    const roots = ['lib', 'lua', 'functions', 'cdk', 'scripts', 'test', 'bench', 'docs'];
+    const roots = ['lib', 'lua', 'functions', 'server', 'cdk', 'scripts', 'test', 'bench', 'docs'];
     const missing: string[] = [];
     for (const file of MARKDOWN.filter((f) => f.startsWith('docs/'))) {
       for (const m of read(file).matchAll(/`([a-z][\w./-]*)`/g)) {

@@ -1,11 +1,11 @@
 /**
- * End-to-end harness: the local server (lib/http/local-server.ts) on a free port with an in-memory embedded engine,
+ * End-to-end harness: the local server (server/local-server.ts) on a free port with an in-memory embedded engine,
  * a temporary blob directory and the inline queue, and a small JSON client over fetch.
  */
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
-import { startServer, type LocalServer } from '../../lib/http/local-server';
+import { startServer, type LocalServer } from '../../server/local-server';
 
 export interface Reply {
   status: number;
@@ -90,4 +90,33 @@ export function expectError(reply: Reply, status: number, code: string, field?: 
   expect(typeof reply.body.error.message).toBe('string');
   if (field !== undefined) expect(reply.body.error.details?.field).toBe(field);
   return reply.body.error as { code: string; message: string; details?: Record<string, unknown> };
+}
+
+/** The requests of an Api, sent to the server useApi started. */
+export type ApiRequests = Pick<Api, 'get' | 'del' | 'post' | 'put' | 'raw'>;
+
+/**
+ * One local server for a test file's tests: started before them with the chain tip at `tip`, closed after them. The
+ * requests go to it (from inside a test or hook: it starts in beforeAll).
+ */
+export function useApi(tip = 1000): ApiRequests {
+  let api: Api | undefined;
+  beforeAll(async () => {
+    api = await startApi();
+    expect((await api.put('/v1/chain/tip/force', { height: tip })).status).toBe(200);
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+  const current = (): Api => {
+    if (!api) throw new Error('the local server has not started: send requests from a test or hook');
+    return api;
+  };
+  return {
+    get: (p) => current().get(p),
+    del: (p) => current().del(p),
+    post: (p, body) => current().post(p, body),
+    put: (p, body) => current().put(p, body),
+    raw: (method, p, body, headers) => current().raw(method, p, body, headers),
+  };
 }

@@ -5,18 +5,9 @@
  */
 import './quiet-logs';
 import { makeTx, rootTx, spendItem, type Fixture } from '../fixtures/txs';
-import { expectError, startApi, type Api } from './harness';
+import { expectError, useApi } from './harness';
 
-let api: Api;
-
-beforeAll(async () => {
-  api = await startApi();
-  expect((await api.put('/v1/chain/tip/force', { height: 1000 })).status).toBe(200);
-});
-
-afterAll(async () => {
-  await api?.close();
-});
+const api = useApi();
 
 const MINED = { minedBlocks: [{ blockId: 9, blockHeight: 900, subtreeIdx: 0 }] };
 

@@ -1,6 +1,6 @@
 /**
  * The local server itself: OpenAPI document, one log line per request, configuration errors, clean shutdown
- * without losing an acknowledged write, and `npm start` (scripts/start.ts) end to end.
+ * without losing an acknowledged write, and `npm start` (server/start.ts) end to end.
  */
 import './quiet-logs';
 import { spawn } from 'child_process';
@@ -10,7 +10,7 @@ import * as net from 'net';
 import { tmpdir } from 'os';
 import * as path from 'path';
 import { ConfigError } from '../../lib/domain/config';
-import { startServer } from '../../lib/http/local-server';
+import { startServer } from '../../server/local-server';
 import { MAX_BODY_BYTES } from '../../lib/http/payload-limits';
 import { ROUTES } from '../../lib/http/routes';
 import { getRuntime } from '../../lib/runtime';
@@ -213,7 +213,7 @@ describe('the local server', () => {
 });
 
 function runStart(env: Record<string, string>) {
-  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), 'scripts/start.ts'], {
+  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), 'server/start.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -225,7 +225,7 @@ function runStart(env: Record<string, string>) {
   return { child, output: () => out, exited };
 }
 
-describe('npm start (scripts/start.ts)', () => {
+describe('npm start (server/start.ts)', () => {
   test('serves GET /v1/health within 30 s and stops on SIGTERM', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'http-start-'));
     const run = runStart({

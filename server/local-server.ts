@@ -13,14 +13,14 @@ import { randomUUID } from 'crypto';
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, ScheduledEvent } from 'aws-lambda';
-import type { CleanupReport } from '../cleanup';
-import { loadConfig, type Config } from '../domain/config';
-import { closeRuntime, getRuntime, resetRuntime } from '../runtime';
-import { HttpError, invalidArgument, mapError } from './errors';
-import { buildOpenApi } from './openapi';
-import { matchRoute, ROUTES, type FunctionName } from './routes';
-import { LAMBDA_PAYLOAD_BYTES, MAX_BODY_BYTES, payloadBytesOver } from './payload-limits';
-import { proxyIdentity } from './proxy-identity';
+import type { CleanupReport } from '../lib/cleanup';
+import { loadConfig, type Config } from '../lib/domain/config';
+import { closeRuntime, getRuntime, resetRuntime } from '../lib/runtime';
+import { HttpError, invalidArgument, mapError } from '../lib/http/errors';
+import { buildOpenApi } from '../lib/http/openapi';
+import { matchRoute, ROUTES, type FunctionName } from '../lib/http/routes';
+import { LAMBDA_PAYLOAD_BYTES, MAX_BODY_BYTES, payloadBytesOver } from '../lib/http/payload-limits';
+import { proxyIdentity } from '../lib/http/proxy-identity';
 
 export interface StartServerOptions {
   /** configuration variables (docs/settings.md); default process.env */
@@ -60,16 +60,16 @@ const DRAIN_LIMIT = 4 * MAX_BODY_BYTES;
 function loadHandlers(): { api: Record<FunctionName, ApiHandlerFn>; cleanup: CleanupHandlerFn } {
   return {
     api: {
-      create: require('../../functions/create').handler,
-      get: require('../../functions/get').handler,
-      spend: require('../../functions/spend').handler,
-      unspend: require('../../functions/unspend').handler,
-      'set-mined': require('../../functions/set-mined').handler,
-      'get-utxo': require('../../functions/get-utxo').handler,
-      status: require('../../functions/status').handler,
-      admin: require('../../functions/admin').handler,
+      create: require('../functions/create').handler,
+      get: require('../functions/get').handler,
+      spend: require('../functions/spend').handler,
+      unspend: require('../functions/unspend').handler,
+      'set-mined': require('../functions/set-mined').handler,
+      'get-utxo': require('../functions/get-utxo').handler,
+      status: require('../functions/status').handler,
+      admin: require('../functions/admin').handler,
     },
-    cleanup: require('../../functions/cleanup').handler,
+    cleanup: require('../functions/cleanup').handler,
   };
 }
 /* eslint-enable @typescript-eslint/no-require-imports */

@@ -4,7 +4,7 @@
  * signal queue). SIGTERM / SIGINT: stop accepting, finish in-flight requests, close the engine, exit 0.
  */
 import { ConfigError } from '../lib/domain/config';
-import { startServer } from '../lib/http/local-server';
+import { startServer } from './local-server';
 
 async function main(): Promise<void> {
   const server = await startServer({ env: process.env });
