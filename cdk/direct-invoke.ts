@@ -4,7 +4,7 @@
  *
  * Invoking a function directly skips API Gateway, and with it the per-route authorization (the event carries no
  * caller identity the caller could not have written). So a caller role may invoke a function only when it may call
- * every route that function serves with every field (lib/http/field-roles.ts leastInvokerRole): the validator role
+ * every route that function serves with every field (lib/http/roles.ts leastInvokerRole): the validator role
  * gets spend, unspend, get-utxo and status; blockValidation also create (whose create fields minedBlocks, locked and
  * conflicting are blockValidation's), get and set-mined; admin every API function. Each of the API's three roles
  * gets that identity grant; the principals listed per role in the config (`-c validatorInvokers=arn,...`) are
@@ -14,8 +14,7 @@ import { CfnOutput } from 'aws-cdk-lib';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { leastInvokerRole as leastRole } from '../lib/http/field-roles';
-import { API_ROLES, roleAllows, type ApiRole } from '../lib/http/roles';
+import { API_ROLES, leastInvokerRole as leastRole, roleAllows, type ApiRole } from '../lib/http/roles';
 import { ROUTE_TABLE } from '../lib/http/route-table';
 import { ROUTES, type Route } from './api';
 import type { FunctionName, UtxoStoreConfig } from './config';

@@ -11,7 +11,7 @@
  * - Through the Lambda Invoke API, the event carries no caller identity that the caller could not have written itself.
  *   Only the principals the function's resource policy allows can invoke it (cdk/function-policy.ts): the roles that
  *   may call every route and every field of the function, and their configured invokers. The caller's role is then
- *   that least invoker role (lib/http/field-roles.ts leastInvokerRole). The same holds for an API Gateway-shaped event
+ *   that least invoker role (lib/http/roles.ts leastInvokerRole). The same holds for an API Gateway-shaped event
  *   sent with Invoke: its sender is one of those principals, allowed everything the function does anyway.
  * - Outside Lambda (the local server, tests) there are no roles: API_CALLER_ROLES is unset, every role is allowed.
  *   Inside Lambda without API_CALLER_ROLES, only the route's own role is (fail closed).

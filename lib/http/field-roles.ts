@@ -7,40 +7,7 @@
  * conflicting.
  */
 import { HttpError } from './errors';
-import { roleAllows, type ApiRole } from './roles';
-
-interface RouteLike {
-  method: string;
-  path: string;
-  fn: string;
-  role: ApiRole;
-  batch?: { items: string };
-  restrictedFields?: Record<string, string>;
-}
-
-const keyOf = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
-
-/** The restricted fields of a route, each with the least role that may send it (that of the route setting it). */
-export function fieldRoles(routes: readonly RouteLike[], route: RouteLike): Record<string, ApiRole> {
-  const out: Record<string, ApiRole> = {};
-  for (const [field, setter] of Object.entries(route.restrictedFields ?? {})) {
-    const target = routes.find((r) => keyOf(r) === setter);
-    if (!target) throw new Error(`${keyOf(route)}: the restricted field ${field} names no route ${setter}`);
-    out[field] = target.role;
-  }
-  return out;
-}
-
-/** The least role that may call every route of a function with every field: whom its resource policy may admit. */
-export function leastInvokerRole(fn: string, routes: readonly RouteLike[]): ApiRole | undefined {
-  let least: ApiRole | undefined;
-  for (const r of routes) {
-    if (r.fn !== fn) continue;
-    for (const role of [r.role, ...Object.values(fieldRoles(routes, r))])
-      if (least === undefined || roleAllows(role, least)) least = role;
-  }
-  return least;
-}
+import { fieldRoles, roleAllows, type ApiRole, type RouteLike } from './roles';
 
 /** 403 FIELD_NOT_ALLOWED when the body (or a batch item) sends a field the caller's role may not. */
 export function checkFieldRoles(routes: readonly RouteLike[], route: RouteLike, body: unknown, role: ApiRole): void {

@@ -18,7 +18,8 @@ import { cleanupMetrics, emitSingle, logger, metrics, MetricUnit } from './obser
 import { matchRoute, paramNames, ROUTES, routesOf, type FunctionName, type Route } from './routes';
 import { callerOf, type Caller } from './caller';
 import { isDirectInvocation, directInvocationProblem, toDirectResult, toProxyEvent } from './direct-invocation';
-import { checkFieldRoles, leastInvokerRole } from './field-roles';
+import { checkFieldRoles } from './field-roles';
+import { leastInvokerRole } from './roles';
 import type { DirectInvocation, DirectResult } from './direct-invocation';
 import { LAMBDA_PAYLOAD_BYTES, MAX_BODY_BYTES, payloadBytesOver } from './payload-limits';
 import { emptyObject } from './schemas';
