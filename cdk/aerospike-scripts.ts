@@ -32,6 +32,8 @@ export const AGENT_CONFIG_FILE = '/usr/local/etc/aerospike-cloudwatch-agent.json
 /** the device list recorded at first boot; every later start must find exactly it */
 export const DEVICES_FILE = '/etc/aerospike/devices.list';
 export const AEROSPIKE_LOG = '/var/log/aerospike/aerospike.log';
+/** the tag the backup puts on superseded backups' objects: the only ones the lifecycle expires (cdk/backup.ts) */
+export const SUPERSEDED_TAG = 'bsv-utxo-store-superseded';
 /** the file a backup writes last: a restore accepts only a backup directory that has it */
 export const BACKUP_COMPLETE_MARKER = 'BACKUP_COMPLETE';
 
@@ -431,6 +433,8 @@ export function renderBackupScript(o: {
   namespace: string;
   /** the BackupCompleted metric put after the marker (the backup-age alarm, cdk/backup.ts) */
   metric: { namespace: string; clusterName: string };
+  /** complete backups never superseded: only older ones are tagged for the lifecycle's expiry */
+  keepNewest: number;
 }): string {
   return `#!/bin/bash
 # aerospike-backup: asbackup of namespace ${o.namespace} to s3://${o.bucket}/${o.prefix}/<time>/ (cluster principal only)
@@ -448,6 +452,20 @@ aws cloudwatch put-metric-data --region "$REGION" --namespace '${o.metric.namesp
   --dimensions 'cluster_name=${o.metric.clusterName}' --value 1 ||
   echo "aerospike-backup: BackupCompleted not put: the backup-age alarm will fire" >&2
 echo "aerospike-backup: $DEST complete"
+# Supersede: every backup directory older than the newest ${o.keepNewest} complete ones gets the tag the lifecycle's
+# expiry needs (${SUPERSEDED_TAG}=true); if backups stop, nothing more is tagged and the newest complete ones stay.
+CUTOFF=$(aws s3 ls --region "$REGION" --recursive "s3://${o.bucket}/${o.prefix}/" | awk '{print $4}' |
+  sed -n 's#^${o.prefix}/\\([^/]*\\)/${BACKUP_COMPLETE_MARKER}$#\\1#p' | sort | tail -n ${o.keepNewest} | head -n 1)
+for DIR in $(aws s3 ls --region "$REGION" "s3://${o.bucket}/${o.prefix}/" | awk '$1 == "PRE" {print $2}' | tr -d / | sort); do
+  [[ "$DIR" < "$CUTOFF" ]] || continue
+  for KEY in $(aws s3api list-objects-v2 --region "$REGION" --bucket '${o.bucket}' --prefix "${o.prefix}/$DIR/" \
+      --query 'Contents[].Key' --output text); do
+    [ "$KEY" = None ] && continue
+    aws s3api put-object-tagging --region "$REGION" --bucket '${o.bucket}' --key "$KEY" \
+      --tagging 'TagSet=[{Key=${SUPERSEDED_TAG},Value=true}]'
+  done
+  echo "aerospike-backup: ${o.prefix}/$DIR superseded (expires after the retention)"
+done
 `;
 }
 
@@ -465,11 +483,12 @@ ${IMDS_REGION}
 STAMP=\${1:?usage: aerospike-restore <backup time, e.g. 2026-01-31T03-00-00Z>}
 case "$STAMP" in *[!A-Za-z0-9:-]*) echo "aerospike-restore: bad backup time \\"$STAMP\\"" >&2; exit 2 ;; esac
 SRC="s3://${o.bucket}/${o.prefix}/$STAMP"
-if ! aws s3 cp --region "$REGION" "$SRC/${BACKUP_COMPLETE_MARKER}" - >/tmp/aerospike-restore.marker; then
+MARKER=$(mktemp); trap 'rm -f "$MARKER"' EXIT
+if ! aws s3 cp --region "$REGION" "$SRC/${BACKUP_COMPLETE_MARKER}" - >"$MARKER"; then
   echo "aerospike-restore: $SRC has no ${BACKUP_COMPLETE_MARKER}: an incomplete or missing backup, refused" >&2
   exit 1
 fi
-cat /tmp/aerospike-restore.marker
+cat "$MARKER"
 asrestore --namespace '${o.namespace}' --directory "$SRC" --s3-region "$REGION"
 echo "aerospike-restore: $SRC restored into ${o.namespace}"
 `;

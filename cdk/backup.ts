@@ -13,7 +13,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { ACCESS_LOGS_BY_POLICY } from './storage';
-import { renderBackupScript, renderRestoreScript } from './aerospike-scripts';
+import { renderBackupScript, renderRestoreScript, SUPERSEDED_TAG } from './aerospike-scripts';
 
 export interface BackupProps {
   clusterName: string;
@@ -25,6 +25,8 @@ export interface BackupProps {
   nodeRole: iam.IRole;
   /** CloudWatch namespace of the BackupCompleted metric (the nodes may put metrics only there) */
   metricsNamespace: string;
+  /** complete backups that are never superseded (so never expire) */
+  keepNewest: number;
   /** days of Object Lock (governance) retention of every backup version; 0: none */
   objectLockDays: number;
   topic?: sns.ITopic;
@@ -81,11 +83,18 @@ export class Backup extends Construct {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       serverAccessLogsBucket: this.accessLogBucket,
       serverAccessLogsPrefix: 'backup-bucket/',
+      // Only superseded backups expire (the backup script tags every directory older than the newest keepNewest
+      // complete ones): if backups stop, the newest complete ones stay until someone acts on the BackupAge alarm.
       lifecycleRules: [
         {
-          id: 'expire-backups',
+          id: 'expire-superseded-backups',
           prefix: `${BACKUP_PREFIX}/`,
+          tagFilters: { [SUPERSEDED_TAG]: 'true' },
           expiration: Duration.days(props.retentionDays),
+        },
+        {
+          id: 'expire-noncurrent-backup-versions',
+          prefix: `${BACKUP_PREFIX}/`,
           noncurrentVersionExpiration: Duration.days(props.retentionDays),
           abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
@@ -105,7 +114,13 @@ export class Backup extends Construct {
     props.nodeRole.addToPrincipalPolicy(
       new iam.PolicyStatement({
         sid: 'BackupObjects',
-        actions: ['s3:PutObject', 's3:GetObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
+        actions: [
+          's3:PutObject',
+          's3:GetObject',
+          's3:AbortMultipartUpload',
+          's3:ListMultipartUploadParts',
+          's3:PutObjectTagging',
+        ],
         resources: [this.bucket.arnForObjects(`${BACKUP_PREFIX}/*`)],
       }),
     );
@@ -129,6 +144,7 @@ export class Backup extends Construct {
     this.backupScript = renderBackupScript({
       ...script,
       metric: { namespace: props.metricsNamespace, clusterName: props.clusterName },
+      keepNewest: props.keepNewest,
     });
     this.restoreScript = renderRestoreScript(script);
 

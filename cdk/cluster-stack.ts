@@ -120,6 +120,7 @@ export class ClusterStack extends Stack {
       nodeRole: this.cluster.role,
       metricsNamespace: aerospikeMetricsNamespace(config),
       objectLockDays: a.backupObjectLockDays,
+      keepNewest: a.backupKeepNewest,
       topic: this.topic,
     });
     // a node setting written outside CloudFormation (cdk/node-pins.ts refuses it on the nodes; this tells someone)

@@ -162,8 +162,9 @@ export function applyNagSuppressions(app: {
   ack(
     nodeRole,
     `AwsSolutions-IAM5[Resource::<${Stack.of(cluster).getLogicalId(backup)}.Arn>/aerospike/*]`,
-    'Put/Get/AbortMultipartUpload/ListMultipartUploadParts on the backup prefix "aerospike/" of the backup bucket: ' +
-      'asbackup writes one directory per run (its name is the UTC time) and asrestore reads one back.',
+    'Put/Get/AbortMultipartUpload/ListMultipartUploadParts/PutObjectTagging on the backup prefix "aerospike/" of the backup bucket: ' +
+      'asbackup writes one directory per run (its name is the UTC time), the backup tags superseded ones for the ' +
+      'lifecycle expiry, and asrestore reads one back.',
   );
   if (config.aerospike.amiIds !== undefined)
     for (const node of cluster.cluster.instances)

@@ -3,7 +3,8 @@
  * the dashboard and service alarms. It runs in the VPC of the cluster stack (cdk/cluster-stack.ts) and reaches the
  * Aerospike nodes by their DNS names; it can be deployed as often as the code changes without touching the cluster.
  */
-import { CfnOutput, Duration, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
@@ -66,6 +67,14 @@ export class UtxoStoreStack extends Stack {
       FUNCTION_NAMES.filter((fn) => FUNCTION_TABLE[fn].sendsSignals).map((fn) => this.fns.functions[fn].role!),
     );
     this.api = new Api(this, 'Api', { config, targets: this.fns.targets });
+    // API Gateway's execution log group (loggingLevel ERROR) would otherwise be created by API Gateway itself, outside
+    // the template and without retention; the stage waits for it
+    const executionLogs = new logs.LogGroup(this, 'ApiExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${this.api.api.restApiId}/${this.api.stageName}`,
+      retention: config.logRetentionDays as logs.RetentionDays,
+      removalPolicy: config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    this.api.api.deploymentStage.node.addDependency(executionLogs);
     this.directInvoke = new DirectInvoke(this, 'DirectInvoke', {
       config,
       functions: this.fns.targets,

@@ -95,8 +95,10 @@ export interface AerospikeConfig {
   deviceUsedAlarmPercent: number;
   /** hours between asbackup runs of the namespace to the backup bucket */
   backupIntervalHours: number;
-  /** days a backup is kept (noncurrent versions: the same); at least twice the backup-age alarm's window */
+  /** days a superseded backup is kept (noncurrent versions: the same); the newest backupKeepNewest never expire */
   backupRetentionDays: number;
+  /** complete backups never superseded, so never expired: the newest ones stay if backups stop */
+  backupKeepNewest: number;
   /** days of S3 Object Lock (governance mode) on every backup version; 0: none (set it at the first deployment) */
   backupObjectLockDays: number;
   /**
@@ -136,6 +138,7 @@ export function aerospikeDefaults(stage: string): AerospikeConfig {
     deviceUsedAlarmPercent: 70,
     backupIntervalHours: 24,
     backupRetentionDays: stage === 'prod' ? 35 : 7,
+    backupKeepNewest: 3,
     backupObjectLockDays: 0,
     strongConsistency: false,
   };
@@ -162,6 +165,7 @@ export const AEROSPIKE_CONTEXT: ContextSpec = {
     deviceUsedAlarmPercent: 'aerospike.deviceUsedAlarmPercent',
     backupIntervalHours: 'aerospike.backupIntervalHours',
     backupRetentionDays: 'aerospike.backupRetentionDays',
+    backupKeepNewest: 'aerospike.backupKeepNewest',
     backupObjectLockDays: 'aerospike.backupObjectLockDays',
     aerospikeStrongConsistency: 'aerospike.strongConsistency',
     spendAckGuard: 'aerospike.spendAckGuard',
@@ -260,13 +264,7 @@ export function validateAerospike(c: AerospikeContext): void {
   int('deviceUsedAlarmPercent', a.deviceUsedAlarmPercent, 1, 99);
   int('backupIntervalHours', a.backupIntervalHours, 1, 168);
   int('backupRetentionDays', a.backupRetentionDays, 1, 3650);
-  // the backup-age alarm fires after 2 x backupIntervalHours without a backup: keep the last ones twice as long
-  if (a.backupRetentionDays * 24 < 4 * a.backupIntervalHours)
-    throw new ConfigurationError(
-      'backupRetentionDays',
-      `${a.backupRetentionDays} days would expire every backup before twice the backup-age alarm's window ` +
-        `(2 x backupIntervalHours ${a.backupIntervalHours}) has passed: keep at least ${Math.ceil((4 * a.backupIntervalHours) / 24)}`,
-    );
+  int('backupKeepNewest', a.backupKeepNewest, 1, 100);
   int('backupObjectLockDays', a.backupObjectLockDays, 0, a.backupRetentionDays);
   bool('aerospikeStrongConsistency', a.strongConsistency);
   if (a.spendAckGuard !== undefined && a.spendAckGuard !== 'refuse' && a.spendAckGuard !== 'off')

@@ -74,6 +74,21 @@ if [ "$1" = ssm ] && [ "$2" = get-parameter ]; then
   while [ "$1" != --name ]; do shift; done; cat "${dir}/params/$(basename "$2")"; echo; exit 0
 fi
 if [ "$1" = cloudwatch ] && [ "$2" = put-metric-data ]; then exit 0; fi
+# aws s3 ls [--recursive] s3://bucket/prefix/: PRE lines, or every key under the prefix
+if [ "$1" = s3 ] && [ "$2" = ls ]; then
+  shift 2; rec=; url=
+  while [ $# -gt 0 ]; do case "$1" in --recursive) rec=1; shift ;; --region) shift 2 ;; *) url=$1; shift ;; esac; done
+  b=\${url#s3://}; b=\${b%%/*}; p=\${url#s3://$b/}
+  if [ -n "$rec" ]; then (cd "$S3/$b" && find "$p" -type f | sort | sed 's/^/2026-01-01 00:00:00 1 /'); exit 0; fi
+  for d in "$S3/$b/$p"*/; do [ -d "$d" ] && echo "                           PRE $(basename "$d")/"; done; exit 0
+fi
+# aws s3api list-objects-v2 --bucket b --prefix p ... (keys, tab-separated); put-object-tagging appends to $S3/tags
+if [ "$1" = s3api ]; then
+  op=$2; shift 2; b=; p=; k=
+  while [ $# -gt 0 ]; do case "$1" in --bucket) b=$2; shift 2 ;; --prefix) p=$2; shift 2 ;; --key) k=$2; shift 2 ;; *) shift ;; esac; done
+  if [ "$op" = list-objects-v2 ]; then keys=$(cd "$S3/$b" && find "$p" -type f 2>/dev/null | sort | tr '\n' '\t'); echo "\${keys:-None}"; exit 0; fi
+  if [ "$op" = put-object-tagging ]; then echo "$k" >> "$S3/tags"; exit 0; fi
+fi
 if [ "$1" = cloudformation ] && [ "$2" = describe-stack-resource ]; then
   while [ "$1" != --logical-resource-id ]; do shift; done; cat "${dir}/meta/$2"; exit 0
 fi
@@ -254,6 +269,7 @@ describe('backup and restore', () => {
     prefix: 'aerospike',
     namespace: 'utxo',
     metric: { namespace: 'BsvUtxoStore/Aerospike', clusterName: 'c1' },
+    keepNewest: 2,
   };
   const METRIC_PUT =
     'aws cloudwatch put-metric-data --region eu-west-1 --namespace BsvUtxoStore/Aerospike --metric-name BackupCompleted --dimensions cluster_name=c1 --value 1';
@@ -277,6 +293,37 @@ describe('backup and restore', () => {
     // after the marker: the metric the backup-age alarm watches
     expect(callLog()).toContain(METRIC_PUT);
     expect(r.stderr).not.toContain('not put');
+  });
+
+  test('only backups older than the newest keepNewest complete ones are tagged for expiry (none when backups stop)', () => {
+    principal('BB9');
+    const dirOf = (t: string) => path.join(s3, 'backups/aerospike', t);
+    // T0 incomplete, T1-T3 complete (earlier runs)
+    for (const t of ['T0', 'T1', 'T2', 'T3']) {
+      mkdirSync(dirOf(t), { recursive: true });
+      writeFileSync(path.join(dirOf(t), 'utxo_00000.asb'), 'data');
+      if (t !== 'T0') writeFileSync(path.join(dirOf(t), BACKUP_COMPLETE_MARKER), 'm');
+    }
+    stub('asbackup', `mkdir -p "${s3}/backups/aerospike/T4"; echo data > "${s3}/backups/aerospike/T4/utxo_00000.asb"`);
+    const r = run(renderBackupScript(o), [], { STAMP: 'T4' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const tagged = () =>
+      existsSync(path.join(s3, 'tags')) ? readFileSync(path.join(s3, 'tags'), 'utf8').trim().split('\n') : [];
+    // the newest 2 complete (T3, T4) stay; everything older is tagged, the incomplete T0 included
+    expect(tagged().sort()).toEqual([
+      'aerospike/T0/utxo_00000.asb',
+      'aerospike/T1/BACKUP_COMPLETE',
+      'aerospike/T1/utxo_00000.asb',
+      'aerospike/T2/BACKUP_COMPLETE',
+      'aerospike/T2/utxo_00000.asb',
+    ]);
+    expect(r.stdout).toContain('aerospike/T2 superseded');
+    // backups stop (asbackup fails): nothing more is tagged, T3 and T4 never expire
+    stub('asbackup', 'exit 9');
+    rmSync(path.join(s3, 'tags'));
+    expect(run(renderBackupScript(o), [], { STAMP: 'T5' }).status).not.toBe(0);
+    expect(tagged()).toEqual([]);
   });
 
   test('another node skips; a failed asbackup leaves no marker', () => {
