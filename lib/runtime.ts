@@ -46,21 +46,14 @@ async function openEngine(config: Config): Promise<RecordEngine> {
   }
   // loads the aerospike native module: only when configured
   const aerospike = require('./engine/aerospike') as typeof import('./engine/aerospike');
-  const {
-    maxConnsPerNode,
-    maxCommandsInProcess,
-    maxCommandsInQueue,
-    strongConsistency,
-    commandTimeoutMs,
-    batchTimeoutMs,
-  } = config.aerospike;
+  const tuning = config.aerospike;
   const client = await aerospike.getSharedAerospikeClient({
     hosts: spec.hosts,
     namespace: spec.namespace,
-    maxConnsPerNode,
-    strongConsistency,
-    timeouts: { commandMs: commandTimeoutMs, batchMs: batchTimeoutMs },
-    commandQueue: { maxCommandsInProcess, maxCommandsInQueue },
+    maxConnsPerNode: tuning.maxConnsPerNode,
+    strongConsistency: tuning.strongConsistency,
+    timeouts: { commandMs: tuning.commandTimeoutMs, batchMs: tuning.batchTimeoutMs },
+    commandQueue: { maxCommandsInProcess: tuning.maxCommandsInProcess, maxCommandsInQueue: tuning.maxCommandsInQueue },
   });
   return new aerospike.AerospikeEngine({
     client,

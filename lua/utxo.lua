@@ -285,26 +285,29 @@ end
 -- argument checks (each returns an error response or nil, so that a function's checks chain with `or` in order)
 ---------------------------------------------------------------------------------------------------------------------
 
-local function checkNonNegative(v, name)
-    local n = toInt(v)
-    if n == nil or n < 0 then
-        return invalid(name .. " must be a non-negative integer")
+-- INVALID_ARGUMENT "<name> must be <what>" when convert(v) is nil (or the value fails `accept`), else nil
+local function checkAs(v, name, convert, what, accept)
+    local x = convert(v)
+    if x == nil or (accept ~= nil and not accept(x)) then
+        return invalid(name .. " must be " .. what)
     end
     return nil
+end
+
+local function isNonNegative(n)
+    return n >= 0
+end
+
+local function checkNonNegative(v, name)
+    return checkAs(v, name, toInt, "a non-negative integer", isNonNegative)
 end
 
 local function checkInt(v, name)
-    if toInt(v) == nil then
-        return invalid(name .. " must be an integer")
-    end
-    return nil
+    return checkAs(v, name, toInt, "an integer")
 end
 
 local function checkBool(v, name)
-    if toBool(v) == nil then
-        return invalid(name .. " must be a boolean")
-    end
-    return nil
+    return checkAs(v, name, toBool, "a boolean")
 end
 
 local function checkHeights(height, retention)
@@ -851,13 +854,23 @@ local function freezeImpl(rec, offset, utxoHash, currentBlockHeight, retention)
     return finishOk(rec, currentBlockHeight, retention, true)
 end
 
-local function unfreezeImpl(rec, offset, utxoHash, currentBlockHeight, retention)
+-- slotForAdmin of an output that must be frozen: UTXO_NOT_FROZEN (with `notFrozen` as its message) otherwise
+local function frozenSlotForAdmin(rec, offset, utxoHash, currentBlockHeight, retention, notFrozen)
     local utxos, slot, o, err = slotForAdmin(rec, offset, utxoHash, currentBlockHeight, retention)
     if err then
-        return err
+        return nil, nil, nil, err
     end
     if bytesSize(slot) ~= SPENT_SIZE or not isFrozenMarker(slot, HASH_SIZE + 1) then
-        return errorResponse("UTXO_NOT_FROZEN", "UTXO is not frozen")
+        return nil, nil, nil, errorResponse("UTXO_NOT_FROZEN", notFrozen)
+    end
+    return utxos, slot, o, nil
+end
+
+local function unfreezeImpl(rec, offset, utxoHash, currentBlockHeight, retention)
+    local utxos, slot, o, err = frozenSlotForAdmin(rec, offset, utxoHash, currentBlockHeight, retention,
+        "UTXO is not frozen")
+    if err then
+        return err
     end
     utxos[o + 1] = newSlot(slot, nil)
     rec[B_UTXOS] = utxos
@@ -873,12 +886,10 @@ local function reassignImpl(rec, offset, utxoHash, newUtxoHash, blockHeight, spe
         return bad
     end
     local bh, after = toInt(blockHeight), toInt(spendableAfter)
-    local utxos, slot, o, err = slotForAdmin(rec, offset, utxoHash, currentBlockHeight, retention)
+    local utxos, _, o, err = frozenSlotForAdmin(rec, offset, utxoHash, currentBlockHeight, retention,
+        "UTXO is not frozen: only a frozen UTXO can be reassigned")
     if err then
         return err
-    end
-    if bytesSize(slot) ~= SPENT_SIZE or not isFrozenMarker(slot, HASH_SIZE + 1) then
-        return errorResponse("UTXO_NOT_FROZEN", "UTXO is not frozen: only a frozen UTXO can be reassigned")
     end
 
     utxos[o + 1] = newSlot(newUtxoHash, nil)

@@ -7,23 +7,14 @@ import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
 import type { RecordEngine } from '../../lib/engine/port';
-import type { SignalQueue } from '../../lib/signals/port';
 import { createUtxoStore } from '../../lib/store/utxo-store';
-import type { StoreSettings } from '../../lib/store/types';
 import { makeTx, rootTx, type Fixture } from '../../test/fixtures/txs';
+import { BENCH_SETTINGS, nullQueue } from '../store-settings';
 import { registerBench, type BenchRow } from '../registry';
 
 const N = Number(process.env.BENCH_OPS ?? 3000);
 
-const settings: StoreSettings = {
-  utxoBatchSize: 20000,
-  blockHeightRetention: 288,
-  maxTxSizeInStore: 1048576,
-  externalizeAll: false,
-  coinbaseMaturity: 100,
-};
-
-const nullQueue: SignalQueue = { kind: 'inline', send: async () => undefined, ping: async () => undefined };
+const settings = BENCH_SETTINGS;
 
 function row(section: string, measure: string, ops: number, ms: number, note?: string): BenchRow {
   return { section, measure, ops, ms: Math.round(ms), opsPerSec: Math.round((ops * 1000) / ms), note };

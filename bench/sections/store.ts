@@ -9,10 +9,9 @@ import { tmpdir } from 'os';
 import * as path from 'path';
 import type { BlobStore } from '../../lib/blob/port';
 import type { RecordEngine } from '../../lib/engine/port';
-import type { SignalQueue } from '../../lib/signals/port';
 import { createUtxoStore } from '../../lib/store/utxo-store';
-import type { StoreSettings } from '../../lib/store/types';
 import { makeTx, rootTx, type Fixture } from '../../test/fixtures/txs';
+import { BENCH_SETTINGS, nullQueue } from '../store-settings';
 import { registerBench, timeOps, type BenchRow } from '../registry';
 import { rawSpendCall } from '../raw-spend';
 import { benchBatched } from './store-batched';
@@ -20,15 +19,7 @@ import { benchBatched } from './store-batched';
 const N = Number(process.env.BENCH_OPS ?? 3000);
 const BUDGET_MS = Number(process.env.BENCH_BUDGET_MS ?? 4000);
 
-const settings: StoreSettings = {
-  utxoBatchSize: 20000,
-  blockHeightRetention: 288,
-  maxTxSizeInStore: 1048576,
-  externalizeAll: false,
-  coinbaseMaturity: 100,
-};
-
-const nullQueue: SignalQueue = { kind: 'inline', send: async () => undefined, ping: async () => undefined };
+const settings = BENCH_SETTINGS;
 
 export async function benchStore(
   label: string,

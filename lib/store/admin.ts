@@ -9,7 +9,7 @@ import { REASSIGN_SPENDABLE_AFTER, type UdfFunction } from '../domain/udf';
 import { boolArg, hashArg, intArg, listArg, optionalIntArg, txidArg, txidListArg } from './args';
 import { checkCallerHeight, type StoreContext } from './context';
 import { readMasters } from './record-reads';
-import { callUdfBatchAndSignal, SignalBuffer } from './signals';
+import { callOnMastersAndSignal, callUdfBatchAndSignal, SignalBuffer } from './signals';
 import type { OutpointRef, ReassignRequest } from './types';
 import { callUdfBatch, callUdfOk, storageError, udfError, type UdfBatchItem } from './udf-call';
 
@@ -202,17 +202,5 @@ export async function reassign(ctx: StoreContext, request: ReassignRequest): Pro
 /** Keeps each tx (its DAH removed) until untilHeight; the reconciler clears pagination and blob DAH (PRESERVE). */
 export async function preserve(ctx: StoreContext, txidsValue: string[], untilHeight: number): Promise<void> {
   const txids = txidListArg(txidsValue, 'txids');
-  const until = intArg(untilHeight, 'untilHeight');
-  const height = await ctx.tip();
-  const R = ctx.settings.blockHeightRetention;
-  await callUdfBatchAndSignal(
-    ctx,
-    txids.map((t) => ({
-      txid: t.hex,
-      key: masterKey(t.bytes),
-      fn: 'preserveUntil' as const,
-      args: [until, height, R],
-    })),
-    height,
-  );
+  await callOnMastersAndSignal(ctx, txids, 'preserveUntil', [intArg(untilHeight, 'untilHeight')]);
 }

@@ -3,10 +3,9 @@
  * the longest chain while their blocks stay known, so only `unminedSince` changes (set to H when off, unless already
  * set; removed when on, for a tx in at least one block); the UDF re-runs the DAH rule. One engine batch per call.
  */
-import { masterKey } from '../domain/keys';
 import { boolArg, txidListArg } from './args';
 import type { StoreContext } from './context';
-import { callUdfBatchAndSignal } from './signals';
+import { callOnMastersAndSignal } from './signals';
 
 /** TX_NOT_FOUND (the first missing txid) after every other tx was changed. */
 export async function setOnLongestChain(
@@ -15,17 +14,5 @@ export async function setOnLongestChain(
   onLongestChain: unknown,
 ): Promise<void> {
   const txids = txidListArg(txidsValue, 'txids');
-  const longest = boolArg(onLongestChain, 'onLongestChain');
-  const height = await ctx.tip();
-  const R = ctx.settings.blockHeightRetention;
-  await callUdfBatchAndSignal(
-    ctx,
-    txids.map((t) => ({
-      txid: t.hex,
-      key: masterKey(t.bytes),
-      fn: 'setLongestChain' as const,
-      args: [longest, height, R],
-    })),
-    height,
-  );
+  await callOnMastersAndSignal(ctx, txids, 'setLongestChain', [boolArg(onLongestChain, 'onLongestChain')]);
 }

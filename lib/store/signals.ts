@@ -3,7 +3,9 @@
  * txid being the master's display hex even when a pagination record raised it.
  */
 import type { Signal, SignalName } from '../signals/port';
-import type { UdfResponse } from '../domain/udf';
+import { masterKey } from '../domain/keys';
+import type { UdfFunction, UdfResponse } from '../domain/udf';
+import type { BinValue } from '../engine/port';
 import type { StoreContext } from './context';
 import { callUdfBatch, storageError, udfError, type UdfBatchItem } from './udf-call';
 
@@ -64,4 +66,23 @@ export async function callUdfBatchAndSignal(
   });
   await signals.flush(ctx);
   if (firstError) throw firstError;
+}
+
+/**
+ * Runs `fn(...args, tip, retention)` on the master record of each tx as one batch and forwards the signals
+ * (callUdfBatchAndSignal): the per-tx flag changes that need no other record.
+ */
+export async function callOnMastersAndSignal(
+  ctx: StoreContext,
+  txids: { hex: string; bytes: Buffer }[],
+  fn: UdfFunction,
+  args: BinValue[],
+): Promise<void> {
+  const height = await ctx.tip();
+  const R = ctx.settings.blockHeightRetention;
+  await callUdfBatchAndSignal(
+    ctx,
+    txids.map((t) => ({ txid: t.hex, key: masterKey(t.bytes), fn, args: [...args, height, R] })),
+    height,
+  );
 }

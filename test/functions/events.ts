@@ -4,6 +4,8 @@
  */
 import { createHash, randomUUID } from 'crypto';
 import type { APIGatewayProxyEvent, Context, ScheduledEvent, SQSEvent, SQSRecord } from 'aws-lambda';
+import { proxyIdentity } from '../../lib/http/proxy-identity';
+import { scheduledEvent as localScheduledEvent } from '../../server/local-server';
 
 export function lambdaContext(remainingMs = 30_000, functionName = 'utxo-store-test'): Context {
   const started = Date.now();
@@ -86,21 +88,13 @@ export function apiEvent(o: ApiEventOptions): APIGatewayProxyEvent {
       domainPrefix: 'abcdef1234',
       extendedRequestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
       httpMethod: o.method,
+      // a SigV4 caller: the local identity's fields, with the IAM ones API Gateway fills in
       identity: {
+        ...proxyIdentity('10.0.0.1', 'validator/1.0'),
         accessKey: 'AKIAIOSFODNN7EXAMPLE',
         accountId: '123456789012',
-        apiKey: null,
-        apiKeyId: null,
         caller: 'AROAEXAMPLE:validator',
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: '10.0.0.1',
         user: 'AROAEXAMPLE:validator',
-        userAgent: 'validator/1.0',
         userArn: 'arn:aws:sts::123456789012:assumed-role/validator/validator',
       },
       path: `/prod${requestPath}`,
@@ -147,15 +141,10 @@ export function sqsEvent(messages: SqsMessage[]): SQSEvent {
 /** An EventBridge scheduled event (rate(1 minute)). */
 export function scheduledEvent(): ScheduledEvent {
   return {
-    version: '0',
-    id: randomUUID(),
-    'detail-type': 'Scheduled Event',
-    source: 'aws.events',
+    ...localScheduledEvent(),
     account: '123456789012',
-    time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
     region: 'eu-west-1',
     resources: ['arn:aws:events:eu-west-1:123456789012:rule/utxo-store-cleanup'],
-    detail: {},
   };
 }
 

@@ -9,17 +9,7 @@ import { expectError, useApi } from './harness';
 
 const api = useApi();
 
-async function create(f: Fixture, extra: Record<string, unknown> = {}) {
-  const reply = await api.post('/v1/txs', { tx: f.hex, ...extra });
-  expect(reply.status).toBe(201);
-  return reply.body;
-}
-
-async function utxoStatus(txid: string, vout: number) {
-  const reply = await api.get(`/v1/utxos/${txid}/${vout}`);
-  expect(reply.status).toBe(200);
-  return reply.body;
-}
+const { create, utxoStatus } = api;
 
 describe('POST /v1/mined', () => {
   test('adds a block, raises the tip, is idempotent, unsets', async () => {

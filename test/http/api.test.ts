@@ -11,22 +11,12 @@ import {
   GOLDEN_TXID,
   GOLDEN_UTXO_HASHES,
 } from '../fixtures/golden-tx';
-import { coinbaseTx, makeTx, rootTx, spendItem, utxoHashOf, type Fixture } from '../fixtures/txs';
+import { coinbaseTx, makeTx, rootTx, spendItem, utxoHashOf } from '../fixtures/txs';
 import { expectError, useApi } from './harness';
 
 const api = useApi();
 
-async function create(f: Fixture, extra: Record<string, unknown> = {}) {
-  const reply = await api.post('/v1/txs', { tx: f.hex, ...extra });
-  expect(reply.status).toBe(201);
-  return reply.body;
-}
-
-async function utxoStatus(txid: string, vout: number) {
-  const reply = await api.get(`/v1/utxos/${txid}/${vout}`);
-  expect(reply.status).toBe(200);
-  return reply.body;
-}
+const { create, utxoStatus } = api;
 
 describe('GET /v1/health and chain tip', () => {
   test('health reports every port', async () => {

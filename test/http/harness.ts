@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
 import { startServer, type LocalServer } from '../../server/local-server';
+import type { Fixture } from '../fixtures/txs';
 
 export interface Reply {
   status: number;
@@ -92,8 +93,13 @@ export function expectError(reply: Reply, status: number, code: string, field?: 
   return reply.body.error as { code: string; message: string; details?: Record<string, unknown> };
 }
 
-/** The requests of an Api, sent to the server useApi started. */
-export type ApiRequests = Pick<Api, 'get' | 'del' | 'post' | 'put' | 'raw'>;
+/** The requests of an Api, sent to the server useApi started, and the two most tests start from. */
+export type ApiRequests = Pick<Api, 'get' | 'del' | 'post' | 'put' | 'raw'> & {
+  /** POST /v1/txs (201 expected): the reply's body */
+  create(f: Fixture, extra?: Record<string, unknown>): Promise<Reply['body']>;
+  /** GET /v1/utxos/{txid}/{vout} (200 expected): the reply's body */
+  utxoStatus(txid: string, vout: number): Promise<Reply['body']>;
+};
 
 /**
  * One local server for a test file's tests: started before them with the chain tip at `tip`, closed after them. The
@@ -112,7 +118,14 @@ export function useApi(tip = 1000): ApiRequests {
     if (!api) throw new Error('the local server has not started: send requests from a test or hook');
     return api;
   };
+  const expectOk = async (reply: Promise<Reply>, status: number) => {
+    const r = await reply;
+    expect(r.status).toBe(status);
+    return r.body;
+  };
   return {
+    create: (f, extra = {}) => expectOk(current().post('/v1/txs', { tx: f.hex, ...extra }), 201),
+    utxoStatus: (txid, vout) => expectOk(current().get(`/v1/utxos/${txid}/${vout}`), 200),
     get: (p) => current().get(p),
     del: (p) => current().del(p),
     post: (p, body) => current().post(p, body),

@@ -1,13 +1,12 @@
 /** The scale bench's settings (BENCH_SCALE_*), the engine it runs on, and what its parts share (bench/sections/scale.ts). */
 import { randomBytes } from 'crypto';
 import type { RecordEngine } from '../../../lib/engine/port';
-import type { SignalQueue } from '../../../lib/signals/port';
 import type { StoreSettings, UtxoStore } from '../../../lib/store/types';
 import { rootTx } from '../../../test/fixtures/txs';
 import { rawSpendCall } from '../../raw-spend';
 
 export const SECTION = 'scale';
-export const nullQueue: SignalQueue = { kind: 'inline', send: async () => undefined, ping: async () => undefined };
+export { nullQueue } from '../../store-settings';
 export const AEROSPIKE = process.env.AEROSPIKE_HOSTS;
 export const STEPS = (process.env.BENCH_SCALE_STEPS ?? (AEROSPIKE ? '10000,100000,1000000' : '10000,100000'))
   .split(',')
