@@ -73,6 +73,39 @@ const ERROR_TEMPLATE = (code: string, message: string): Record<string, string> =
   'application/json': `{"error":{"code":"${code}","message":${message}}}`,
 });
 
+/**
+ * The access log: one JSON line per request, with the signer's ARN and account (who called: an assumed-role ARN
+ * names the role and the session) and API Gateway's own error message (a denied or throttled request says why).
+ */
+export const ACCESS_LOG_FIELDS: Record<string, string> = {
+  requestId: '$context.requestId',
+  ip: '$context.identity.sourceIp',
+  caller: '$context.identity.caller',
+  user: '$context.identity.user',
+  userArn: '$context.identity.userArn',
+  accountId: '$context.identity.accountId',
+  requestTime: '$context.requestTime',
+  httpMethod: '$context.httpMethod',
+  resourcePath: '$context.resourcePath',
+  path: '$context.path',
+  status: '$context.status',
+  protocol: '$context.protocol',
+  responseLength: '$context.responseLength',
+  errorMessage: '$context.error.message',
+  errorResponseType: '$context.error.responseType',
+  integrationError: '$context.integration.error',
+};
+const ACCESS_LOG_FORMAT = apigw.AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
+
+/** An AWS_PROXY integration of a function, without the per-method AWS::Lambda::Permission of LambdaIntegration. */
+function proxyIntegration(target: lambda.IFunction): apigw.Integration {
+  return new apigw.Integration({
+    type: apigw.IntegrationType.AWS_PROXY,
+    integrationHttpMethod: 'POST',
+    uri: `arn:${Aws.PARTITION}:apigateway:${Aws.REGION}:lambda:path/2015-03-31/functions/${target.functionArn}/invocations`,
+  });
+}
+
 /** `/v1/txs/{txid}` -> `/v1/txs/*`: the resource part of the execute-api ARN */
 export function arnPath(path: string): string {
   return path.replace(/\{[^}]+\}/g, '*');
@@ -84,6 +117,8 @@ export class Api extends Construct {
   readonly roles = {} as Record<ApiRole, iam.Role>;
   readonly accessLogs: logs.LogGroup;
   readonly stageName: string;
+  /** per function: the execute-api ARNs API Gateway invokes it from (its resource policy's aws:SourceArn) */
+  readonly invokeSourceArns: Partial<Record<FunctionName, string[]>> = {};
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
@@ -137,19 +172,19 @@ export class Api extends Construct {
       deployOptions: {
         stageName: config.stage,
         accessLogDestination: new apigw.LogGroupLogDestination(this.accessLogs),
-        accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields({
-          caller: true,
-          httpMethod: true,
-          ip: true,
-          protocol: true,
-          requestTime: true,
-          resourcePath: true,
-          responseLength: true,
-          status: true,
-          user: true,
-        }),
+        accessLogFormat: ACCESS_LOG_FORMAT,
         throttlingRateLimit: config.apiThrottleRateLimit,
         throttlingBurstLimit: config.apiThrottleBurstLimit,
+        // the validators' cheap reads (the status function) have throttles of their own below the stage's
+        methodOptions: Object.fromEntries(
+          ROUTES.filter((r) => r.fn === 'status').map((r) => [
+            `${r.path}/${r.method}`,
+            {
+              throttlingRateLimit: config.statusThrottleRateLimit,
+              throttlingBurstLimit: config.statusThrottleBurstLimit,
+            },
+          ]),
+        ),
         loggingLevel: apigw.MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
         // per-method metrics: the dashboard's requests and errors by route
@@ -184,11 +219,14 @@ export class Api extends Construct {
       validateRequestParameters: true,
     });
 
-    const integrations = new Map<FunctionName, apigw.LambdaIntegration>();
-    const integration = (fn: FunctionName): apigw.LambdaIntegration => {
+    // Plain proxy integrations: a LambdaIntegration would add an AWS::Lambda::Permission per method, and the
+    // functions' permissions live in one full resource policy each (cdk/function-policy.ts), which names the
+    // execute-api ARNs of invokeSourceArns.
+    const integrations = new Map<FunctionName, apigw.Integration>();
+    const integration = (fn: FunctionName): apigw.Integration => {
       let i = integrations.get(fn);
       if (!i) {
-        i = new apigw.LambdaIntegration(props.targets[fn], { proxy: true, allowTestInvoke: false });
+        i = proxyIntegration(props.targets[fn]);
         integrations.set(fn, i);
       }
       return i;
@@ -211,6 +249,9 @@ export class Api extends Construct {
             },
           })
         : undefined;
+      (this.invokeSourceArns[route.fn] ??= []).push(
+        this.api.arnForExecuteApi(route.method, arnPath(route.path), this.stageName),
+      );
       resource.addMethod(route.method, integration(route.fn), {
         authorizationType: apigw.AuthorizationType.IAM,
         requestValidator: validator,
@@ -239,19 +280,11 @@ export class Api extends Construct {
       this.api.root.addProxy({ anyMethod: false }),
       ...[...tree].map((path) => this.api.root.resourceForPath(path)),
     ];
-    // One invoke permission for all of them: LambdaIntegration adds a statement per method, and the function's
-    // resource policy is limited to 20 KB.
-    const admin = props.targets.admin;
-    const adminProxy = new apigw.Integration({
-      type: apigw.IntegrationType.AWS_PROXY,
-      integrationHttpMethod: 'POST',
-      uri: `arn:${Aws.PARTITION}:apigateway:${Aws.REGION}:lambda:path/2015-03-31/functions/${admin.functionArn}/invocations`,
-    });
+    // One source ARN for all of them (the admin function's resource policy is limited to 20 KB): any method and
+    // path of this stage.
+    const adminProxy = integration('admin');
     for (const resource of catchAllResources) resource.addMethod('ANY', adminProxy, catchAll);
-    admin.addPermission('ApiCatchAllPermission', {
-      principal: new iam.ServicePrincipal('apigateway.amazonaws.com'),
-      sourceArn: this.api.arnForExecuteApi('*', '/*', this.api.deploymentStage.stageName),
-    });
+    this.invokeSourceArns.admin = [this.api.arnForExecuteApi('*', '/*', this.stageName)];
 
     // Each role: exactly the routes of its rank and below. The catch-all methods are in none of them (a signed
     // request of a role to an unknown path is 403 from API Gateway); the functions never run a route reached

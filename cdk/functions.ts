@@ -17,8 +17,8 @@ import type { Storage } from './storage';
 
 export { REPO_ROOT } from './bundling';
 
-/** What a function may do with the blobs under `<bucket>/<prefix>/`. */
-export type BlobAccess = 'read' | 'write' | 'delete' | 'tag';
+/** What a function may do with the blobs under `<bucket>/<prefix>/` ('probe': only the bucket, for GET /v1/health). */
+export type BlobAccess = 'read' | 'write' | 'delete' | 'tag' | 'probe';
 
 export interface FunctionSpec {
   /** handler file, relative to the repository root; it exports `handler` */
@@ -27,6 +27,8 @@ export interface FunctionSpec {
   blobs: BlobAccess[];
   /** sends DAH/spent signals to the signal queue */
   sendsSignals: boolean;
+  /** probes the signal queue (sqs:GetQueueAttributes, GET /v1/health) without sending to it */
+  probesQueue?: boolean;
   /** the SQS consumer of the signal queue */
   consumesSignals?: boolean;
 }
@@ -54,9 +56,17 @@ export const FUNCTION_TABLE: Record<FunctionName, FunctionSpec> = {
     blobs: [],
     sendsSignals: false,
   },
+  status: {
+    entry: 'functions/status.ts',
+    description: 'GET /v1/health, GET /v1/chain/tip',
+    // the health probes: HeadBucket (s3:ListBucket) and GetQueueAttributes, nothing else
+    blobs: ['probe'],
+    sendsSignals: false,
+    probesQueue: true,
+  },
   admin: {
     entry: 'functions/admin.ts',
-    description: 'admin routes: delete, locked, conflicting, freeze, reassign, preserve, unmined, tip, health, cleanup',
+    description: 'admin routes: delete, locked, conflicting, freeze, reassign, preserve, unmined, set tip, cleanup',
     blobs: ['read', 'delete'],
     sendsSignals: true,
   },
@@ -85,7 +95,7 @@ export function blobObjectActions(spec: FunctionSpec): string[] {
 export function unusedSdkClients(spec: FunctionSpec): string[] {
   return [
     ...(spec.blobs.length === 0 ? ['@aws-sdk/client-s3'] : []),
-    ...(spec.sendsSignals ? [] : ['@aws-sdk/client-sqs']),
+    ...(spec.sendsSignals || spec.probesQueue ? [] : ['@aws-sdk/client-sqs']),
   ];
 }
 
@@ -95,6 +105,7 @@ const BLOB_ACTIONS: Record<BlobAccess, string[]> = {
   delete: ['s3:DeleteObject'],
   // removing the tag rewrites the tag set with PutObjectTagging (lib/blob/s3-blob-store.ts), no DeleteObjectTagging
   tag: ['s3:GetObjectTagging', 's3:PutObjectTagging'],
+  probe: [],
 };
 
 export interface FunctionsProps {
@@ -112,6 +123,11 @@ export class Functions extends Construct {
   /** what the API and triggers invoke: the `live` alias when provisioned concurrency is set, else the function */
   readonly targets = {} as Record<FunctionName, lambda.IFunction>;
   readonly logGroups = {} as Record<FunctionName, logs.LogGroup>;
+  /**
+   * with the `live` alias: the other ARNs a caller can invoke, the unqualified function and the alias's version (each
+   * has a resource policy of its own, cdk/function-policy.ts)
+   */
+  readonly qualified: Partial<Record<FunctionName, lambda.IFunction[]>> = {};
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
@@ -177,27 +193,31 @@ export class Functions extends Construct {
         environment,
         bundling: nodejsBundling({ leaveOut: unusedSdkClients(spec) }),
         layers: [nativeClient],
+        // a replaced version is deleted, not kept: a kept version would keep no resource policy of ours
+        currentVersionOptions: { removalPolicy: RemovalPolicy.DESTROY },
       });
       this.grantAccess(fn, spec, storage);
       this.functions[name] = fn;
       this.logGroups[name] = logGroup;
-      this.targets[name] =
-        tuning.provisionedConcurrency !== undefined
-          ? new lambda.Alias(this, `${pascal(name)}Live`, {
-              aliasName: 'live',
-              version: fn.currentVersion,
-              provisionedConcurrentExecutions: tuning.provisionedConcurrency,
-            })
-          : fn;
+      this.targets[name] = fn;
+      if (tuning.provisionedConcurrency !== undefined) {
+        this.targets[name] = new lambda.Alias(this, `${pascal(name)}Live`, {
+          aliasName: 'live',
+          version: fn.currentVersion,
+          provisionedConcurrentExecutions: tuning.provisionedConcurrency,
+        });
+        this.qualified[name] = [fn, fn.currentVersion];
+      }
     }
   }
 
   private grantAccess(fn: nodejs.NodejsFunction, spec: FunctionSpec, storage: Storage): void {
     const actions = blobObjectActions(spec);
-    if (actions.length > 0) {
+    if (actions.length > 0)
       fn.addToRolePolicy(
         new iam.PolicyStatement({ sid: 'BlobObjects', actions, resources: [storage.blobObjectsArn()] }),
       );
+    if (spec.blobs.length > 0) {
       // Without s3:ListBucket a missing blob reads as 403 instead of 404 and the store could not tell "absent" from
       // "forbidden" (BlobStore.get/exists/delete/setDeleteAtHeight return null/false for a missing blob).
       // ListBucket is a bucket-level action; the bucket holds only blobs.
@@ -210,6 +230,7 @@ export class Functions extends Construct {
       );
     }
     if (spec.sendsSignals) storage.signalQueue.grantSendMessages(fn);
+    else if (spec.probesQueue) storage.signalQueue.grant(fn, 'sqs:GetQueueAttributes');
     // the consumer's permissions come with its SQS event source (grantConsumeMessages)
   }
 }

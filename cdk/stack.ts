@@ -10,8 +10,9 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { Api } from './api';
 import { DirectInvoke } from './direct-invoke';
-import type { UtxoStoreConfig } from './config';
-import { Functions } from './functions';
+import { API_ROLES } from '../lib/http/roles';
+import { FUNCTION_NAMES, type FunctionName, type UtxoStoreConfig } from './config';
+import { FUNCTION_TABLE, Functions } from './functions';
 import { AuditAlarm } from './audit';
 import { Observability } from './observability';
 import { Storage } from './storage';
@@ -62,6 +63,9 @@ export class UtxoStoreStack extends Stack {
       storage: this.storage,
       utxoStoreUrl: props.utxoStoreUrl,
     });
+    this.storage.restrictSignalSenders(
+      FUNCTION_NAMES.filter((fn) => FUNCTION_TABLE[fn].sendsSignals).map((fn) => this.fns.functions[fn].role!),
+    );
     this.api = new Api(this, 'Api', { config, targets: this.fns.targets });
     // API Gateway's execution log group (loggingLevel ERROR) would otherwise be created by API Gateway itself, outside
     // the template and without retention; the stage waits for it
@@ -74,8 +78,14 @@ export class UtxoStoreStack extends Stack {
     this.directInvoke = new DirectInvoke(this, 'DirectInvoke', {
       config,
       functions: this.fns.targets,
+      qualified: this.fns.qualified,
       roles: this.api.roles,
+      sourceArns: this.api.invokeSourceArns,
     });
+    // the caller's role per request (lib/http/caller.ts): the names of the roles API Gateway reports as the signer
+    const callerRoles = API_ROLES.map((role) => `${role}=${this.api.roles[role].roleName}`).join(',');
+    for (const fn of Object.keys(this.directInvoke.invokerRoles) as FunctionName[])
+      this.fns.functions[fn].addEnvironment('API_CALLER_ROLES', callerRoles);
     this.triggers = new Triggers(this, 'Triggers', {
       config,
       signalQueue: this.storage.signalQueue,

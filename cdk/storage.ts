@@ -3,6 +3,7 @@
  * (docs/signals.md).
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -90,5 +91,23 @@ export class Storage extends Construct {
   /** ARN pattern of every blob object: `<bucket>/<prefix>/*` */
   blobObjectsArn(): string {
     return this.blobBucket.arnForObjects(`${this.blobPrefix}/*`);
+  }
+
+  /**
+   * Only the functions that send signals may (security review #10): a Deny of sqs:SendMessage (SendMessageBatch is
+   * authorized as SendMessage) to every principal whose aws:PrincipalArn is not one of their roles, so a broad
+   * sqs:* grant elsewhere in the account cannot forge a signal.
+   */
+  restrictSignalSenders(roles: iam.IRole[]): void {
+    this.signalQueue.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'OnlyTheSenderFunctions',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['sqs:SendMessage'],
+        resources: [this.signalQueue.queueArn],
+        conditions: { ArnNotEquals: { 'aws:PrincipalArn': roles.map((r) => r.roleArn) } },
+      }),
+    );
   }
 }

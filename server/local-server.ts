@@ -66,6 +66,7 @@ function loadHandlers(): { api: Record<FunctionName, ApiHandlerFn>; cleanup: Cle
       unspend: require('../functions/unspend').handler,
       'set-mined': require('../functions/set-mined').handler,
       'get-utxo': require('../functions/get-utxo').handler,
+      status: require('../functions/status').handler,
       admin: require('../functions/admin').handler,
     },
     cleanup: require('../functions/cleanup').handler,

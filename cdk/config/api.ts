@@ -11,7 +11,7 @@ export interface ApiSettings {
   /** Deny every caller but the three API roles in the API's resource policy (aws:PrincipalArn) */
   apiRestrictToRoles: boolean;
   /**
-   * IAM principals (role/user ARNs or 12-digit account ids) allowed to invoke the API functions directly with the
+   * IAM principals (role or user ARNs; a bare account id is refused) allowed to invoke the API functions directly with the
    * Lambda Invoke API, by caller role: each gets lambda:InvokeFunction on the functions whose every route its role
    * may call (cdk/direct-invoke.ts). Context: -c validatorInvokers=arn,arn (and blockValidationInvokers,
    * adminInvokers).
@@ -27,6 +27,9 @@ export interface ApiSettings {
   roleAssumers: Record<CallerRoleName, string[]>;
   apiThrottleRateLimit: number;
   apiThrottleBurstLimit: number;
+  /** API Gateway method throttle of each route of the status function (GET /v1/health, GET /v1/chain/tip), rps */
+  statusThrottleRateLimit: number;
+  statusThrottleBurstLimit: number;
 }
 
 /** Sessions of the admin role last at most this long (the other roles: ROLE_SESSION_HOURS). */
@@ -41,6 +44,8 @@ export function apiDefaults(): ApiSettings {
     roleAssumers: { validator: [], blockValidation: [], admin: [] },
     apiThrottleRateLimit: 1000,
     apiThrottleBurstLimit: 2000,
+    statusThrottleRateLimit: 50,
+    statusThrottleBurstLimit: 100,
   };
 }
 
@@ -56,6 +61,8 @@ export const API_CONTEXT: ContextSpec = {
     adminAssumers: 'roleAssumers.admin',
     apiThrottleRateLimit: 'apiThrottleRateLimit',
     apiThrottleBurstLimit: 'apiThrottleBurstLimit',
+    statusThrottleRateLimit: 'statusThrottleRateLimit',
+    statusThrottleBurstLimit: 'statusThrottleBurstLimit',
   },
   listPaths: [
     'directInvokers.validator',
@@ -67,8 +74,12 @@ export const API_CONTEXT: ContextSpec = {
   ],
 };
 
-/** An IAM role or user ARN, or an account id: the principals a Lambda resource policy can name. */
-const INVOKER_PRINCIPAL = /^(\d{12}|arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+)$/;
+/**
+ * An IAM role or user ARN: the principals the functions' resource policies name (cdk/function-policy.ts). A bare
+ * account id is refused: it would grant every principal of that account (any lambda:InvokeFunction grant there)
+ * every route of the function, with no condition (security review #1).
+ */
+const INVOKER_PRINCIPAL = /^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+$/;
 
 /** An aws:PrincipalArn pattern: an IAM role or user ARN (or an account's root), `*` and `?` allowed in the name. */
 const ASSUMER_PATTERN = /^arn:aws[a-z-]*:iam::\d{12}:(root|(role|user)\/[\w+=,.@/*?-]+)$/;
@@ -84,7 +95,10 @@ export function validateApi(c: ApiSettings & { stage: string }): void {
       if (typeof p !== 'string' || !INVOKER_PRINCIPAL.test(p))
         throw new ConfigurationError(
           key,
-          `"${String(p)}" is not an IAM role or user ARN (arn:aws:iam::123456789012:role/name) or a 12-digit account id`,
+          /^\d{12}$/.test(String(p))
+            ? `"${String(p)}" is a bare account id, which would let every principal of that account invoke the ` +
+                'functions: name the IAM role or user ARN (arn:aws:iam::123456789012:role/name)'
+            : `"${String(p)}" is not an IAM role or user ARN (arn:aws:iam::123456789012:role/name)`,
         );
   }
   for (const role of CALLER_ROLES) {
@@ -109,4 +123,11 @@ export function validateApi(c: ApiSettings & { stage: string }): void {
 export function validateApiThrottles(c: ApiSettings): void {
   int('apiThrottleRateLimit', c.apiThrottleRateLimit, 1, 100000);
   int('apiThrottleBurstLimit', c.apiThrottleBurstLimit, 1, 100000);
+  int('statusThrottleRateLimit', c.statusThrottleRateLimit, 1, 100000);
+  int('statusThrottleBurstLimit', c.statusThrottleBurstLimit, 1, 100000);
+  if (c.statusThrottleRateLimit > c.apiThrottleRateLimit)
+    throw new ConfigurationError(
+      'statusThrottleRateLimit',
+      `${c.statusThrottleRateLimit} is above the stage's apiThrottleRateLimit ${c.apiThrottleRateLimit}: the status reads would have no throttle of their own`,
+    );
 }

@@ -8,6 +8,7 @@ export const FUNCTION_NAMES = [
   'unspend',
   'setMined',
   'getUtxo',
+  'status',
   'admin',
   'signals',
   'cleanup',
@@ -40,6 +41,8 @@ export function functionDefaults(): Record<FunctionName, FunctionTuning> {
     unspend: API_TUNING(20),
     setMined: API_TUNING(40),
     getUtxo: API_TUNING(40),
+    // the validators' cheap reads (GET /v1/health, GET /v1/chain/tip), apart from block validation's admin writes
+    status: API_TUNING(10),
     admin: API_TUNING(10),
     signals: { memoryMb: 1024, timeoutSeconds: 60, reservedConcurrency: 10 },
     cleanup: { memoryMb: 1024, timeoutSeconds: 55, reservedConcurrency: 2 },

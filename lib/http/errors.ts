@@ -11,6 +11,7 @@ import { EngineError } from '../engine/port';
 /** Codes of the HTTP layer itself, beside the store's codes (a list too: the client's generated types carry it). */
 export const HTTP_ERROR_CODES = [
   'INVALID_ARGUMENT',
+  'FIELD_NOT_ALLOWED',
   'PAYLOAD_TOO_LARGE',
   'RESPONSE_TOO_LARGE',
   'ROUTE_NOT_FOUND',

@@ -16,7 +16,10 @@ import { getRuntime, warmRuntime } from '../runtime';
 import { HttpError, invalidArgument, mapError } from './errors';
 import { cleanupMetrics, emitSingle, logger, metrics, MetricUnit } from './observability';
 import { matchRoute, paramNames, ROUTES, routesOf, type FunctionName, type Route } from './routes';
+import { callerOf, type Caller } from './caller';
 import { isDirectInvocation, directInvocationProblem, toDirectResult, toProxyEvent } from './direct-invocation';
+import { checkFieldRoles } from './field-roles';
+import { leastInvokerRole } from './roles';
 import type { DirectInvocation, DirectResult } from './direct-invocation';
 import { LAMBDA_PAYLOAD_BYTES, MAX_BODY_BYTES, payloadBytesOver } from './payload-limits';
 import { emptyObject } from './schemas';
@@ -34,7 +37,10 @@ interface Validated {
 }
 
 /** Per-event state shared by the middlewares and the handler. */
-const state = new WeakMap<APIGatewayProxyEvent, { route?: Route; validated?: Validated; started: number }>();
+const state = new WeakMap<
+  APIGatewayProxyEvent,
+  { route?: Route; validated?: Validated; started: number; direct?: boolean; caller?: Caller }
+>();
 
 function stateOf(event: APIGatewayProxyEvent) {
   let s = state.get(event);
@@ -168,6 +174,14 @@ export function validate(routes: readonly Route[]): MiddlewareObj<APIGatewayProx
       }
       if (route.body) body = parse('body', route.body, json);
       else parse('body', emptyObject, json);
+      // fields above the route's own role (lib/http/field-roles.ts), for the caller's role (lib/http/caller.ts)
+      s.caller = callerOf({
+        event,
+        direct: s.direct === true,
+        routeRole: route.role,
+        directRole: leastInvokerRole(route.fn, ROUTES) ?? route.role,
+      });
+      checkFieldRoles(ROUTES, route, json, s.caller.role);
       s.validated = { route, input: { params: parsedParams, query: query ?? {}, body } };
     },
   };
@@ -213,14 +227,22 @@ export function observe(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyRe
     metrics.addMetric('Latency', MetricUnit.Milliseconds, latencyMs);
     metrics.addMetric(statusCode >= 400 ? 'Errors' : 'Successes', MetricUnit.Count, 1);
     if (errorCode) emitSingle('ErrorsByCode', { operation, code: errorCode });
-    logger.info('request', {
+    // the way in and the caller, as far as the function can know them (lib/http/caller.ts); an admin route's line
+    // is the audit record of an admin operation (docs/security.md, "Direct invocation")
+    const caller: Partial<Caller> = s.caller ?? { path: s.direct ? 'direct' : 'api' };
+    const line = {
       operation,
       method: request.event.httpMethod,
       path: request.event.path,
       statusCode,
       latencyMs: Math.round(latencyMs * 100) / 100,
+      invoker: caller.path,
+      ...(caller.arn ? { callerArn: caller.arn } : {}),
+      ...(caller.role ? { callerRole: caller.role } : {}),
       ...(errorCode ? { errorCode } : {}),
-    });
+    };
+    logger.info('request', line);
+    if (s.route?.role === 'admin') logger.warn('admin operation', line);
   };
   return {
     name: 'observe',
@@ -281,7 +303,9 @@ export function httpHandler(fn: FunctionName): ApiHandler {
     if (!isDirectInvocation(event)) return api(event, context);
     const problem = directInvocationProblem(event);
     if (problem) return problem;
-    return toDirectResult(await api(toProxyEvent(event, context?.awsRequestId ?? ''), context));
+    const proxy = toProxyEvent(event, context?.awsRequestId ?? '');
+    stateOf(proxy).direct = true;
+    return toDirectResult(await api(proxy, context));
   };
   return handler as ApiHandler;
 }

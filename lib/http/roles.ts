@@ -4,7 +4,7 @@
  * and the OpenAPI document states each operation's role (lib/http/openapi.ts). No dependencies: cdk/ imports it.
  *
  * - validator: creates and reads txs, spends and unspends (a failed validation undoes its own spends), reads UTXOs,
- *   the chain tip and health.
+ *   the chain tip and health. It may not create a tx mined, locked or conflicting (a route's restrictedFields).
  * - blockValidation: everything a validator may, plus what follows a block: setMined, locked, conflicting, preserve,
  *   the unmined query, and moving the chain tip forward by at most MAX_TIP_ADVANCE blocks per call.
  * - admin: everything, plus deleting txs, freeze/unfreeze/reassign (alert system), an on-demand cleanup pass and
@@ -16,4 +16,38 @@ export type ApiRole = (typeof API_ROLES)[number];
 /** Whether `caller` may call a route that requires `required` (roles are ordered: admin > blockValidation > validator). */
 export function roleAllows(caller: ApiRole, required: ApiRole): boolean {
   return API_ROLES.indexOf(caller) >= API_ROLES.indexOf(required);
+}
+
+/** What the role rules read of a route (the route table's entries, cdk's routes). */
+export interface RouteLike {
+  method: string;
+  path: string;
+  fn: string;
+  role: ApiRole;
+  batch?: { items: string };
+  restrictedFields?: Record<string, string>;
+}
+
+const keyOf = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
+
+/** The restricted fields of a route, each with the least role that may send it (that of the route setting it). */
+export function fieldRoles(routes: readonly RouteLike[], route: RouteLike): Record<string, ApiRole> {
+  const out: Record<string, ApiRole> = {};
+  for (const [field, setter] of Object.entries(route.restrictedFields ?? {})) {
+    const target = routes.find((r) => keyOf(r) === setter);
+    if (!target) throw new Error(`${keyOf(route)}: the restricted field ${field} names no route ${setter}`);
+    out[field] = target.role;
+  }
+  return out;
+}
+
+/** The least role that may call every route of a function with every field: whom its resource policy may admit. */
+export function leastInvokerRole(fn: string, routes: readonly RouteLike[]): ApiRole | undefined {
+  let least: ApiRole | undefined;
+  for (const r of routes) {
+    if (r.fn !== fn) continue;
+    for (const role of [r.role, ...Object.values(fieldRoles(routes, r))])
+      if (least === undefined || roleAllows(role, least)) least = role;
+  }
+  return least;
 }

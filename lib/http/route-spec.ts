@@ -10,7 +10,7 @@ import type { ApiRole } from './roles';
 import * as s from './schemas';
 
 /** The Lambda functions that serve routes: each is functions/<name>.ts. */
-export type FunctionName = 'create' | 'get' | 'spend' | 'unspend' | 'set-mined' | 'get-utxo' | 'admin';
+export type FunctionName = 'create' | 'get' | 'spend' | 'unspend' | 'set-mined' | 'get-utxo' | 'status' | 'admin';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -51,6 +51,12 @@ export interface RouteSpec {
   responses: Record<number, ResponseDoc>;
   /** set on a batch route (POST /v1/batch/...) */
   batch?: BatchItems;
+  /**
+   * body fields (of each batch item on a batch route) accepted only from the roles that may call another route,
+   * "METHOD /path", which sets the same state on an existing tx (lib/http/field-roles.ts): otherwise 403
+   * FIELD_NOT_ALLOWED. A function serving such a route may be invoked directly only by those roles.
+   */
+  restrictedFields?: Record<string, string>;
 }
 
 /**
@@ -161,6 +167,8 @@ interface BatchSpec<
   response: readonly [id: string, itemSchema: RS, description: string];
   /** each valid item's status (default 200) */
   status?: number;
+  /** as RouteSpec.restrictedFields, for each item */
+  restrictedFields?: Record<string, string>;
 }
 
 /** The responses of every batch route (the same as a route literal's inferred ones). */
@@ -213,5 +221,6 @@ export function batchRoute<
       ...(spec.itemField !== undefined && { itemField: spec.itemField }),
       status: spec.status ?? 200,
     },
+    ...(spec.restrictedFields !== undefined && { restrictedFields: spec.restrictedFields }),
   };
 }

@@ -23,6 +23,18 @@ import {
 } from './route-spec';
 import * as s from './schemas';
 
+/** Create fields and the route that sets each on an existing tx: only its roles may send them on create. */
+const CREATE_RESTRICTED_FIELDS = {
+  minedBlocks: 'POST /v1/mined',
+  locked: 'POST /v1/locked',
+  conflicting: 'POST /v1/conflicting',
+};
+
+const E403_FIELD = {
+  description: "FIELD_NOT_ALLOWED: a field above the caller's role (error.details.field, details.required)",
+  schema: s.errorEnvelope,
+};
+
 export const ROUTE_TABLE = [
   route({
     operationId: 'createTx',
@@ -32,11 +44,13 @@ export const ROUTE_TABLE = [
     path: '/v1/txs',
     summary: 'Store a transaction and its outputs',
     description:
-      'The tx must be in extended format (BIP-239) when it has inputs, unless isCoinbase. A second create of the same tx is TX_EXISTS.',
+      'The tx must be in extended format (BIP-239) when it has inputs, unless isCoinbase. A second create of the same tx is TX_EXISTS. A blockHeight more than MAX_TIP_ADVANCE (default 10) above the chain tip is 400 INVALID_ARGUMENT naming blockHeight. minedBlocks, locked and conflicting are accepted only from the roles that may set them on an existing tx (blockValidation and admin): from a validator they are 403 FIELD_NOT_ALLOWED naming the field.',
     body: s.createBody,
+    restrictedFields: CREATE_RESTRICTED_FIELDS,
     responses: {
       201: { description: 'created', schema: s.createResponse },
       400: E400,
+      403: E403_FIELD,
       409: { description: 'TX_EXISTS', schema: s.errorEnvelope },
       413: E413,
       503: E503,
@@ -295,7 +309,7 @@ export const ROUTE_TABLE = [
   }),
   route({
     operationId: 'getChainTip',
-    fn: 'admin',
+    fn: 'status',
     role: 'validator',
     method: 'GET',
     path: '/v1/chain/tip',
@@ -328,7 +342,7 @@ export const ROUTE_TABLE = [
   }),
   route({
     operationId: 'health',
-    fn: 'admin',
+    fn: 'status',
     role: 'validator',
     method: 'GET',
     path: '/v1/health',
@@ -344,12 +358,13 @@ export const ROUTE_TABLE = [
     path: '/v1/batch/txs',
     summary: 'Store many transactions (each as POST /v1/txs, on its own)',
     description:
-      'One result per tx, in order: {status: 201, result} or {status, error} as POST /v1/txs would answer. The txs go out as create-only engine batches (ENGINE_BATCH_SIZE records each). A second copy of a txid in the batch is TX_EXISTS.',
+      'One result per tx, in order: {status: 201, result} or {status, error} as POST /v1/txs would answer. The txs go out as create-only engine batches (ENGINE_BATCH_SIZE records each). A second copy of a txid in the batch is TX_EXISTS. An item with minedBlocks, locked or conflicting from a validator makes the whole request 403 FIELD_NOT_ALLOWED naming txs[i].field, as POST /v1/txs.',
     body: s.batchTxsBody,
     items: 'txs',
     item: s.createBody,
     response: ['BatchCreateResponse', s.createResponse, "each tx's outcome"],
     status: 201,
+    restrictedFields: CREATE_RESTRICTED_FIELDS,
   }),
   batchRoute({
     operationId: 'spendTxs',

@@ -20,11 +20,16 @@ import type { Signal, SignalHandler } from './port';
 export interface ReconcilerOptions {
   engine: RecordEngine;
   blobs: BlobStore;
-  settings: Pick<StoreSettings, 'blockHeightRetention'>;
+  settings: Pick<StoreSettings, 'blockHeightRetention'> & Partial<Pick<StoreSettings, 'maxTipAdvance'>>;
   /** registered UDF module name (store.moduleName) */
   moduleName: string;
   getTip: () => Promise<number>;
+  /** clock for the tip's reuse window (default Date.now) */
+  now?: () => number;
 }
+
+/** a tip read serves the signals handled within this window (an SQS batch), then is read again */
+export const TIP_REUSE_MS = 1000;
 
 /** passes before a tx whose records keep changing is left to the signal's retry */
 const MAX_PASSES = 5;
@@ -45,11 +50,36 @@ export function pageFullySpent(bins: Record<string, BinValue>): boolean {
 }
 
 export class Reconciler implements SignalHandler {
+  private tipRead?: { at: number; tip: Promise<number> };
+
   constructor(private readonly options: ReconcilerOptions) {}
+
+  /** The stored tip, read at most once per TIP_REUSE_MS (the tip only rises; a failed read is not kept). */
+  private tip(): Promise<number> {
+    const now = (this.options.now ?? Date.now)();
+    if (this.tipRead && now - this.tipRead.at < TIP_REUSE_MS) return this.tipRead.tip;
+    const tip = this.options.getTip();
+    this.tipRead = { at: now, tip };
+    tip.catch(() => (this.tipRead = undefined));
+    return tip;
+  }
+
+  /**
+   * The height the DAH rule re-runs at: the signal's own, clamped to [H, H + MAX_TIP_ADVANCE] of the stored tip H
+   * (security review #10). A signal is not trusted to name a height: a forged one below H would set an earlier
+   * delete-at-height on a record whose state qualifies, one far above H would keep it for ever. H itself is what a
+   * signal without a height uses.
+   */
+  async heightFor(signal: Signal): Promise<number> {
+    const tip = await this.tip();
+    const own = Number.isInteger(signal.height) ? signal.height : tip;
+    const max = this.options.settings.maxTipAdvance;
+    return Math.min(Math.max(own, tip), max === undefined ? Number.MAX_SAFE_INTEGER : tip + max);
+  }
 
   async handle(signal: Signal): Promise<void> {
     const txid = txidToBytes(signal.txid, 'txid');
-    const height = Number.isInteger(signal.height) ? signal.height : await this.options.getTip();
+    const height = await this.heightFor(signal);
     try {
       await this.reconcile(signal.txid, txid, height);
     } catch (err) {

@@ -7,7 +7,7 @@ import { InvalidArgumentError, TxNotFoundError, UtxoStateError, type ItemOutcome
 import { locateOutput, masterKey, paginationKey, recordKey } from '../domain/keys';
 import { REASSIGN_SPENDABLE_AFTER, type UdfFunction } from '../domain/udf';
 import { boolArg, hashArg, intArg, listArg, optionalIntArg, txidArg, txidListArg } from './args';
-import type { StoreContext } from './context';
+import { checkCallerHeight, type StoreContext } from './context';
 import { readMasters } from './record-reads';
 import { callOnMastersAndSignal, callUdfBatchAndSignal, SignalBuffer } from './signals';
 import type { OutpointRef, ReassignRequest } from './types';
@@ -183,6 +183,7 @@ export async function reassign(ctx: StoreContext, request: ReassignRequest): Pro
   const newHash = hashArg(request.newUtxoHash, 'newUtxoHash');
   const height = await ctx.tip();
   const blockHeight = optionalIntArg(request.blockHeight, 'blockHeight') ?? height;
+  checkCallerHeight('blockHeight', blockHeight, height, ctx.settings.maxTipAdvance);
   const R = ctx.settings.blockHeightRetention;
   const response = await callUdfOk(
     ctx,

@@ -13,7 +13,7 @@ import { masterKey } from '../domain/keys';
 import type { ParsedTx } from '../domain/tx';
 import { listArg, optionalBoolArg, optionalIntArg } from './args';
 import { asItemError, settleItem, unwrap, type ItemResult } from './batch';
-import type { StoreContext } from './context';
+import { checkCallerHeight, type StoreContext } from './context';
 import {
   completePaginated,
   createChunked,
@@ -110,16 +110,34 @@ function prepare(ctx: StoreContext, item: CreateItem): TxCreate {
   }
 }
 
-/** Step 1b: the creation height (the tip, read once, unless the tx gives its own) and the record plan. */
+/**
+ * Step 1b: the creation height (the tip, read once, unless the tx gives its own) and the record plan. A tx's own
+ * blockHeight is bounded like the tip (at most MAX_TIP_ADVANCE above it; that tx alone fails, naming blockHeight),
+ * against the same single read.
+ */
 async function planAll(ctx: StoreContext, txs: TxCreate[]): Promise<void> {
   const ready = txs.filter((c) => c.error === undefined);
+  const bounded = ctx.settings.maxTipAdvance !== undefined;
   let tip: number | UtxoStoreError | undefined;
-  if (ready.some((c) => c.options!.height === undefined)) tip = await ctx.tip().catch(asItemError);
+  if (ready.some((c) => bounded || c.options!.height === undefined)) tip = await ctx.tip().catch(asItemError);
   for (const c of ready) {
-    const height = c.options!.height ?? tip;
+    const own = c.options!.height;
+    const height = own ?? tip;
     if (typeof height !== 'number') {
       c.error = height as UtxoStoreError;
       continue;
+    }
+    if (own !== undefined && bounded) {
+      if (typeof tip !== 'number') {
+        c.error = tip as UtxoStoreError;
+        continue;
+      }
+      try {
+        checkCallerHeight('blockHeight', own, tip, ctx.settings.maxTipAdvance);
+      } catch (err) {
+        c.error = asItemError(err);
+        continue;
+      }
     }
     c.options!.height = height;
     const parsed = c.parsed!;

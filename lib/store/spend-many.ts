@@ -7,7 +7,8 @@
  *   5. judge each input's outcome                     (spend-judge.ts)
  *   6. roll back every tx with a failed input         (spend-rollback.ts: one batch)
  *   7. send the signals and settle each tx            (below)
- * The round trips of a batch do not grow with its size beyond the chunking: one tip read, at most two batch reads,
+ * The round trips of a batch do not grow with its size beyond the chunking: one tip read (in parallel with the first
+ * batch read; it also bounds a caller's blockHeight to MAX_TIP_ADVANCE above the tip), at most two batch reads,
  * the spend batches, one rollback batch, one signal send. A single spend is the batch of one.
  *
  * The chain tip is read once per batch (never cached across requests): every tx of a batch is evaluated at the same
@@ -18,7 +19,7 @@
  * the same read, at most the batch's duration behind the live tip: cleanup then keeps a tx at most that much longer,
  * never deletes it early.
  */
-import { SpendFailedError, StorageError, type UtxoStoreError } from '../domain/errors';
+import { InvalidArgumentError, SpendFailedError, StorageError, type UtxoStoreError } from '../domain/errors';
 import { judgeView, majorityOf, trackerOf, type GuardVerdict } from './ack-guard';
 import { listArg, optionalBoolArg, optionalIntArg } from './args';
 import { asItemError, unwrap, type ItemResult } from './batch';
@@ -78,6 +79,8 @@ async function spendManyUnguarded(
   ctx: StoreContext,
   requests: SpendRequest[],
   options: SpendOptions = {},
+  /** a retry's height: the batch's own, already bounded and read (no second tip read) */
+  trusted?: { height: number },
 ): Promise<ItemResult<SpendResult>[]> {
   const list = listArg<SpendRequest>(requests, 'txs');
   const ignoreConflicting = optionalBoolArg(options.ignoreConflicting, 'ignoreConflicting');
@@ -86,21 +89,24 @@ async function spendManyUnguarded(
 
   const txs = resolveTxs(ctx, list);
   if (!txs.some(isLive)) return settle(txs);
-  let flags: SpendFlags;
+  let height: number;
   try {
-    flags = { ignoreConflicting, ignoreLocked, height: (await heightOf(ctx, blockHeight)) + 1 };
-    await refuseCreating(ctx, txs);
+    // the tip read (which also bounds a caller's blockHeight) and the creating check are independent: one round trip
+    [height] = await Promise.all([trusted?.height ?? heightOf(ctx, blockHeight), refuseCreating(ctx, txs)]);
   } catch (err) {
+    // the request's own blockHeight out of bounds: the whole request is refused (400 naming blockHeight)
+    if (err instanceof InvalidArgumentError) throw err;
     // nothing was written yet: every tx fails with the read's error
     return settle(failAll(txs, asItemError(err)));
   }
+  const flags: SpendFlags = { ignoreConflicting, ignoreLocked, height: height + 1 };
   const signals = new SignalBuffer();
   const groups = groupByRecord(txs);
   const answers = await applySpends(ctx, txs, groups, flags);
   await judgeOutcomes(ctx, txs, groups, answers, flags.height, signals);
   await rollBackLosers(ctx, txs, flags.height, signals);
   const results = settle(await sendSignals(ctx, txs, signals));
-  return retryBlocked(ctx, list, txs, results, { ...options, blockHeight: flags.height - 1 });
+  return retryBlocked(ctx, list, txs, results, options, flags.height - 1);
 }
 
 /**
@@ -114,6 +120,7 @@ async function retryBlocked(
   txs: TxSpend[],
   results: ItemResult<SpendResult>[],
   options: SpendOptions,
+  height: number,
 ): Promise<ItemResult<SpendResult>[]> {
   const undone = new Set(
     txs.filter((tx, i) => !results[i].ok && tx.items.length > 0).map((tx) => tx.items[0].spendingTxid),
@@ -131,6 +138,7 @@ async function retryBlocked(
     ctx,
     blocked.map((i) => requests[i]),
     options,
+    { height },
   );
   blocked.forEach((i, n) => (results[i] = again[n]));
   return results;

@@ -19,10 +19,11 @@ export async function unspend(
 ): Promise<void> {
   const items = resolveSpendItems(spends, ctx.settings.utxoBatchSize);
   const blockHeight = optionalIntArg(options.blockHeight, 'blockHeight');
+  // bounded (MAX_TIP_ADVANCE above H) before anything is written
+  const height = await heightOf(ctx, blockHeight);
   if (optionalBoolArg(options.flagAsLocked, 'flagAsLocked')) {
     await setLocked(ctx, [...new Set(items.map((i) => i.txid))], true);
   }
-  const height = await heightOf(ctx, blockHeight);
   const R = ctx.settings.blockHeightRetention;
   const signals = new SignalBuffer();
   let results;

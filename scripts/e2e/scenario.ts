@@ -230,11 +230,12 @@ export async function runScenario(t: Target, x: ScenarioTxs): Promise<Step[]> {
       body: { utxos: [{ txid: x.spendTwo.txid, vout: 0 }] },
     }),
   );
-  await step('direct: chain tip', t.direct('admin', 'admin', { route: 'GET /v1/chain/tip' }));
+  await step('direct: chain tip', t.direct('status', 'validator', { route: 'GET /v1/chain/tip' }));
 
   await step(
     'direct: create a tx that exists',
-    t.direct('create', 'validator', { route: 'POST /v1/txs', body: { tx: x.parent.hex } }),
+    // create is invocable directly from blockValidation up (its create fields minedBlocks/locked/conflicting are)
+    t.direct('create', 'blockValidation', { route: 'POST /v1/txs', body: { tx: x.parent.hex } }),
   );
   await step(
     'direct: unspend with no spends',

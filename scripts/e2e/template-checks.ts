@@ -19,6 +19,7 @@ import { LAYER_NODE_MODULES, REPO_ROOT } from '../../cdk/bundling';
 import { FUNCTION_NAMES, type FunctionName } from '../../cdk/config';
 import { FUNCTION_TABLE, pascal, unusedSdkClients } from '../../cdk/functions';
 import { loadConfig } from '../../lib/domain/config';
+import { callerOf } from '../../lib/http/caller';
 import { ROUTES } from '../../lib/http/routes';
 import { loadUdfSource } from '../../lib/store/udf-module';
 import type { StackArtifact } from './assembly';
@@ -82,6 +83,8 @@ export interface EnvironmentReadSet {
   /** read by the UDF loader */
   udf: string[];
   powertools: string[];
+  /** read by the API functions' caller check (lib/http/caller.ts), besides Lambda's own AWS_LAMBDA_FUNCTION_NAME */
+  caller: string[];
 }
 
 export function environmentReadSet(): EnvironmentReadSet {
@@ -95,6 +98,15 @@ export function environmentReadSet(): EnvironmentReadSet {
       }
     }),
     powertools: powertoolsVariables(),
+    caller: variablesReadBy((env) =>
+      callerOf({
+        event: { requestContext: { identity: { userArn: null } } } as never,
+        direct: false,
+        routeRole: 'validator',
+        directRole: 'validator',
+        env,
+      }),
+    ).filter((k) => k !== 'AWS_LAMBDA_FUNCTION_NAME'),
   };
 }
 
@@ -117,7 +129,7 @@ export function checkEnvironment(
   reads: EnvironmentReadSet = environmentReadSet(),
 ): string[] {
   const problems: string[] = [];
-  const known = new Set([...reads.config, ...reads.udf, ...reads.powertools, ...NODE_VARIABLES]);
+  const known = new Set([...reads.config, ...reads.udf, ...reads.powertools, ...reads.caller, ...NODE_VARIABLES]);
   for (const { stack, id } of resourcesOfType({ stacks }, 'AWS::Lambda::Function')) {
     if (isDeployTimeFunction(stack, id)) continue;
     const who = functionNameOf(stack, id) ?? id;

@@ -127,9 +127,9 @@ test('connection budget: reserved concurrency x (conns per node + 1) + tools, un
   const b = connectionBudget(defaultConfig());
   expect(b.limit).toBe(12000);
   expect(b.perFunction.spend).toBe(100 * 33);
-  expect(b.total).toBe(322 * 33 + 256);
+  expect(b.total).toBe(332 * 33 + 256);
   expect(() => loadConfig(ctx({ reservedConcurrency: 'spend:400' }))).toThrow(
-    /reservedConcurrency.*may open 20782 connections.*over 80% of proto-fd-max 15000 \(12000\)/,
+    /reservedConcurrency.*may open 21112 connections.*over 80% of proto-fd-max 15000 \(12000\)/,
   );
 });
 

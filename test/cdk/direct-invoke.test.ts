@@ -1,7 +1,9 @@
 /**
- * Direct invocation in the template: the function names as outputs, lambda:InvokeFunction for each caller role only
- * on the functions whose every route it may call (invoking skips API Gateway's per-route authorization), and the
- * principals configured per role in the functions' resource policies.
+ * Direct invocation in the template (security review #1): the function names as outputs, lambda:InvokeFunction for
+ * each caller role only on the functions whose every route and field it may call (invoking skips API Gateway's
+ * per-route authorization), and one full resource policy per API function (AWS::Lambda::ResourcePolicy) that allows
+ * API Gateway from this API's routes and the configured invokers, and denies every other IAM principal, whatever its
+ * own policies allow. The Deny is evaluated here as IAM would for a caller's principal ARN.
  */
 import { ROUTES } from '../../cdk/api';
 import { ConfigurationError } from '../../cdk/config';
@@ -9,22 +11,31 @@ import { leastInvokerRole } from '../../cdk/direct-invoke';
 import { actionsOf, API_FUNCTION_IDS, logicalId, resourcesOf, synth, type Synth } from './helpers';
 
 const VALIDATOR_CALLER = 'arn:aws:iam::111122223333:role/validator-service';
-const ADMIN_ACCOUNT = '444455556666';
+const ADMIN_CALLER = 'arn:aws:iam::444455556666:role/ops-admin';
 
 let s: Synth;
 beforeAll(() => {
-  s = synth({ validatorInvokers: VALIDATOR_CALLER, adminInvokers: ADMIN_ACCOUNT });
+  s = synth({ validatorInvokers: VALIDATOR_CALLER, adminInvokers: ADMIN_CALLER });
 });
 
+/** each API function's least invoker role: create is blockValidation's (its create fields are, lib/http/field-roles) */
 const API_FUNCTIONS = {
-  create: 'validator',
+  create: 'blockValidation',
   spend: 'validator',
   unspend: 'validator',
   getUtxo: 'validator',
+  status: 'validator',
   get: 'blockValidation',
   setMined: 'blockValidation',
   admin: 'admin',
 } as const;
+const RANK = { validator: 0, blockValidation: 1, admin: 2 } as const;
+
+type Statement = Record<string, unknown> & {
+  Sid?: string;
+  Effect?: string;
+  Condition?: Record<string, Record<string, unknown>>;
+};
 
 /** Logical ids of the functions a role's identity policies allow to invoke. */
 function invocableBy(role: 'Validator' | 'BlockValidation' | 'Admin'): Set<string> {
@@ -45,48 +56,137 @@ function invocableBy(role: 'Validator' | 'BlockValidation' | 'Admin'): Set<strin
   return out;
 }
 
+/** The resource policy statements of an API function (its unqualified ARN). */
+function policyOf(fn: string, template = s.template): Statement[] {
+  const prefix = API_FUNCTION_IDS[fn];
+  const policies = Object.values(resourcesOf(template, 'AWS::Lambda::ResourcePolicy')).filter((p) =>
+    JSON.stringify(p.Properties!.ResourceArn).includes(`"${prefix}`),
+  );
+  expect([fn, policies.length]).toEqual([fn, 1]);
+  return (policies[0].Properties!.PolicyDocument as { Statement: Statement[] }).Statement;
+}
+
+/** The role ARN token of the API role `role` (as it appears in a policy). */
+function roleArn(role: 'Validator' | 'BlockValidation' | 'Admin'): string {
+  return JSON.stringify({ 'Fn::GetAtt': [logicalId(s.template, 'AWS::IAM::Role', `Api${role}Role`), 'Arn'] });
+}
+
+/**
+ * Whether the policy's Deny applies to an IAM principal (not an AWS service) whose aws:PrincipalArn is `principal`
+ * (a literal ARN, or an API role's ARN token): ArnNotLike over the exempted list, as IAM evaluates it.
+ */
+function denied(statements: Statement[], principal: string): boolean {
+  const deny = statements.filter((st) => st.Effect === 'Deny');
+  return deny.some((st) => {
+    if (!actionsOf(st).includes('lambda:InvokeFunction')) return false;
+    if (st.Condition?.Bool?.['aws:PrincipalIsAWSService'] !== 'false') return false;
+    const exempt = (st.Condition?.ArnNotLike?.['aws:PrincipalArn'] ?? []) as unknown[];
+    return !exempt.some((e) => (typeof e === 'string' ? e === principal : JSON.stringify(e) === principal));
+  });
+}
+
 describe('direct invocation', () => {
-  test("each API function's least invoker role is the highest role among its routes", () => {
+  test("each API function's least invoker role is the highest role among its routes and their restricted fields", () => {
     for (const [fn, role] of Object.entries(API_FUNCTIONS))
       expect([fn, leastInvokerRole(fn as never)]).toEqual([fn, role]);
     expect(leastInvokerRole('signals')).toBeUndefined();
     expect(leastInvokerRole('cleanup')).toBeUndefined();
     // a route of a higher role on a function raises the function's role
-    expect(leastInvokerRole('create', [...ROUTES, { method: 'POST', path: '/x', fn: 'create', role: 'admin' }])).toBe(
+    expect(leastInvokerRole('spend', [...ROUTES, { method: 'POST', path: '/x', fn: 'spend', role: 'admin' }])).toBe(
       'admin',
     );
   });
 
-  test("the API's roles may invoke exactly the functions whose every route they may call", () => {
-    expect([...invocableBy('Validator')].sort()).toEqual(['create', 'getUtxo', 'spend', 'unspend']);
-    expect([...invocableBy('BlockValidation')].sort()).toEqual([
-      'create',
-      'get',
-      'getUtxo',
-      'setMined',
-      'spend',
-      'unspend',
-    ]);
-    expect([...invocableBy('Admin')].sort()).toEqual(Object.keys(API_FUNCTIONS).sort());
-  });
-
-  test('configured principals are granted through resource policies, by role', () => {
-    const permissions = Object.values(resourcesOf(s.template, 'AWS::Lambda::Permission')).map((p) => ({
-      principal: JSON.stringify(p.Properties!.Principal),
-      fn: JSON.stringify(p.Properties!.FunctionName),
-      action: p.Properties!.Action,
-    }));
-    const granted = (principal: string) =>
-      Object.entries(API_FUNCTION_IDS)
-        .filter(([, prefix]) =>
-          permissions.some(
-            (p) => p.principal.includes(principal) && p.fn.includes(prefix) && p.action === 'lambda:InvokeFunction',
-          ),
-        )
+  test("the API's roles may invoke exactly the functions whose every route and field they may call", () => {
+    const of = (rank: number) =>
+      Object.entries(API_FUNCTIONS)
+        .filter(([, role]) => RANK[role] <= rank)
         .map(([fn]) => fn)
         .sort();
-    expect(granted(VALIDATOR_CALLER)).toEqual(['create', 'getUtxo', 'spend', 'unspend']);
-    expect(granted(ADMIN_ACCOUNT)).toEqual(Object.keys(API_FUNCTIONS).sort());
+    expect([...invocableBy('Validator')].sort()).toEqual(of(0));
+    expect([...invocableBy('Validator')].sort()).toEqual(['getUtxo', 'spend', 'status', 'unspend']);
+    expect([...invocableBy('BlockValidation')].sort()).toEqual(of(1));
+    expect([...invocableBy('Admin')].sort()).toEqual(of(2));
+  });
+
+  test('no AWS::Lambda::Permission beside the resource policies: each API function has one full policy', () => {
+    const permissions = Object.values(resourcesOf(s.template, 'AWS::Lambda::Permission')).map((p) =>
+      JSON.stringify(p.Properties!.FunctionName),
+    );
+    for (const [fn, prefix] of Object.entries(API_FUNCTION_IDS))
+      expect([fn, permissions.filter((p) => p.includes(`"${prefix}`))]).toEqual([fn, []]);
+    for (const fn of Object.keys(API_FUNCTIONS)) policyOf(fn);
+  });
+
+  test('API Gateway may invoke each function only from its own routes of this API, in this account', () => {
+    for (const fn of Object.keys(API_FUNCTIONS)) {
+      const api = policyOf(fn).filter((st) => st.Sid === 'ApiGateway');
+      expect(api).toHaveLength(1);
+      expect(api[0]).toMatchObject({ Effect: 'Allow', Principal: { Service: 'apigateway.amazonaws.com' } });
+      expect(api[0].Condition!.StringEquals).toEqual({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
+      const sources = api[0].Condition!.ArnLike['aws:SourceArn'] as unknown[];
+      const routes = ROUTES.filter((r) => r.fn === fn);
+      // admin: the whole stage (its catch-all methods); every other function: one ARN per route, by method and path
+      expect([fn, sources.length]).toEqual([fn, fn === 'admin' ? 1 : routes.length]);
+      if (fn !== 'admin')
+        for (const r of routes)
+          expect(JSON.stringify(sources)).toContain(`/${r.method}${r.path.replace(/\{[^}]+\}/g, '*')}"`);
+    }
+  });
+
+  test('every other IAM principal is denied, whatever its own policies allow: only the roles that may invoke and their invokers pass', () => {
+    const others = ['arn:aws:iam::123456789012:role/PowerUser', 'arn:aws:iam::123456789012:user/ci', '*'];
+    for (const [fn, least] of Object.entries(API_FUNCTIONS)) {
+      const policy = policyOf(fn);
+      for (const other of others) expect([fn, other, denied(policy, other)]).toEqual([fn, other, true]);
+      for (const [role, rank] of [
+        ['Validator', 0],
+        ['BlockValidation', 1],
+        ['Admin', 2],
+      ] as const)
+        expect([fn, role, denied(policy, roleArn(role))]).toEqual([fn, role, rank < RANK[least]]);
+      expect([fn, denied(policy, VALIDATOR_CALLER)]).toEqual([fn, RANK[least] > 0]);
+      expect([fn, denied(policy, ADMIN_CALLER)]).toEqual([fn, false]);
+      // the configured invokers of the roles that may invoke it are allowed here (they may be of another account)
+      const allowed = policy
+        .filter((st) => st.Sid === 'ConfiguredInvokers')
+        .flatMap((st) => [(st.Principal as { AWS: unknown }).AWS].flat());
+      expect([fn, allowed.sort()]).toEqual([
+        fn,
+        (RANK[least] > 0 ? [ADMIN_CALLER] : [ADMIN_CALLER, VALIDATOR_CALLER]).sort(),
+      ]);
+    }
+  });
+
+  test('with provisioned concurrency the alias, the unqualified function and its version each carry the policy', () => {
+    const t = synth({ provisionedConcurrency: 'spend:2' }).template;
+    const spend = Object.values(resourcesOf(t, 'AWS::Lambda::ResourcePolicy')).filter((p) =>
+      JSON.stringify(p.Properties!.ResourceArn).includes('FunctionsSpend'),
+    );
+    expect(spend).toHaveLength(3);
+    const arns = spend.map((p) => JSON.stringify(p.Properties!.ResourceArn));
+    expect(arns.some((a) => a.includes('SpendLive'))).toBe(true);
+    expect(arns.some((a) => a.includes('CurrentVersion'))).toBe(true);
+    for (const p of spend) {
+      const statements = (p.Properties!.PolicyDocument as { Statement: Statement[] }).Statement;
+      expect(denied(statements, 'arn:aws:iam::123456789012:role/PowerUser')).toBe(true);
+    }
+    // a replaced version is deleted: a kept one would keep no policy of ours
+    for (const v of Object.values(resourcesOf(t, 'AWS::Lambda::Version'))) expect(v.DeletionPolicy).toBe('Delete');
+  });
+
+  test('every API function knows the three roles by name (API_CALLER_ROLES, lib/http/caller.ts)', () => {
+    for (const prefix of Object.values(API_FUNCTION_IDS)) {
+      const fn = resourcesOf(s.template, 'AWS::Lambda::Function')[
+        logicalId(s.template, 'AWS::Lambda::Function', prefix)
+      ];
+      const env = JSON.stringify(
+        (fn.Properties!.Environment as { Variables: Record<string, unknown> }).Variables.API_CALLER_ROLES,
+      );
+      for (const role of ['Validator', 'BlockValidation', 'Admin'])
+        expect(env).toContain(logicalId(s.template, 'AWS::IAM::Role', `Api${role}Role`));
+      expect(env).toMatch(/validator=.*blockValidation=.*admin=/);
+    }
   });
 
   test('the function names are stack outputs', () => {
@@ -98,8 +198,11 @@ describe('direct invocation', () => {
     expect(outputs.SignalsFunctionName).toBeUndefined();
   });
 
-  test('a principal that is not an IAM role/user ARN or account id stops synthesis naming the key', () => {
+  test('a principal that is not an IAM role or user ARN stops synthesis naming the key and the value; a bare account id too', () => {
     expect(() => synth({ blockValidationInvokers: 'arn:aws:s3:::bucket' })).toThrow(ConfigurationError);
     expect(() => synth({ blockValidationInvokers: 'arn:aws:s3:::bucket' })).toThrow(/blockValidationInvokers/);
+    expect(() => synth({ adminInvokers: '444455556666' })).toThrow(
+      /"adminInvokers".*"444455556666" is a bare account id/,
+    );
   });
 });

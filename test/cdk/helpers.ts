@@ -44,6 +44,7 @@ export const API_FUNCTION_IDS: Record<string, string> = {
   unspend: 'FunctionsUnspend',
   setMined: 'FunctionsSetMined',
   getUtxo: 'FunctionsGetUtxo',
+  status: 'FunctionsStatus',
   admin: 'FunctionsAdmin',
 };
 

@@ -105,7 +105,7 @@ test('schedule, throttling and the alarm topic (encrypted, email subscription, a
   t.hasResourceProperties('AWS::ApiGateway::Stage', {
     StageName: 'prod',
     TracingEnabled: true,
-    MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 50 })],
+    MethodSettings: Match.arrayWith([Match.objectLike({ ResourcePath: '/*', ThrottlingRateLimit: 50 })]),
   });
   const c = s.clusterTemplate;
   const topic = logicalId(c, 'AWS::SNS::Topic', 'AlarmTopic');

@@ -11,6 +11,7 @@ import { handler as get } from '../../functions/get';
 import { handler as getUtxo } from '../../functions/get-utxo';
 import { handler as setMined } from '../../functions/set-mined';
 import { handler as spend } from '../../functions/spend';
+import { handler as status } from '../../functions/status';
 import { handler as unspend } from '../../functions/unspend';
 import {
   ConflictError,
@@ -35,6 +36,7 @@ const HANDLERS: Record<FunctionName, AnyHandler> = {
   unspend,
   'set-mined': setMined,
   'get-utxo': getUtxo,
+  status,
   admin,
 } as unknown as Record<FunctionName, AnyHandler>;
 const NAMES = Object.fromEntries(Object.keys(HANDLERS).map((fn) => [fn, `utxo-store-${fn}`])) as Record<

@@ -35,7 +35,8 @@ function classOf(code: string): unknown {
   if (code === 'TX_EXISTS') return TxExistsError;
   if (code.endsWith('TOO_LARGE')) return PayloadTooLargeError;
   if (code === 'STORAGE_ERROR') return StorageError;
-  if (['UTXO_INVALID_SIZE', 'METHOD_NOT_ALLOWED', 'CONFIG_ERROR', 'INTERNAL_ERROR'].includes(code)) return ServiceError;
+  if (['UTXO_INVALID_SIZE', 'METHOD_NOT_ALLOWED', 'CONFIG_ERROR', 'INTERNAL_ERROR', 'FIELD_NOT_ALLOWED'].includes(code))
+    return ServiceError;
   return ConflictError;
 }
 
@@ -64,9 +65,13 @@ describe('typed errors', () => {
   );
 
   test.each([...HTTP_ERROR_CODES])('HTTP code %s decodes to its class', (code) => {
-    const status = { INVALID_ARGUMENT: 400, PAYLOAD_TOO_LARGE: 413, RESPONSE_TOO_LARGE: 413, ROUTE_NOT_FOUND: 404 }[
-      code as string
-    ];
+    const status = {
+      INVALID_ARGUMENT: 400,
+      FIELD_NOT_ALLOWED: 403,
+      PAYLOAD_TOO_LARGE: 413,
+      RESPONSE_TOO_LARGE: 413,
+      ROUTE_NOT_FOUND: 404,
+    }[code as string];
     const mapped = mapError(
       new HttpError(status ?? 500, code, 'x', code === 'INVALID_ARGUMENT' ? { field: 'tx' } : {}),
     );

@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   // direct invocation without the optional @aws-sdk/client-lambda: a typed error, nothing sent
   let direct: { name: string; sent: boolean; message: string } | undefined;
   try {
-    await lambdaClient({ region: 'eu-west-1', functionNames: { admin: 'utxo-store-admin' }, retry: { attempts: 1 } })
+    await lambdaClient({ region: 'eu-west-1', functionNames: { status: 'utxo-store-status' }, retry: { attempts: 1 } })
       .getChainTip();
   } catch (err) {
     if (err instanceof TransportError) direct = { name: err.name, sent: err.sent, message: err.message };

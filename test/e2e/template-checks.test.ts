@@ -55,6 +55,7 @@ describe('environment', () => {
       expect.arrayContaining(['UTXO_STORE', 'BLOB_STORE', 'SIGNAL_QUEUE', 'UTXO_BATCH_SIZE']),
     );
     expect(reads.udf).toEqual(['UTXO_UDF_PATH']);
+    expect(reads.caller).toEqual(['API_CALLER_ROLES']);
     expect(reads.powertools).toEqual(
       expect.arrayContaining(['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE']),
     );

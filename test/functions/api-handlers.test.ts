@@ -12,6 +12,7 @@ import { handler as get } from '../../functions/get';
 import { handler as getUtxo } from '../../functions/get-utxo';
 import { handler as setMined } from '../../functions/set-mined';
 import { handler as spend } from '../../functions/spend';
+import { handler as status } from '../../functions/status';
 import { handler as unspend } from '../../functions/unspend';
 import { getRuntime, resetRuntime } from '../../lib/runtime';
 import { GOLDEN_EF_HEX, GOLDEN_FEE, GOLDEN_TXID } from '../fixtures/golden-tx';
@@ -185,7 +186,8 @@ describe('API handlers', () => {
   });
 
   test('admin routes are chosen by the event resource and method', async () => {
-    const health = await call(admin, { method: 'GET', resource: '/v1/health' });
+    // GET /v1/health and GET /v1/chain/tip are the status function's (the validators' reads, apart from the admin's)
+    const health = await call(status, { method: 'GET', resource: '/v1/health' });
     expect(health).toMatchObject({ statusCode: 200 });
     expect(health.json.status).toBe('ok');
 
@@ -198,7 +200,11 @@ describe('API handlers', () => {
     expect((await call(admin, { method: 'PUT', resource: '/v1/chain/tip/force', body: { height: 50 } })).json).toEqual({
       height: 50,
     });
-    expect((await call(admin, { method: 'GET', resource: '/v1/chain/tip' })).json).toEqual({ height: 50 });
+    expect((await call(status, { method: 'GET', resource: '/v1/chain/tip' })).json).toEqual({ height: 50 });
+    expect((await call(admin, { method: 'GET', resource: '/v1/chain/tip' })).json.error).toMatchObject({
+      code: 'ROUTE_NOT_FOUND',
+      details: { function: 'status' },
+    });
 
     const f = rootTx(1);
     await call(create, { method: 'POST', resource: '/v1/txs', body: { tx: f.hex } });
@@ -323,14 +329,14 @@ describe('a failed initialisation is not cached', () => {
   test('a bad setting is 500 CONFIG_ERROR; the next invocation after the fix succeeds', async () => {
     await resetRuntime();
     process.env.UTXO_BATCH_SIZE = 'lots';
-    const failed = await call(admin, { method: 'GET', resource: '/v1/health' });
+    const failed = await call(status, { method: 'GET', resource: '/v1/health' });
     expect(failed.statusCode).toBe(500);
     expect(failed.json.error).toMatchObject({
       code: 'CONFIG_ERROR',
       message: expect.stringMatching(/UTXO_BATCH_SIZE/),
     });
     delete process.env.UTXO_BATCH_SIZE;
-    const ok = await call(admin, { method: 'GET', resource: '/v1/health' });
+    const ok = await call(status, { method: 'GET', resource: '/v1/health' });
     expect(ok.statusCode).toBe(200);
   });
 });

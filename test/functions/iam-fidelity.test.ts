@@ -18,6 +18,7 @@ import { handler as get } from '../../functions/get';
 import { handler as getUtxo } from '../../functions/get-utxo';
 import { handler as setMined } from '../../functions/set-mined';
 import { handler as spend } from '../../functions/spend';
+import { handler as status } from '../../functions/status';
 import { handler as unspend } from '../../functions/unspend';
 import type { BlobStore } from '../../lib/blob/port';
 import type { DirectInvocation, DirectResult } from '../../lib/http/direct-invocation';
@@ -40,7 +41,7 @@ const S3_ACTIONS: Record<Exclude<keyof BlobStore, 'kind'>, string[]> = {
 
 function granted(fn: FunctionName): Set<string> {
   const actions = blobObjectActions(FUNCTION_TABLE[fn]);
-  return new Set(actions.length > 0 ? [...actions, 's3:ListBucket'] : []);
+  return new Set(FUNCTION_TABLE[fn].blobs.length > 0 ? [...actions, 's3:ListBucket'] : []);
 }
 
 const caller = new AsyncLocalStorage<FunctionName>();
@@ -94,6 +95,7 @@ const HANDLERS: Partial<Record<FunctionName, Handler>> = {
   unspend: unspend as Handler,
   setMined: setMined as Handler,
   getUtxo: getUtxo as Handler,
+  status: status as Handler,
   admin: admin as Handler,
 };
 
@@ -109,7 +111,8 @@ async function call(fn: FunctionName, route: string, options: Partial<DirectInvo
 test("every function's routes stay within what its IAM role grants: blob actions and sending signals", async () => {
   const tip = 1000;
   await call('admin', 'PUT /v1/chain/tip/force', { body: { height: tip } }, 200);
-  await call('admin', 'GET /v1/health', {}, 200);
+  await call('status', 'GET /v1/health', {}, 200);
+  await call('status', 'GET /v1/chain/tip', {}, 200);
 
   // create: the parent, a tx for the batch route, one marked conflicting at creation (tags its blob)
   const parent = rootTx(2);
@@ -168,6 +171,7 @@ test("every function's routes stay within what its IAM role grants: blob actions
   expect([...(used.get('get') ?? [])]).toContain('s3:GetObject');
   expect([...(used.get('signals') ?? [])]).toContain('s3:PutObjectTagging');
   expect([...(used.get('admin') ?? [])]).toEqual(expect.arrayContaining(['s3:DeleteObject', 's3:ListBucket']));
+  expect([...(used.get('status') ?? [])]).toEqual(['s3:ListBucket']);
   expect([...(used.get('cleanup') ?? [])]).toEqual(expect.arrayContaining(['s3:DeleteObject', 'sqs:SendMessage']));
   expect([...sentBy].sort()).toEqual(expect.arrayContaining(['admin', 'cleanup', 'setMined']));
 });

@@ -4,7 +4,7 @@
  * 'aerospike') over an in-memory embedded engine: no network.
  */
 
-import { handler as admin } from '../../functions/admin';
+import { handler as status } from '../../functions/status';
 import { getRuntime, resetRuntime } from '../../lib/runtime';
 import { RECORD_OPERATIONS } from '../../lib/engine/port';
 import { rootTx } from '../fixtures/txs';
@@ -52,7 +52,7 @@ useTestRuntime('fn-runtime', 'aerospike://10.0.1.5:3000,10.0.2.5:3000/utxo?set=t
 
 async function health() {
   const { result } = await captureStdout(() =>
-    admin(apiEvent({ method: 'GET', resource: '/v1/health' }), lambdaContext()),
+    status(apiEvent({ method: 'GET', resource: '/v1/health' }), lambdaContext()),
   );
   return { status: result.statusCode, body: JSON.parse(result.body) };
 }

@@ -289,9 +289,28 @@ describe('POST /v1/spends and /v1/unspends, GET /v1/utxos', () => {
     const spend = makeTx({ inputs: [{ parent: cb, vout: 0 }] });
     expect(await utxoStatus(cb.txid, 0)).toEqual({ status: 'IMMATURE', spendableAt: 1100 });
 
+    // a request's blockHeight may not stand in for a tip more than MAX_TIP_ADVANCE ahead (security review #2): 400
+    // naming blockHeight on the single and the batch route, the coinbase still immature, the tip unchanged
+    for (const blockHeight of [1098, 4294967294]) {
+      const single = expectError(
+        await api.post('/v1/spends', { tx: spend.hex, blockHeight }),
+        400,
+        'INVALID_ARGUMENT',
+        'blockHeight',
+      );
+      expect(single.details).toMatchObject({ current: 1000, maxAdvance: 10 });
+      expectError(
+        await api.post('/v1/batch/spends', { txs: [spend.hex], blockHeight }),
+        400,
+        'INVALID_ARGUMENT',
+        'blockHeight',
+      );
+    }
+    expect(await utxoStatus(cb.txid, 0)).toEqual({ status: 'IMMATURE', spendableAt: 1100 });
+    expect((await api.get('/v1/chain/tip')).body).toEqual({ height: 1000 });
     // at tip 1098 the spend is evaluated at 1099 < 1100
-    expectError(await api.post('/v1/spends', { tx: spend.hex, blockHeight: 1098 }), 409, 'COINBASE_IMMATURE');
     await api.put('/v1/chain/tip/force', { height: 1098 });
+    expectError(await api.post('/v1/spends', { tx: spend.hex, blockHeight: 1098 }), 409, 'COINBASE_IMMATURE');
     expectError(await api.post('/v1/spends', { tx: spend.hex }), 409, 'COINBASE_IMMATURE');
     await api.put('/v1/chain/tip/force', { height: 1099 });
     expect(await utxoStatus(cb.txid, 0)).toEqual({ status: 'OK', spendableAt: 1100 });

@@ -11,7 +11,7 @@ import type { BlobStore } from '../../lib/blob/port';
 import { openEmbeddedEngine } from '../../lib/engine/embedded';
 import type { RecordEngine } from '../../lib/engine/port';
 import type { Signal, SignalQueue } from '../../lib/signals/port';
-import { pageFullySpent, Reconciler } from '../../lib/signals/reconciler';
+import { pageFullySpent, Reconciler, TIP_REUSE_MS } from '../../lib/signals/reconciler';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import type { UtxoStore } from '../../lib/store/types';
 import { makeTx, rootTx, utxoHashOf, type Fixture } from '../fixtures/txs';
@@ -256,5 +256,54 @@ describe('Reconciler', () => {
       ),
       { numRuns: 15 },
     );
+  });
+});
+
+describe('the height a signal names is clamped to the stored tip (security review #10)', () => {
+  const bounded = () =>
+    new Reconciler({
+      engine,
+      blobs,
+      settings: { ...settings, maxTipAdvance: 10 },
+      moduleName: store.moduleName,
+      getTip: () => store.getChainTip(),
+    });
+
+  test('[H, H + MAX_TIP_ADVANCE]: below H is H, far above is H + MAX_TIP_ADVANCE, within is its own', async () => {
+    const r = bounded();
+    const at = (height: number) => r.heightFor({ txid: rootTx().txid, signal: 'ALLSPENT', height });
+    await expect(at(0)).resolves.toBe(1000);
+    await expect(at(4294967294)).resolves.toBe(1010);
+    await expect(at(1001)).resolves.toBe(1001);
+    await expect(r.heightFor({ txid: rootTx().txid, signal: 'ALLSPENT', height: NaN })).resolves.toBe(1000);
+  });
+
+  test('a forged ALLSPENT at height 0 sets the DAH from the stored tip, not from 0', async () => {
+    const f = await minedRoot(8);
+    await store.spend({ tx: makeTx({ inputs: [0, 1, 2, 3, 4, 5, 6, 7].map((vout) => ({ parent: f, vout })) }).hex });
+    expect((await bins(f.txid))?.deleteAtHeight).toBeUndefined(); // the real signal was held
+    await bounded().handle({ txid: f.txid, signal: 'ALLSPENT', height: 0 });
+    expect(await bins(f.txid)).toMatchObject({ spentExtraRecs: 1, deleteAtHeight: 1010 });
+  });
+
+  test('one tip read serves the signals of a batch (TIP_REUSE_MS), not one per signal', async () => {
+    let reads = 0;
+    let clock = 0;
+    const r = new Reconciler({
+      engine,
+      blobs,
+      settings: { ...settings, maxTipAdvance: 10 },
+      moduleName: store.moduleName,
+      getTip: () => {
+        reads++;
+        return store.getChainTip();
+      },
+      now: () => clock,
+    });
+    for (let i = 0; i < 20; i++) await r.handle({ txid: rootTx().txid, signal: 'ALLSPENT', height: 1001 });
+    expect(reads).toBe(1);
+    clock += TIP_REUSE_MS;
+    await r.handle({ txid: rootTx().txid, signal: 'ALLSPENT', height: 1001 });
+    expect(reads).toBe(2);
   });
 });

@@ -49,6 +49,7 @@ type StateConflictCode = Exclude<
   | 'INVALID_PARAMETER'
   | 'STORAGE_ERROR'
   | 'UTXO_INVALID_SIZE'
+  | 'FIELD_NOT_ALLOWED'
 >;
 
 /** The details each code carries. */
@@ -118,8 +119,12 @@ export class PayloadTooLargeError extends ApiError<'PAYLOAD_TOO_LARGE' | 'RESPON
 export class StorageError extends ApiError<'STORAGE_ERROR'> {}
 /** 429 (API Gateway's throttle, Lambda's TooManyRequestsException): not processed; retried. */
 export class ThrottledError extends ApiError<'THROTTLED'> {}
-/** Anything else: 5xx, an unhandled function error, an answer the client cannot read, 403. */
+/**
+ * Anything else: 5xx, an unhandled function error, an answer the client cannot read, 403 (also FIELD_NOT_ALLOWED: a
+ * create field above the caller's role).
+ */
 export class ServiceError extends ApiError<
+  | 'FIELD_NOT_ALLOWED'
   | 'INTERNAL_ERROR'
   | 'CONFIG_ERROR'
   | 'UTXO_INVALID_SIZE'

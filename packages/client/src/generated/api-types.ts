@@ -6,7 +6,7 @@
  */
 
 /** The Lambda function serving a route (functions/<name>.ts; direct invocation targets it). */
-export type FunctionName = 'admin' | 'create' | 'get' | 'get-utxo' | 'set-mined' | 'spend' | 'unspend';
+export type FunctionName = 'admin' | 'create' | 'get' | 'get-utxo' | 'set-mined' | 'spend' | 'status' | 'unspend';
 
 export type HttpMethod = 'DELETE' | 'GET' | 'POST' | 'PUT';
 
@@ -36,6 +36,7 @@ export type StoreErrorCode =
 /** The HTTP layer's own error codes (lib/http/errors.ts). */
 export type HttpErrorCode =
   | 'INVALID_ARGUMENT'
+  | 'FIELD_NOT_ALLOWED'
   | 'PAYLOAD_TOO_LARGE'
   | 'RESPONSE_TOO_LARGE'
   | 'ROUTE_NOT_FOUND'
@@ -400,10 +401,10 @@ export const ROUTES = {
   processConflicting: { method: 'POST', path: '/v1/conflicting/resolve', fn: 'admin' },
   verifySpenders: { method: 'POST', path: '/v1/spends/verify', fn: 'admin' },
   iterateUnmined: { method: 'GET', path: '/v1/unmined/txs', fn: 'get' },
-  getChainTip: { method: 'GET', path: '/v1/chain/tip', fn: 'admin' },
+  getChainTip: { method: 'GET', path: '/v1/chain/tip', fn: 'status' },
   setChainTip: { method: 'PUT', path: '/v1/chain/tip', fn: 'admin' },
   forceChainTip: { method: 'PUT', path: '/v1/chain/tip/force', fn: 'admin' },
-  health: { method: 'GET', path: '/v1/health', fn: 'admin' },
+  health: { method: 'GET', path: '/v1/health', fn: 'status' },
   createTxs: { method: 'POST', path: '/v1/batch/txs', fn: 'create' },
   spendTxs: { method: 'POST', path: '/v1/batch/spends', fn: 'spend' },
   getTxs: { method: 'POST', path: '/v1/batch/get', fn: 'get' },

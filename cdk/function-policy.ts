@@ -1,0 +1,101 @@
+/**
+ * The full resource policy of each API function (AWS::Lambda::ResourcePolicy, one document per function, alias and
+ * version; docs/security.md, "Direct invocation"). It closes the second way in: a principal whose own IAM policy
+ * allows lambda:InvokeFunction on the function (lambda:* on *, PowerUserAccess, a CI role) could otherwise run
+ * every route the function serves with a hand-made event, skipping API Gateway's per-route authorization.
+ *
+ *   Allow   apigateway.amazonaws.com, only from this API's routes of the function (aws:SourceArn, aws:SourceAccount)
+ *   Allow   the configured invokers of the roles that may invoke it (-c validatorInvokers=..., role or user ARNs)
+ *   Deny    every other IAM principal: aws:PrincipalIsAWSService false and aws:PrincipalArn not one of the API roles
+ *           that may invoke the function nor a configured invoker of such a role
+ *
+ * A Deny in a resource policy wins over any Allow in the caller's identity policy (same account or not), so a broad
+ * grant elsewhere no longer opens the function. The document replaces every AWS::Lambda::Permission of the function
+ * (AWS: "don't use both resource types"): API Gateway's permissions are here, none is added elsewhere.
+ *
+ * What it does not stop: a principal that may assume one of the API roles (their trust policy, cdk/api.ts), a
+ * principal that may change the function, its policy or the stack (lambda:UpdateFunctionCode, PutResourcePolicy,
+ * cloudformation:UpdateStack), and a forged API Gateway event from a principal the policy allows (that principal
+ * may already call every route and field of the function, cdk/direct-invoke.ts).
+ */
+import { Aws } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+
+export const INVOKE_ACTION = 'lambda:InvokeFunction';
+
+export interface InvokePolicy {
+  /** execute-api ARNs (patterns) of the routes API Gateway invokes the function for */
+  apiSourceArns: string[];
+  /** IAM role ARNs inside the stack that may invoke it (their identity policies grant it) */
+  roleArns: string[];
+  /** configured invokers (role or user ARNs, possibly of another account): allowed here */
+  invokers: string[];
+}
+
+/** The policy document of one function, alias or version ARN. */
+export function invokePolicyDocument(resourceArn: string, p: InvokePolicy): iam.PolicyDocument {
+  const doc = new iam.PolicyDocument();
+  if (p.apiSourceArns.length > 0)
+    doc.addStatements(
+      new iam.PolicyStatement({
+        sid: 'ApiGateway',
+        principals: [new iam.ServicePrincipal('apigateway.amazonaws.com')],
+        actions: [INVOKE_ACTION],
+        resources: [resourceArn],
+        conditions: {
+          ArnLike: { 'aws:SourceArn': p.apiSourceArns },
+          StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
+        },
+      }),
+    );
+  if (p.invokers.length > 0)
+    doc.addStatements(
+      new iam.PolicyStatement({
+        sid: 'ConfiguredInvokers',
+        principals: p.invokers.map((arn) => new iam.ArnPrincipal(arn)),
+        actions: [INVOKE_ACTION],
+        resources: [resourceArn],
+      }),
+    );
+  doc.addStatements(
+    new iam.PolicyStatement({
+      sid: 'DenyOtherPrincipals',
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: [INVOKE_ACTION],
+      resources: [resourceArn],
+      conditions: {
+        Bool: { 'aws:PrincipalIsAWSService': 'false' },
+        ArnNotLike: { 'aws:PrincipalArn': [...p.roleArns, ...p.invokers] },
+      },
+    }),
+  );
+  return doc;
+}
+
+export interface FunctionPolicyProps extends InvokePolicy {
+  fn: lambda.IFunction;
+  /** with provisioned concurrency: the `live` alias API Gateway invokes, and the version it points to */
+  qualified?: lambda.IFunction[];
+}
+
+/** One AWS::Lambda::ResourcePolicy per ARN a caller can invoke: the function, and its alias and version if any. */
+export class FunctionPolicy extends Construct {
+  readonly policies: lambda.CfnResourcePolicy[] = [];
+
+  constructor(scope: Construct, id: string, props: FunctionPolicyProps) {
+    super(scope, id);
+    const targets = [props.fn, ...(props.qualified ?? [])];
+    targets.forEach((target, i) => {
+      const arn = target.functionArn;
+      const policy = new lambda.CfnResourcePolicy(this, i === 0 ? 'Function' : `Qualified${i}`, {
+        resourceArn: arn,
+        policyDocument: invokePolicyDocument(arn, props),
+      });
+      policy.node.addDependency(target);
+      this.policies.push(policy);
+    });
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The function split (security review #9) and the signal queue's senders (#10), in the template. The validators'
+ * cheap reads (GET /v1/health, GET /v1/chain/tip) run on a status function of their own, with its own reserved
+ * concurrency and API Gateway method throttles below the stage's; no validator route is left on the admin function,
+ * whose reserved concurrency serves block validation's writes and the admin routes. Only the functions that send
+ * signals may send to the signal queue.
+ */
+import { ROUTES } from '../../cdk/api';
+import { FUNCTION_TABLE } from '../../cdk/functions';
+import { FUNCTION_NAMES } from '../../cdk/config';
+import { API_FUNCTION_IDS, FUNCTION_IDS, logicalId, resourcesOf, synth, type Synth } from './helpers';
+
+let s: Synth;
+beforeAll(() => {
+  s = synth();
+});
+
+/** Logical id of the function an API method integrates (its integration URI names the function). */
+function integratedFunction(method: string, path: string): string | undefined {
+  const t = s.template;
+  const resources = resourcesOf(t, 'AWS::ApiGateway::Resource');
+  const pathOf = (id: string): string => {
+    const r = resources[id].Properties!;
+    const parent = r.ParentId as { Ref?: string };
+    return `${parent.Ref && resources[parent.Ref] ? pathOf(parent.Ref) : ''}/${r.PathPart as string}`;
+  };
+  for (const m of Object.values(resourcesOf(t, 'AWS::ApiGateway::Method'))) {
+    const p = m.Properties!;
+    const ref = (p.ResourceId as { Ref?: string }).Ref;
+    if (p.HttpMethod !== method || !ref || !resources[ref] || pathOf(ref) !== path) continue;
+    const uri = JSON.stringify((p.Integration as { Uri: unknown }).Uri);
+    return Object.entries(API_FUNCTION_IDS).find(([, prefix]) => uri.includes(`"${prefix}`))?.[0];
+  }
+  return undefined;
+}
+
+describe('the status function: the validators cheap reads apart from the admin function', () => {
+  test('GET /v1/health and GET /v1/chain/tip are the status function routes, integrated with it', () => {
+    expect(ROUTES.filter((r) => r.fn === 'status').map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /v1/chain/tip',
+      'GET /v1/health',
+    ]);
+    expect(integratedFunction('GET', '/v1/health')).toBe('status');
+    expect(integratedFunction('GET', '/v1/chain/tip')).toBe('status');
+    expect(integratedFunction('PUT', '/v1/chain/tip')).toBe('admin');
+  });
+
+  test('no validator route is served by the admin function (a validator fleet cannot use its concurrency)', () => {
+    expect(ROUTES.filter((r) => r.fn === 'admin' && r.role === 'validator')).toEqual([]);
+  });
+
+  test('each has its own reserved concurrency', () => {
+    const fns = resourcesOf(s.template, 'AWS::Lambda::Function');
+    const reserved = (prefix: string) =>
+      fns[logicalId(s.template, 'AWS::Lambda::Function', prefix)].Properties!.ReservedConcurrentExecutions;
+    expect(reserved(FUNCTION_IDS.status)).toBe(10);
+    expect(reserved(FUNCTION_IDS.admin)).toBe(10);
+    expect(FUNCTION_NAMES).toContain('status');
+    expect(FUNCTION_TABLE.status).toMatchObject({
+      entry: 'functions/status.ts',
+      blobs: ['probe'],
+      sendsSignals: false,
+    });
+  });
+
+  test("the status routes have method throttles of their own, below the stage's", () => {
+    const stage = Object.values(resourcesOf(s.template, 'AWS::ApiGateway::Stage'))[0].Properties!;
+    const settings = stage.MethodSettings as Record<string, unknown>[];
+    for (const path of ['/~1v1~1health', '/~1v1~1chain~1tip'])
+      expect(settings).toContainEqual(
+        expect.objectContaining({
+          ResourcePath: path,
+          HttpMethod: 'GET',
+          ThrottlingRateLimit: 50,
+          ThrottlingBurstLimit: 100,
+        }),
+      );
+    const custom = synth({ statusThrottleRateLimit: '5', statusThrottleBurstLimit: '7' }).template;
+    const customStage = Object.values(resourcesOf(custom, 'AWS::ApiGateway::Stage'))[0].Properties!;
+    expect(customStage.MethodSettings).toContainEqual(
+      expect.objectContaining({ ResourcePath: '/~1v1~1health', ThrottlingRateLimit: 5, ThrottlingBurstLimit: 7 }),
+    );
+    expect(() => synth({ statusThrottleRateLimit: '5000' })).toThrow(/statusThrottleRateLimit.*apiThrottleRateLimit/);
+  });
+});
+
+describe('the signal queue accepts messages only from the functions that send signals', () => {
+  test('a Deny of sqs:SendMessage to every principal but the sender functions roles', () => {
+    const t = s.template;
+    const queue = logicalId(t, 'AWS::SQS::Queue', 'StorageSignalQueue');
+    const policy = Object.values(resourcesOf(t, 'AWS::SQS::QueuePolicy')).find((p) =>
+      JSON.stringify(p.Properties!.Queues).includes(queue),
+    )!;
+    const statements = (policy.Properties!.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
+    const deny = statements.find((st) => st.Sid === 'OnlyTheSenderFunctions')!;
+    expect(deny).toMatchObject({ Effect: 'Deny', Principal: { AWS: '*' }, Action: 'sqs:SendMessage' });
+    const exempt = JSON.stringify(
+      (deny.Condition as { ArnNotEquals: Record<string, unknown> }).ArnNotEquals['aws:PrincipalArn'],
+    );
+    const fns = resourcesOf(t, 'AWS::Lambda::Function');
+    for (const name of FUNCTION_NAMES) {
+      const fn = fns[logicalId(t, 'AWS::Lambda::Function', FUNCTION_IDS[name])];
+      const role = (fn.Properties!.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      expect([name, exempt.includes(`"${role}"`)]).toEqual([name, FUNCTION_TABLE[name].sendsSignals]);
+    }
+  });
+});
