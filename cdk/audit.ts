@@ -1,7 +1,8 @@
 /**
  * Alarms on control-plane calls recorded by CloudTrail (docs/security.md, docs/runbook.md): an EventBridge rule on
  * the default bus matching "AWS API Call via CloudTrail" events, and a CloudWatch alarm on the rule's MatchedEvents
- * (AWS/Events, dimension RuleName; the rule needs no target for it). EventBridge receives these events only while a
+ * (AWS/Events, dimension RuleName; the rule has no target: not yet verified in AWS that a rule without
+ * targets reports MatchedEvents, docs/deploy.md "First real deployment"). EventBridge receives these events only while a
  * CloudTrail trail records management events in the region (docs/deploy.md): without one the alarms never fire.
  */
 import { Duration } from 'aws-cdk-lib';
