@@ -12,7 +12,7 @@ import { txidOf, txidToHex } from '../domain/txid';
 import { intArg, listArg, optionalIntArg, txidArg } from './args';
 import { asItemError, inChunks, settleItem, unwrap, type ItemResult } from './batch';
 import type { StoreContext } from './context';
-import { keepUnminedPage, resolveUnminedCursor, saveUnminedCursor } from './unmined-cursor';
+import { keepUnminedPage, resolveUnminedCursor, saveUnminedCursor, unminedIndexPage } from './unmined-cursor';
 import { DEFAULT_GET_FIELDS, type TxView, type UnminedPage, type UnminedQuery, type UtxoView } from './types';
 import { storageError } from './udf-call';
 import { binView, slotView } from './view';
@@ -221,21 +221,7 @@ export async function queryUnmined(ctx: StoreContext, query: UnminedQuery): Prom
 
 /** One page of the engine's range query, its next paging state saved in a new cursor record. */
 async function unminedPage(ctx: StoreContext, cutoff: number, limit: number, engineCursor?: string) {
-  let page;
-  try {
-    page = await ctx.engine.queryRange({
-      bin: 'unminedSince',
-      min: 0,
-      max: cutoff,
-      bins: [BIN.txID, BIN.totalExtraRecs],
-      limit,
-      cursor: engineCursor,
-    });
-  } catch (err) {
-    throw storageError('querying unmined transactions failed', err);
-  }
-  const txids = page.records
-    .filter((r) => r.bins[BIN.totalExtraRecs] !== undefined)
-    .map((r) => txidToHex(Buffer.isBuffer(r.bins[BIN.txID]) ? (r.bins[BIN.txID] as Buffer) : r.key));
+  const page = await unminedIndexPage(ctx, cutoff, [], limit, engineCursor);
+  const txids = page.masters.map((m) => txidToHex(m.txid));
   return page.cursor ? { txids, cursor: await saveUnminedCursor(ctx, page.cursor, cutoff) } : { txids };
 }

@@ -10,7 +10,9 @@
  * txid of a stable set once.
  */
 import { randomBytes } from 'crypto';
+import { BIN } from '../domain/bins';
 import { InvalidArgumentError } from '../domain/errors';
+import type { Bins } from '../engine/port';
 import { txidToBytes, txidToHex } from '../domain/txid';
 import { unminedCursorKey } from '../domain/keys';
 import type { StoreContext } from './context';
@@ -115,4 +117,38 @@ export async function keepUnminedPage(
   const kept = record ? storedPage(record.bins) : undefined;
   if (!kept) throw storageError('saving the unmined page failed', new Error('the cursor record changed'));
   return kept;
+}
+
+/**
+ * One page of the unminedSince index (unminedSince from 0 to `max`): the masters only (a pagination record has no
+ * totalExtraRecs), each with its txid from the txID bin (a query may answer a record by its digest alone) and the
+ * `bins` asked for; the engine's paging state for the next page.
+ */
+export async function unminedIndexPage(
+  ctx: StoreContext,
+  max: number,
+  bins: string[],
+  limit: number,
+  engineCursor?: string,
+): Promise<{ masters: { txid: Buffer; bins: Bins }[]; cursor?: string }> {
+  let page;
+  try {
+    page = await ctx.engine.queryRange({
+      bin: 'unminedSince',
+      min: 0,
+      max,
+      bins: [BIN.txID, ...bins, BIN.totalExtraRecs],
+      limit,
+      cursor: engineCursor,
+    });
+  } catch (err) {
+    throw storageError('querying unmined transactions failed', err);
+  }
+  const masters = page.records
+    .filter((r) => r.bins[BIN.totalExtraRecs] !== undefined)
+    .map((r) => ({
+      txid: Buffer.isBuffer(r.bins[BIN.txID]) ? (r.bins[BIN.txID] as Buffer) : r.key.subarray(0, 32),
+      bins: r.bins,
+    }));
+  return { masters, cursor: page.cursor };
 }

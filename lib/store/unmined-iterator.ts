@@ -27,7 +27,7 @@ import { mapLimited } from '../domain/concurrency';
 import { BLOB_READ_CONCURRENCY, batchRead } from './tx-graph';
 import type { UnminedIterationPage, UnminedIterationQuery, UnminedPage, UnminedTx } from './types';
 import { storageError } from './udf-call';
-import { keepUnminedPage, resolveUnminedCursor, saveUnminedCursor } from './unmined-cursor';
+import { keepUnminedPage, resolveUnminedCursor, saveUnminedCursor, unminedIndexPage } from './unmined-cursor';
 
 export const DEFAULT_ITERATION_LIMIT = 1000;
 export const MAX_ITERATION_LIMIT = 10000;
@@ -63,26 +63,9 @@ export async function iterateUnmined(
 
 /** One page of the unminedSince index: the masters' txids in createdAt order, the next cursor saved. */
 async function indexPage(ctx: StoreContext, limit: number, engineCursor?: string): Promise<UnminedPage> {
-  let result;
-  try {
-    result = await ctx.engine.queryRange({
-      bin: 'unminedSince',
-      min: 0,
-      max: ITERATION_CUTOFF,
-      bins: [BIN.txID, BIN.createdAt, BIN.totalExtraRecs],
-      limit,
-      cursor: engineCursor,
-    });
-  } catch (err) {
-    throw storageError('querying unmined transactions failed', err);
-  }
-  const entries = result.records
-    // masters only; the txid from the txID bin (a query may answer a record by its digest alone)
-    .filter((r) => r.bins[BIN.totalExtraRecs] !== undefined)
-    .map((r) => ({
-      createdAt: toInt(r.bins[BIN.createdAt]),
-      txid: Buffer.isBuffer(r.bins[BIN.txID]) ? (r.bins[BIN.txID] as Buffer) : r.key.subarray(0, 32),
-    }))
+  const result = await unminedIndexPage(ctx, ITERATION_CUTOFF, [BIN.createdAt], limit, engineCursor);
+  const entries = result.masters
+    .map((m) => ({ createdAt: toInt(m.bins[BIN.createdAt]), txid: m.txid }))
     .filter((e) => e.txid.length === 32)
     // display hex once per entry: its order is the reversed bytes' order, so ties sort without copying buffers
     .map((e) => ({ createdAt: e.createdAt, hex: txidToHex(e.txid) }))

@@ -6,6 +6,7 @@
 
 import { handler as status } from '../../functions/status';
 import { getRuntime, resetRuntime } from '../../lib/runtime';
+import { RECORD_OPERATIONS } from '../../lib/engine/port';
 import { rootTx } from '../fixtures/txs';
 import { apiEvent, captureStdout, lambdaContext } from './events';
 import { useTestRuntime } from './runtime-env';
@@ -26,18 +27,7 @@ jest.mock('../../lib/engine/aerospike', () => {
       const { openEmbeddedEngine } = require('../../lib/engine/embedded');
       this.inner = openEmbeddedEngine({ path: ':memory:' });
       state.engines.push(this);
-      const methods = [
-        'ensureModule',
-        'get',
-        'batchGet',
-        'create',
-        'batchCreate',
-        'update',
-        'remove',
-        'apply',
-        'batchApply',
-      ];
-      for (const m of [...methods, 'queryRange', 'ping']) {
+      for (const m of ['ensureModule', ...RECORD_OPERATIONS, 'ping']) {
         (this as unknown as Record<string, unknown>)[m] = (...args: unknown[]) => this.inner.then((e) => e[m](...args));
       }
     }
