@@ -128,6 +128,8 @@ describe('direct invocation', () => {
       const routes = ROUTES.filter((r) => r.fn === fn);
       // admin: the whole stage (its catch-all methods); every other function: one ARN per route, by method and path
       expect([fn, sources.length]).toEqual([fn, fn === 'admin' ? 1 : routes.length]);
+      if (fn === 'admin') expect(JSON.stringify(sources[0])).toMatch(/\/dev\/\*\/\*"\]\]\}$/);
+      expect(JSON.stringify(policyOf(fn)).length).toBeLessThan(20_000);
       if (fn !== 'admin')
         for (const r of routes)
           expect(JSON.stringify(sources)).toContain(`/${r.method}${r.path.replace(/\{[^}]+\}/g, '*')}"`);

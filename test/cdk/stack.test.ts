@@ -205,8 +205,7 @@ describe('functions', () => {
       unspend: [],
       setMined: [],
       getUtxo: [],
-      // GET /v1/health's HeadBucket only (s3:ListBucket on the bucket)
-      status: [],
+      status: [], // GET /v1/health's HeadBucket only (s3:ListBucket)
       admin: ['s3:GetObject', 's3:DeleteObject'],
       signals: ['s3:GetObject', 's3:GetObjectTagging', 's3:PutObjectTagging'],
       cleanup: ['s3:GetObject', 's3:DeleteObject'],
@@ -254,12 +253,6 @@ describe('functions', () => {
       expect([name, receives.length]).toEqual([name, name === 'signals' ? 1 : 0]);
       if (name === 'signals') expect(receives[0].Resource).toEqual(queue);
     }
-    // the status function probes the queue for GET /v1/health, and nothing more
-    expect(
-      statementsOf(t, 'FunctionsStatus')
-        .filter((st) => actionsOf(st).some((a) => a.startsWith('sqs:')))
-        .map((st) => [actionsOf(st), st.Resource]),
-    ).toEqual([[['sqs:GetQueueAttributes'], queue]]);
   });
 
   test('SQS event source for the consumer reports batch item failures', () => {
@@ -380,21 +373,12 @@ describe('API', () => {
     expect([...anyTargets.keys()].sort()).toEqual([...tree, '/{proxy+}'].sort());
     for (const integration of anyTargets.values()) expect(integration).toContain(admin);
 
-    // one source ARN (the whole API stage) covers them all, in the function's one resource policy (no
-    // AWS::Lambda::Permission beside it: cdk/function-policy.ts); the policy stays far below 20 KB
+    // one source ARN (the whole stage) covers them all in the admin function's one resource policy, and no
+    // AWS::Lambda::Permission is beside it (test/cdk/direct-invoke.test.ts)
     const adminPermissions = Object.values(resourcesOf(t, 'AWS::Lambda::Permission')).filter((p) =>
       JSON.stringify(p.Properties!.FunctionName).includes(admin),
     );
     expect(adminPermissions).toHaveLength(0);
-    const policy = Object.values(resourcesOf(t, 'AWS::Lambda::ResourcePolicy')).find((p) =>
-      JSON.stringify(p.Properties!.ResourceArn).includes(admin),
-    )!;
-    const statements = (policy.Properties!.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
-    const fromApi = statements.find((st) => st.Sid === 'ApiGateway')!;
-    const sources = (fromApi.Condition as { ArnLike: Record<string, unknown[]> }).ArnLike['aws:SourceArn'];
-    expect(sources).toHaveLength(1);
-    expect(JSON.stringify(sources[0])).toMatch(/\/dev\/\*\/\*"\]\]\}$/);
-    expect(JSON.stringify(policy).length).toBeLessThan(20_000);
   });
 
   test("API Gateway's own errors use the error envelope; 413 is PAYLOAD_TOO_LARGE", () => {
@@ -459,19 +443,6 @@ describe('API', () => {
           MetricsEnabled: true,
         }),
       ]),
-    });
-  });
-
-  test("the access log names the signer's ARN and account and API Gateway's error message (security review #11)", () => {
-    const stage = Object.values(resourcesOf(s.template, 'AWS::ApiGateway::Stage'))[0].Properties!;
-    const format = JSON.parse((stage.AccessLogSetting as { Format: string }).Format) as Record<string, string>;
-    expect(format).toMatchObject({
-      userArn: '$context.identity.userArn',
-      accountId: '$context.identity.accountId',
-      caller: '$context.identity.caller',
-      errorMessage: '$context.error.message',
-      resourcePath: '$context.resourcePath',
-      status: '$context.status',
     });
   });
 });

@@ -8,7 +8,16 @@
 import { ROUTES } from '../../cdk/api';
 import { FUNCTION_TABLE } from '../../cdk/functions';
 import { FUNCTION_NAMES } from '../../cdk/config';
-import { API_FUNCTION_IDS, FUNCTION_IDS, logicalId, resourcesOf, synth, type Synth } from './helpers';
+import {
+  actionsOf,
+  API_FUNCTION_IDS,
+  FUNCTION_IDS,
+  logicalId,
+  resourcesOf,
+  statementsOf,
+  synth,
+  type Synth,
+} from './helpers';
 
 let s: Synth;
 beforeAll(() => {
@@ -63,6 +72,15 @@ describe('the status function: the validators cheap reads apart from the admin f
     });
   });
 
+  test('its role probes the queue for GET /v1/health, and nothing more on it', () => {
+    const queue = { 'Fn::GetAtt': [logicalId(s.template, 'AWS::SQS::Queue', 'StorageSignalQueue'), 'Arn'] };
+    expect(
+      statementsOf(s.template, 'FunctionsStatus')
+        .filter((st) => actionsOf(st).some((a) => a.startsWith('sqs:')))
+        .map((st) => [actionsOf(st), st.Resource]),
+    ).toEqual([[['sqs:GetQueueAttributes'], queue]]);
+  });
+
   test("the status routes have method throttles of their own, below the stage's", () => {
     const stage = Object.values(resourcesOf(s.template, 'AWS::ApiGateway::Stage'))[0].Properties!;
     const settings = stage.MethodSettings as Record<string, unknown>[];
@@ -103,5 +121,20 @@ describe('the signal queue accepts messages only from the functions that send si
       const role = (fn.Properties!.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
       expect([name, exempt.includes(`"${role}"`)]).toEqual([name, FUNCTION_TABLE[name].sendsSignals]);
     }
+  });
+});
+
+describe('audit', () => {
+  test("the access log names the signer's ARN and account and API Gateway's error message (security review #11)", () => {
+    const stage = Object.values(resourcesOf(s.template, 'AWS::ApiGateway::Stage'))[0].Properties!;
+    const format = JSON.parse((stage.AccessLogSetting as { Format: string }).Format) as Record<string, string>;
+    expect(format).toMatchObject({
+      userArn: '$context.identity.userArn',
+      accountId: '$context.identity.accountId',
+      caller: '$context.identity.caller',
+      errorMessage: '$context.error.message',
+      resourcePath: '$context.resourcePath',
+      status: '$context.status',
+    });
   });
 });
