@@ -49,12 +49,13 @@ import { isBusy, retryBusy, retryBusyItems, retryNotSent } from './retry';
 import { loadAerospike, type AerospikeModule } from './native';
 import { mapLimited } from '../../domain/concurrency';
 import { fromAerospikeBins, toAerospikeBins, toAerospikeValue, udfResultMap } from './values';
-import { clusterState } from './cluster-state';
+import { clusterState, CLUSTER_STATE_TIMEOUT_MS } from './cluster-state';
+import { withDeadline } from '../deadline';
 import { configuredQueryTimeout, queryRange, QUERY_DEADLINE_GRACE_MS } from './query';
-import { createIndexes, registerModule } from './schema';
+import { createIndexes, registerModule, SCHEMA_DEADLINE_MS, type SchemaOptions } from './schema';
 import { chunk, settleAll } from './settle';
 
-export { indexName, parseUdfList } from './schema';
+export { indexName, legacyIndexName, parseSindexList, parseUdfList, SCHEMA_DEADLINE_MS } from './schema';
 export { CLUSTER_STATE_TIMEOUT_MS } from './cluster-state';
 export { QUERY_DEADLINE_GRACE_MS } from './query';
 
@@ -66,6 +67,8 @@ export interface AerospikeEngineOptions {
   ownsClient?: boolean;
   /** poll interval while waiting for UDF registration and index builds, ms (default 200) */
   jobPollMs?: number;
+  /** ms the UDF registration or one index build may take before it fails with TIMEOUT (default SCHEMA_DEADLINE_MS) */
+  schemaDeadlineMs?: number;
   /** seconds a remove's tombstone lives (default DEFAULT_TOMBSTONE_TTL_SECONDS) */
   tombstoneTtlSeconds?: number;
   /**
@@ -79,6 +82,10 @@ export interface AerospikeEngineOptions {
 export const BATCH_CHUNK = 1000;
 /** Single commands a batch runs at once for its items that cannot go in a batch command (a generation check). */
 export const SINGLE_COMMANDS_AT_ONCE = 64;
+/** ms a ping (GET /v1/health) waits for a node's answer */
+export const PING_DEADLINE_MS = 5000;
+/** ms the cluster check may take in all, past the info timeout each node's answer has (a hung client: unstable) */
+export const CLUSTER_CHECK_DEADLINE_MS = CLUSTER_STATE_TIMEOUT_MS + 2000;
 
 function keyHex(key: RecordKey): string {
   return key.toString('hex');
@@ -91,7 +98,7 @@ export class AerospikeEngine implements RecordEngine {
   private readonly client: Client;
   private readonly as: AerospikeModule;
   private readonly ownsClient: boolean;
-  private readonly jobPollMs: number;
+  private readonly schema: SchemaOptions;
   private readonly tombstoneTtlSeconds: number;
   private indexes: Promise<void> | undefined;
 
@@ -103,7 +110,11 @@ export class AerospikeEngine implements RecordEngine {
     this.namespace = options.namespace;
     this.set = options.set;
     this.ownsClient = options.ownsClient ?? false;
-    this.jobPollMs = options.jobPollMs ?? 200;
+    this.schema = {
+      client: this.client,
+      pollMs: options.jobPollMs ?? 200,
+      deadlineMs: options.schemaDeadlineMs ?? SCHEMA_DEADLINE_MS,
+    };
     this.tombstoneTtlSeconds = options.tombstoneTtlSeconds ?? DEFAULT_TOMBSTONE_TTL_SECONDS;
     if (!Number.isInteger(this.tombstoneTtlSeconds) || this.tombstoneTtlSeconds < 1) {
       throw new TypeError('AerospikeEngine: options.tombstoneTtlSeconds must be a positive integer');
@@ -153,7 +164,7 @@ export class AerospikeEngine implements RecordEngine {
 
   /** Registers `<name>.lua` unless every node lists it. */
   ensureModule(name: string, source: string): Promise<void> {
-    return registerModule(this.client, name, source, this.jobPollMs);
+    return registerModule(this.schema, name, source);
   }
 
   /** Creates the integer indexes on deleteAtHeight, unminedSince and preserveUntil; existing ones are fine. */
@@ -166,7 +177,7 @@ export class AerospikeEngine implements RecordEngine {
   }
 
   private createIndexes(): Promise<void> {
-    return createIndexes(this.client, this.namespace, this.set, this.jobPollMs);
+    return createIndexes(this.schema, this.namespace, this.set);
   }
 
   // ---- reads ---------------------------------------------------------------------------------------------------
@@ -583,15 +594,19 @@ export class AerospikeEngine implements RecordEngine {
       throw new EngineError('UNAVAILABLE', 'aerospike: the client is not connected to the cluster');
     }
     try {
-      await this.client.infoAny('status');
+      await withDeadline(this.client.infoAny('status'), PING_DEADLINE_MS, 'aerospike ping');
     } catch (err) {
       throw mapAerospikeError(err, 'ping');
     }
   }
 
   /** The spend acknowledgement guard's cluster check (cluster-state.ts). */
-  clusterState(expectedSize?: number): Promise<ClusterState> {
-    return clusterState(this.client, expectedSize);
+  async clusterState(expectedSize?: number): Promise<ClusterState> {
+    try {
+      return await withDeadline(clusterState(this.client, expectedSize), CLUSTER_CHECK_DEADLINE_MS, 'cluster-stable');
+    } catch (err) {
+      return { stable: false, detail: (err as Error).message };
+    }
   }
 
   async close(): Promise<void> {

@@ -2,7 +2,16 @@
  * The Aerospike engine. Importing this module does not load the native client: that happens in connectAerospike
  * and in the AerospikeEngine constructor.
  */
-export { AerospikeEngine, BATCH_CHUNK, indexName, parseUdfList, type AerospikeEngineOptions } from './engine';
+export {
+  AerospikeEngine,
+  BATCH_CHUNK,
+  indexName,
+  legacyIndexName,
+  parseSindexList,
+  parseUdfList,
+  SCHEMA_DEADLINE_MS,
+  type AerospikeEngineOptions,
+} from './engine';
 export {
   connectAerospike,
   getSharedAerospikeClient,
