@@ -8,6 +8,7 @@
 import { DEFAULTS as RUNTIME_DEFAULTS } from '../lib/domain/config';
 import { maxRecordSizeBytes as recordSizeFor } from '../lib/domain/record-size';
 import type { ConfSettings } from './aerospike-scripts';
+import { namespaceProblem, setNameProblem } from '../lib/domain/engine-limits';
 
 /**
  * Aerospike Community Edition limits (aerospike.com/docs/database/reference/limitations, "Cluster size" and
@@ -569,7 +570,10 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
   int('nsupPeriod', a.nsupPeriodSeconds, 1, 86400);
   int('rootVolumeGb', a.rootVolumeGb, 8, 1024);
   if (!/^[a-z0-9-]+$/.test(a.namespace)) throw new ConfigurationError('aerospikeNamespace', 'expected [a-z0-9-]+');
-  if (!/^[A-Za-z0-9_-]{1,63}$/.test(a.set)) throw new ConfigurationError('aerospikeSet', 'expected a set name');
+  const nameProblem = namespaceProblem(a.namespace);
+  if (nameProblem) throw new ConfigurationError('aerospikeNamespace', nameProblem);
+  const setProblem = setNameProblem(a.set);
+  if (setProblem) throw new ConfigurationError('aerospikeSet', setProblem);
   if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(a.hostedZoneName))
     throw new ConfigurationError('hostedZoneName', 'expected a DNS name');
   const s = c.store;
@@ -579,6 +583,7 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
   int('maxTxSizeInStore', s.maxTxSizeInStore, 0, 4 * 1024 * 1024);
   int('coinbaseMaturity', s.coinbaseMaturity, 0, 0x7fffffff);
   int('cleanupBatchSize', s.cleanupBatchSize, 1, 100000);
+  maxRecordSizeBytes(s); // B and the in-record tx size together: refused here, not half-way through synthesis
   if (typeof s.externalizeAll !== 'boolean') throw new ConfigurationError('externalizeAll', 'expected a boolean');
   if (!/^[A-Za-z0-9_-]+$/.test(s.blobPrefix)) throw new ConfigurationError('blobPrefix', 'expected [A-Za-z0-9_-]+');
   for (const name of FUNCTION_NAMES) {
@@ -618,7 +623,8 @@ export function validateConfig(c: UtxoStoreConfig): UtxoStoreConfig {
   int('cleanupScheduleMinutes', c.cleanupScheduleMinutes, 1, 1440);
   cleanupShards(c);
   int('cleanupRetryAttempts', c.cleanupRetryAttempts, 0, 185);
-  int('cleanupMaxEventAgeSeconds', c.cleanupMaxEventAgeSeconds, 60, 86400);
+  // also the cleanup function's async-invoke maxEventAge, which Lambda bounds at 6 h (EventBridge's own allows 24 h)
+  int('cleanupMaxEventAgeSeconds', c.cleanupMaxEventAgeSeconds, 60, 21600);
   int('apiThrottleRateLimit', c.apiThrottleRateLimit, 1, 100000);
   int('apiThrottleBurstLimit', c.apiThrottleBurstLimit, 1, 100000);
   if (!LOG_RETENTION_DAYS.includes(c.logRetentionDays))
