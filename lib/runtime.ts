@@ -62,6 +62,8 @@ async function openEngine(config: Config): Promise<RecordEngine> {
     timeouts: { commandMs: commandTimeoutMs, batchMs: batchTimeoutMs },
     commandQueue: { maxCommandsInProcess, maxCommandsInQueue },
   });
+  // a namespace these settings cannot work with is refused at start-up, naming the setting
+  await aerospike.checkNamespace(client, spec.namespace, { strongConsistency });
   return new aerospike.AerospikeEngine({
     client,
     namespace: spec.namespace,

@@ -7,6 +7,7 @@
  * in `npm test`) and the real-cluster run (test/engine-aerospike/settings-check.test.ts, AEROSPIKE_HOSTS).
  */
 import '../http/quiet-logs';
+import { spawn } from 'child_process';
 import { readFileSync, mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
@@ -81,8 +82,8 @@ interface Reply {
   body: any;
 }
 
-async function call(server: LocalServer, method: string, p: string, body?: unknown): Promise<Reply> {
-  const res = await fetch(`${server.url}${p}`, {
+async function call(url: string, method: string, p: string, body?: unknown): Promise<Reply> {
+  const res = await fetch(`${url}${p}`, {
     method,
     body: body === undefined ? undefined : JSON.stringify(body),
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -95,24 +96,24 @@ async function call(server: LocalServer, method: string, p: string, body?: unkno
  * One request of each route family; the problems found (empty: all served). A cleanup pass must report no error and
  * no range it could not query.
  */
-export async function serveEveryFamily(server: LocalServer): Promise<string[]> {
+export async function serveEveryFamily(url: string): Promise<string[]> {
   const problems: string[] = [];
   const expectStatus = (what: string, reply: Reply, status: number) => {
     if (reply.status !== status) problems.push(`${what}: ${reply.status} ${JSON.stringify(reply.body)?.slice(0, 300)}`);
   };
-  expectStatus('PUT /v1/chain/tip/force', await call(server, 'PUT', '/v1/chain/tip/force', { height: 1000 }), 200);
+  expectStatus('PUT /v1/chain/tip/force', await call(url, 'PUT', '/v1/chain/tip/force', { height: 1000 }), 200);
   const root = rootTx(2);
-  expectStatus('create POST /v1/txs', await call(server, 'POST', '/v1/txs', { tx: root.hex }), 201);
+  expectStatus('create POST /v1/txs', await call(url, 'POST', '/v1/txs', { tx: root.hex }), 201);
   const child = makeTx({ inputs: [{ parent: root, vout: 0 }] });
-  expectStatus('spend POST /v1/spends', await call(server, 'POST', '/v1/spends', { tx: child.hex }), 200);
-  const batch = await call(server, 'POST', '/v1/batch/txs', { txs: [{ tx: rootTx(1).hex }] });
+  expectStatus('spend POST /v1/spends', await call(url, 'POST', '/v1/spends', { tx: child.hex }), 200);
+  const batch = await call(url, 'POST', '/v1/batch/txs', { txs: [{ tx: rootTx(1).hex }] });
   expectStatus('batch POST /v1/batch/txs', batch, 200);
   if (batch.status === 200 && batch.body?.results?.[0]?.status !== 201) {
     problems.push(`batch POST /v1/batch/txs: item ${JSON.stringify(batch.body.results?.[0])?.slice(0, 300)}`);
   }
-  const page = await call(server, 'GET', '/v1/unmined/txs?limit=10');
+  const page = await call(url, 'GET', '/v1/unmined/txs?limit=10');
   expectStatus('unmined page GET /v1/unmined/txs', page, 200);
-  const cleanup = await call(server, 'POST', '/v1/cleanup', { maxSeconds: 20 });
+  const cleanup = await call(url, 'POST', '/v1/cleanup', { maxSeconds: 20 });
   expectStatus('cleanup POST /v1/cleanup', cleanup, 200);
   if (cleanup.status === 200 && (cleanup.body.errors !== 0 || cleanup.body.rangesFailed !== undefined)) {
     problems.push(`cleanup POST /v1/cleanup: ${JSON.stringify(cleanup.body)}`);
@@ -146,7 +147,7 @@ export async function tryEnv(env: Record<string, string>): Promise<Outcome> {
   }
   const startMs = Date.now() - started;
   try {
-    const problems = await serveEveryFamily(server);
+    const problems = await serveEveryFamily(server.url);
     return problems.length === 0 ? { kind: 'served', startMs } : { kind: 'failed', problem: problems.join('; ') };
   } finally {
     await server.close();
@@ -165,4 +166,61 @@ export function judge(c: SettingCase, outcome: Outcome): string | undefined {
   if (c.expect === 'invalid') return `${label}: outside the documented range, but ${outcome.kind}`;
   if (outcome.kind === 'failed') return `${label}: ${outcome.problem}`;
   return undefined;
+}
+
+/**
+ * As tryEnv, but `npm start` (scripts/start.ts) in a process of its own: the Aerospike client's process-wide command
+ * queue is set up once per process, so client settings are tried each in a fresh process, as a deployment starts.
+ */
+export async function tryEnvInProcess(env: Record<string, string>): Promise<Outcome> {
+  const blobDir = mkdtempSync(path.join(tmpdir(), 'settings-check-'));
+  const root = path.join(__dirname, '../..');
+  const child = spawn(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'scripts/start.ts'], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      BLOB_STORE: `file:${blobDir}`,
+      SIGNAL_QUEUE: 'inline',
+      CLEANUP_INTERVAL_SECONDS: '0',
+      PORT: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const started = Date.now();
+  try {
+    let url: string | undefined;
+    while (url === undefined) {
+      url = /listening on (http:\/\/\S+)/.exec(stdout)?.[1];
+      if (url) break;
+      if (child.exitCode !== null) {
+        await exited;
+        const m = /configuration error: ([A-Z0-9_]+): (.*)/.exec(stderr);
+        if (m) return { kind: 'refused', variable: m[1], message: `${m[1]}: ${m[2]}` };
+        return { kind: 'failed', problem: `start: exit ${child.exitCode}: ${stderr.slice(0, 500)}` };
+      }
+      if (Date.now() - started > START_WITHIN_MS) {
+        return { kind: 'failed', problem: `not started within ${START_WITHIN_MS} ms: ${stderr.slice(0, 300)}` };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const startMs = Date.now() - started;
+    const problems = await serveEveryFamily(url);
+    return problems.length === 0 ? { kind: 'served', startMs } : { kind: 'failed', problem: problems.join('; ') };
+  } finally {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      const stopped = await Promise.race([exited, new Promise((r) => setTimeout(() => r('late'), 10_000))]);
+      if (stopped === 'late') child.kill('SIGKILL');
+    }
+    rmSync(blobDir, { recursive: true, force: true });
+  }
 }

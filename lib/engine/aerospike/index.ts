@@ -37,3 +37,9 @@ export {
 } from './values';
 export { encodeCursor, decodeCursor, checkQueryState, type ExpectedQuery } from './cursor';
 export { loadAerospike } from './native';
+export {
+  checkNamespace,
+  namespaceConfigProblem,
+  parseNamespaceInfo,
+  NAMESPACE_CHECK_DEADLINE_MS,
+} from './namespace-check';
