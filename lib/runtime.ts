@@ -14,7 +14,8 @@ import * as path from 'path';
 import { LazyBlobStore } from './blob/lazy-blob-store';
 import type { BlobStore } from './blob/port';
 import { CleanupService } from './cleanup';
-import { loadConfig, type Config } from './domain/config';
+import { ConfigError, loadConfig, type Config } from './domain/config';
+import { InvalidArgumentError } from './domain/errors';
 import { maxRecordSizeBytes } from './domain/record-size';
 import type { RecordEngine } from './engine/port';
 import { LazyQueue } from './signals/lazy-queue';
@@ -132,7 +133,18 @@ export async function buildRuntime(config: Config): Promise<Runtime> {
   try {
     const blobs = openBlobStore(config);
     const queue = openQueue(config);
-    const store = await createUtxoStore({ engine, blobs, signals: queue, settings: config.settings });
+    const store = await createUtxoStore({ engine, blobs, signals: queue, settings: config.settings }).catch(
+      (err: unknown) => {
+        // a setting the store refuses when it opens (UTXO_BATCH_SIZE against the one the store was created with) is
+        // a configuration error naming it, like any other refused setting: `npm start` says so, a Lambda answers
+        // 500 CONFIG_ERROR
+        const field = err instanceof InvalidArgumentError ? err.details.field : undefined;
+        if (field && /^[A-Z][A-Z0-9_]+$/.test(field)) {
+          throw new ConfigError(field, err instanceof Error ? err.message.replace(`${field}: `, '') : String(err));
+        }
+        throw err;
+      },
+    );
     const getTip = () => store.getChainTip();
     const reconciler = new Reconciler({
       engine,

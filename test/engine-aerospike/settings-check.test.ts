@@ -50,6 +50,10 @@ if (!hosts) {
       // the embedded run covers these; here the engine is Aerospike, the blobs a directory, the queue inline
       if (['BLOB_STORE', 'SIGNAL_QUEUE', 'PORT'].includes(s.name)) return [];
       const ints = integerCases(s, 1, 31) ?? [];
+      // B is fixed for the life of a store (recorded on its first start): each value gets a set of its own
+      if (s.name === 'UTXO_BATCH_SIZE') {
+        return ints.map((c) => ({ ...c, with: { UTXO_STORE: store(`settings_${tag}_b${c.value}`.slice(0, 63)) } }));
+      }
       if (s.name === 'AEROSPIKE_MAX_COMMANDS_IN_PROCESS') {
         return ints.map((c) => ({ ...c, with: { AEROSPIKE_MAX_CONNS_PER_NODE: '10000' } }));
       }

@@ -88,4 +88,15 @@ describe('settings check (embedded engine)', () => {
     );
     expect(problems).toEqual([]);
   }, 240_000);
+
+  test('regression: a UTXO_BATCH_SIZE other than the store was created with is refused at start-up as a configuration error naming it', async () => {
+    // found on a real cluster: `npm start` printed "start failed: InvalidArgumentError ..." with a stack trace
+    const db = `embedded:${path.join(dir, 'batch-size.db')}`;
+    expect(await tryEnv({ UTXO_STORE: db, UTXO_BATCH_SIZE: '1' })).toMatchObject({ kind: 'served' });
+    expect(await tryEnv({ UTXO_STORE: db, UTXO_BATCH_SIZE: '2' })).toEqual({
+      kind: 'refused',
+      variable: 'UTXO_BATCH_SIZE',
+      message: 'UTXO_BATCH_SIZE: this store was created with UTXO_BATCH_SIZE=1; it cannot run with 2',
+    });
+  });
 });
