@@ -5,20 +5,8 @@
  */
 import type { AerospikeRecord, BatchResult, Client, Key } from 'aerospike';
 import { mapLimited } from '../../domain/concurrency';
-import {
-  EngineError,
-  TOMBSTONE_BIN,
-  type BatchApplyItem,
-  type BatchApplyResult,
-  type BatchCreateItem,
-  type BatchRemoveItem,
-  type BatchRemoveResult,
-  type BatchUpdateItem,
-  type BatchWriteResult,
-  type EngineRecord,
-  type RecordKey,
-  type UdfCall,
-} from '../port';
+import { EngineError, TOMBSTONE_BIN } from '../port';
+import type * as Port from '../port';
 import { AS_STATUS, batchStatusError, mapAerospikeError } from './errors';
 import type { AerospikeModule } from './native';
 import { isBusy, retryBusyItems } from './retry';
@@ -34,18 +22,18 @@ export const SINGLE_COMMANDS_AT_ONCE = 64;
 export interface BatchContext {
   client: Client;
   as: AerospikeModule;
-  key(key: RecordKey): Key;
+  key(key: Port.RecordKey): Key;
   /** a read record, or null for a tombstone */
-  liveRecord(key: RecordKey, record: AerospikeRecord, bins?: string[]): EngineRecord | null;
+  liveRecord(key: Port.RecordKey, record: AerospikeRecord, bins?: string[]): Port.EngineRecord | null;
   /** a filter expression admitting only tombstones (true) or only live records (false) */
   tombstoneFilter(tombstone: boolean): unknown;
   tombstoneTtlSeconds: number;
   /** the KEY_BUSY retry budget of a batch */
   budget: { budgetMs: number };
-  udf(call: UdfCall): object;
+  udf(call: Port.UdfCall): object;
 }
 
-export function keyHex(key: RecordKey): string {
+export function keyHex(key: Port.RecordKey): string {
   return key.toString('hex');
 }
 
@@ -56,9 +44,9 @@ export function withTombstoneBin(bins: string[]): string[] {
 
 export async function batchGetChunk(
   ctx: BatchContext,
-  keys: RecordKey[],
+  keys: Port.RecordKey[],
   bins?: string[],
-): Promise<(EngineRecord | null)[]> {
+): Promise<(Port.EngineRecord | null)[]> {
   if (keys.length === 0) return [];
   const records = keys.map((key) => ({
     type: ctx.as.batchType.BATCH_READ,
@@ -78,7 +66,10 @@ export async function batchGetChunk(
   });
 }
 
-export async function batchCreateChunk(ctx: BatchContext, items: BatchCreateItem[]): Promise<BatchWriteResult[]> {
+export async function batchCreateChunk(
+  ctx: BatchContext,
+  items: Port.BatchCreateItem[],
+): Promise<Port.BatchWriteResult[]> {
   if (items.length === 0) return [];
   const { exists, key } = ctx.as.policy;
   const records = items.map((item) => {
@@ -94,13 +85,16 @@ export async function batchCreateChunk(ctx: BatchContext, items: BatchCreateItem
     return { type: ctx.as.batchType.BATCH_WRITE, key: ctx.key(item.key), ops, policy };
   });
   const results = await batchWriteRecords(ctx, records, `batch create of ${items.length} records`);
-  return results.map((r, i): BatchWriteResult => {
+  return results.map((r, i): Port.BatchWriteResult => {
     if (r.status === AS_STATUS.OK) return { ok: true };
     return { ok: false, error: batchStatusError(Number(r.status), `create ${keyHex(items[i].key)}`) };
   });
 }
 
-export async function batchUpdateChunk(ctx: BatchContext, items: BatchUpdateItem[]): Promise<BatchWriteResult[]> {
+export async function batchUpdateChunk(
+  ctx: BatchContext,
+  items: Port.BatchUpdateItem[],
+): Promise<Port.BatchWriteResult[]> {
   const { exists, key } = ctx.as.policy;
   const records = items.map((item) => ({
     type: ctx.as.batchType.BATCH_WRITE,
@@ -115,7 +109,7 @@ export async function batchUpdateChunk(ctx: BatchContext, items: BatchUpdateItem
     },
   }));
   const results = await batchWriteRecords(ctx, records, `batch update of ${items.length} records`);
-  return results.map((r, i): BatchWriteResult => {
+  return results.map((r, i): Port.BatchWriteResult => {
     const status = Number(r.status);
     if (status === AS_STATUS.OK) return { ok: true };
     const context = `update ${keyHex(items[i].key)}`;
@@ -126,7 +120,10 @@ export async function batchUpdateChunk(ctx: BatchContext, items: BatchUpdateItem
   });
 }
 
-export async function batchRemoveChunk(ctx: BatchContext, items: BatchRemoveItem[]): Promise<BatchRemoveResult[]> {
+export async function batchRemoveChunk(
+  ctx: BatchContext,
+  items: Port.BatchRemoveItem[],
+): Promise<Port.BatchRemoveResult[]> {
   const { exists, key } = ctx.as.policy;
   const tombstone = ctx.as.operations.write(TOMBSTONE_BIN, Math.floor(Date.now() / 1000));
   const policy = {
@@ -142,7 +139,7 @@ export async function batchRemoveChunk(ctx: BatchContext, items: BatchRemoveItem
     policy,
   }));
   const results = await batchWriteRecords(ctx, records, `batch remove of ${items.length} records`);
-  return results.map((r, i): BatchRemoveResult => {
+  return results.map((r, i): Port.BatchRemoveResult => {
     const status = Number(r.status);
     if (status === AS_STATUS.OK) return { ok: true, existed: true };
     if (status === AS_STATUS.ERR_RECORD_NOT_FOUND || status === AS_STATUS.FILTERED_OUT) {
@@ -158,7 +155,7 @@ export async function batchRemoveChunk(ctx: BatchContext, items: BatchRemoveItem
  * command's failure is that item's error (`what` names the command in it).
  */
 export async function batchOrSingle<
-  I extends { key: RecordKey; policy?: { generation?: number } },
+  I extends { key: Port.RecordKey; policy?: { generation?: number } },
   R extends { ok: true } | { ok: false; error: EngineError },
 >(items: I[], batch: (part: I[]) => Promise<R[]>, single: (item: I) => Promise<R>, what: string): Promise<R[]> {
   const batched: number[] = [];
@@ -193,7 +190,10 @@ async function batchWriteRecords(ctx: BatchContext, records: object[], context: 
   }
 }
 
-export async function batchApplyChunk(ctx: BatchContext, items: BatchApplyItem[]): Promise<BatchApplyResult[]> {
+export async function batchApplyChunk(
+  ctx: BatchContext,
+  items: Port.BatchApplyItem[],
+): Promise<Port.BatchApplyResult[]> {
   if (items.length === 0) return [];
   const policy = { key: ctx.as.policy.key.SEND, ttl: ctx.as.ttl.DONT_UPDATE };
   const records = items.map((item) => ({
@@ -203,7 +203,7 @@ export async function batchApplyChunk(ctx: BatchContext, items: BatchApplyItem[]
     policy,
   }));
   const results = await batchWriteRecords(ctx, records, `batch apply of ${items.length} records`);
-  return results.map((r, i): BatchApplyResult => {
+  return results.map((r, i): Port.BatchApplyResult => {
     const item = items[i];
     const context = `apply ${item.module}.${item.fn} on ${keyHex(item.key)}`;
     if (r.status !== AS_STATUS.OK) return { ok: false, error: batchStatusError(Number(r.status), context) };
