@@ -125,6 +125,13 @@ export class Observability extends Construct {
     );
     alarm('CleanupFailures', cleanupErrors, 0, 'A scheduled cleanup pass (or one of its shards) failed', 3);
     alarm(
+      'CleanupRangesFailed',
+      emf('CleanupRangesFailed'),
+      0,
+      'A cleanup pass could not query the index of some partition ranges (rangeError in its report and log: an ' +
+        'index not ready, a query past its deadline); nothing is deleted there until it can. See docs/failure-modes.md',
+    );
+    alarm(
       'DoubleAcknowledgedOutputs',
       emf('DoubleAcknowledgedOutputs'),
       0,
@@ -184,6 +191,7 @@ export class Observability extends Construct {
           emf('CleanupDeleted').with({ label: 'deleted' }),
           kept,
           emf('CleanupErrors').with({ label: 'errors' }),
+          emf('CleanupRangesFailed').with({ label: 'ranges failed' }),
           emf('CleanupPreserveExpired').with({ label: 'preserve expired' }),
         ],
         [cleanupErrors.with({ label: 'function errors' })],

@@ -14,7 +14,8 @@ import * as path from 'path';
 import { LazyBlobStore } from './blob/lazy-blob-store';
 import type { BlobStore } from './blob/port';
 import { CleanupService } from './cleanup';
-import { loadConfig, type Config } from './domain/config';
+import { ConfigError, loadConfig, type Config } from './domain/config';
+import { InvalidArgumentError } from './domain/errors';
 import { maxRecordSizeBytes } from './domain/record-size';
 import type { RecordEngine } from './engine/port';
 import { LazyQueue } from './signals/lazy-queue';
@@ -55,6 +56,8 @@ async function openEngine(config: Config): Promise<RecordEngine> {
     timeouts: { commandMs: tuning.commandTimeoutMs, batchMs: tuning.batchTimeoutMs },
     commandQueue: { maxCommandsInProcess: tuning.maxCommandsInProcess, maxCommandsInQueue: tuning.maxCommandsInQueue },
   });
+  // a namespace these settings cannot work with is refused at start-up, naming the setting
+  await aerospike.checkNamespace(client, spec.namespace, { strongConsistency: tuning.strongConsistency });
   return new aerospike.AerospikeEngine({
     client,
     namespace: spec.namespace,
@@ -123,7 +126,18 @@ export async function buildRuntime(config: Config): Promise<Runtime> {
   try {
     const blobs = openBlobStore(config);
     const queue = openQueue(config);
-    const store = await createUtxoStore({ engine, blobs, signals: queue, settings: config.settings });
+    const store = await createUtxoStore({ engine, blobs, signals: queue, settings: config.settings }).catch(
+      (err: unknown) => {
+        // a setting the store refuses when it opens (UTXO_BATCH_SIZE against the one the store was created with) is
+        // a configuration error naming it, like any other refused setting: `npm start` says so, a Lambda answers
+        // 500 CONFIG_ERROR
+        const field = err instanceof InvalidArgumentError ? err.details.field : undefined;
+        if (field && /^[A-Z][A-Z0-9_]+$/.test(field)) {
+          throw new ConfigError(field, err instanceof Error ? err.message.replace(`${field}: `, '') : String(err));
+        }
+        throw err;
+      },
+    );
     const getTip = () => store.getChainTip();
     const reconciler = new Reconciler({
       engine,

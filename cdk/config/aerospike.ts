@@ -1,6 +1,7 @@
 /** Configuration area: the Aerospike nodes (Community Edition limits, packages, AMI, conf, backups). */
 import type { ConfSettings } from '../aerospike-scripts';
 import { bool, ConfigurationError, int, type ContextSpec } from './errors';
+import { namespaceProblem, setNameProblem } from '../../lib/domain/engine-limits';
 import { maxRecordSizeBytes, type StoreConfig } from './store';
 
 /**
@@ -272,7 +273,10 @@ export function validateAerospike(c: AerospikeContext): void {
   int('nsupPeriod', a.nsupPeriodSeconds, 1, 86400);
   int('rootVolumeGb', a.rootVolumeGb, 8, 1024);
   if (!/^[a-z0-9-]+$/.test(a.namespace)) throw new ConfigurationError('aerospikeNamespace', 'expected [a-z0-9-]+');
-  if (!/^[A-Za-z0-9_-]{1,63}$/.test(a.set)) throw new ConfigurationError('aerospikeSet', 'expected a set name');
+  const nameProblem = namespaceProblem(a.namespace);
+  if (nameProblem) throw new ConfigurationError('aerospikeNamespace', nameProblem);
+  const setProblem = setNameProblem(a.set);
+  if (setProblem) throw new ConfigurationError('aerospikeSet', setProblem);
   if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(a.hostedZoneName))
     throw new ConfigurationError('hostedZoneName', 'expected a DNS name');
 }

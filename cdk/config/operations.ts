@@ -118,7 +118,8 @@ export function validateOperations(c: OperationsSettings & Reserved): void {
   int('cleanupScheduleMinutes', c.cleanupScheduleMinutes, 1, 1440);
   cleanupShards(c);
   int('cleanupRetryAttempts', c.cleanupRetryAttempts, 0, 185);
-  int('cleanupMaxEventAgeSeconds', c.cleanupMaxEventAgeSeconds, 60, 86400);
+  // also the cleanup function's async-invoke maxEventAge, which Lambda bounds at 6 h (EventBridge's own allows 24 h)
+  int('cleanupMaxEventAgeSeconds', c.cleanupMaxEventAgeSeconds, 60, 21600);
 }
 
 export function validateObservability(c: OperationsSettings & { stage: string }): void {

@@ -49,6 +49,7 @@ export function validateStore(s: StoreConfig): void {
   int('maxTxSizeInStore', s.maxTxSizeInStore, 0, 4 * 1024 * 1024);
   int('coinbaseMaturity', s.coinbaseMaturity, 0, 0x7fffffff);
   int('cleanupBatchSize', s.cleanupBatchSize, 1, 100000);
+  maxRecordSizeBytes(s); // B and the in-record tx size together: refused here, not half-way through synthesis
   bool('externalizeAll', s.externalizeAll);
   if (!/^[A-Za-z0-9_-]+$/.test(s.blobPrefix)) throw new ConfigurationError('blobPrefix', 'expected [A-Za-z0-9_-]+');
 }

@@ -19,7 +19,15 @@ import {
 import type { Signal, SignalName, SignalQueue } from '../signals/port';
 import { acquireRangeLocks, passLockTtlSeconds, type RangeLocks } from './pass-lock';
 import { keyOfRecord, txidHex } from './record-facts';
-import { addKept, emitMetrics, emptyReport, type CleanupMetrics, type CleanupReport, type KeptReason } from './report';
+import {
+  addKept,
+  addRangeFailure,
+  emitMetrics,
+  emptyReport,
+  type CleanupMetrics,
+  type CleanupReport,
+  type KeptReason,
+} from './report';
 
 export interface CleanupSettings {
   /** B: outputs per record */
@@ -182,6 +190,16 @@ export class CleanupService {
     const held = locks.held;
 
     try {
+      if (held.length > 0 && this.engine.ensureIndexes) {
+        // even a pass with nothing to query (tip 0) finds out whether it could: an index that cannot be made ready
+        // is a failure of every range held, never a quiet zero
+        try {
+          await this.engine.ensureIndexes();
+        } catch (err) {
+          addRangeFailure(report, err, held.length);
+          return this.finishReport(report, started);
+        }
+      }
       if (tip >= 1 && held.length > 0) {
         await settledOrThrow(held.map((r) => this.expirePreserved(tip, r, report, checkDeadline)));
         // each range pages the DAH index on its own; a range ending early (deadline, engine failure) stops no other
@@ -195,12 +213,13 @@ export class CleanupService {
         for (const o of outcomes) {
           if (o.status === 'fulfilled') continue;
           // an engine failure of a range's query is counted; the next pass runs that range again
-          if (!(o.reason instanceof DeadlineReached)) report.errors++;
+          if (!(o.reason instanceof DeadlineReached)) addRangeFailure(report, o.reason);
           report.more = true;
         }
       }
     } catch (err) {
-      if (!(err instanceof DeadlineReached)) report.errors++;
+      // a range's preserveUntil query (or its expiry) failed: the pass stops there, the next runs it again
+      if (!(err instanceof DeadlineReached)) addRangeFailure(report, err);
       report.more = true;
     } finally {
       await locks.release();

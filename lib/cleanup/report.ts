@@ -20,6 +20,14 @@ export interface CleanupReport {
   busy?: true;
   /** present with busy: the number of ranges skipped because another pass held them */
   rangesBusy?: number;
+  /**
+   * present when the engine could not query a partition range's index (its indexes could not be made ready, or a
+   * range's paging failed after its retries): the number of such ranges, each also counted in errors. Never a quiet
+   * zero: the metric CleanupRangesFailed has an alarm (cdk/observability.ts).
+   */
+  rangesFailed?: number;
+  /** present with rangesFailed: the first failure's message (e.g. "aerospike create index …: no answer within …") */
+  rangeError?: string;
 }
 
 export type KeptReason =
@@ -58,4 +66,13 @@ export function emitMetrics(metrics: CleanupMetrics, report: CleanupReport): voi
   metrics.count('CleanupDurationMs', report.durationMs);
   metrics.count('CleanupMore', report.more ? 1 : 0);
   metrics.count('CleanupBusy', report.busy ? 1 : 0);
+  metrics.count('CleanupRangesFailed', report.rangesFailed ?? 0);
+}
+
+/** Counts `ranges` partition ranges the pass could not query, keeping the first reason. */
+export function addRangeFailure(report: CleanupReport, err: unknown, ranges = 1): void {
+  report.errors += ranges;
+  report.rangesFailed = (report.rangesFailed ?? 0) + ranges;
+  report.rangeError ??= err instanceof Error ? err.message : String(err);
+  report.more = true;
 }

@@ -2,6 +2,7 @@
  * Configuration from the environment (docs/settings.md). Invalid values stop start-up with a ConfigError that
  * names the variable and says what was wrong.
  */
+import { namespaceProblem, setNameProblem } from './engine-limits';
 import type { StoreSettings } from './store-settings';
 
 export class ConfigError extends Error {
@@ -122,6 +123,8 @@ export function parseUtxoStore(value: string, name = 'UTXO_STORE'): UtxoStoreSpe
     return { kind: 'embedded', path };
   }
   const m = /^aerospike:\/\/([^/?]+)\/([A-Za-z0-9_-]+)(?:\?(.*))?$/.exec(value);
+  const nsProblem = m ? namespaceProblem(m[2]) : undefined;
+  if (nsProblem) throw new ConfigError(name, nsProblem);
   if (m) {
     const hosts = m[1];
     for (const h of hosts.split(',')) {
@@ -135,7 +138,8 @@ export function parseUtxoStore(value: string, name = 'UTXO_STORE'): UtxoStoreSpe
       }
       const s = params.get('set');
       if (s !== null) {
-        if (!/^[A-Za-z0-9_-]{1,63}$/.test(s)) throw new ConfigError(name, `invalid set name "${s}"`);
+        const problem = setNameProblem(s);
+        if (problem) throw new ConfigError(name, problem);
         set = s;
       }
     }

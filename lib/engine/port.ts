@@ -231,6 +231,13 @@ export interface RecordEngine {
   /** Records whose integer bin is within [min, max], paged. */
   queryRange(query: RangeQuery): Promise<RangePage>;
 
+  /**
+   * The range queries' indexes exist and are ready (an engine that builds them on a cluster: Aerospike); a failure
+   * says why no range query can run. Cleanup asks it at the start of every pass, so that a pass that could not query
+   * fails loudly (docs/failure-modes.md) rather than reporting a quiet zero.
+   */
+  ensureIndexes?(): Promise<void>;
+
   /** Liveness check for /v1/health. */
   ping(): Promise<void>;
   /**

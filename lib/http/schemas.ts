@@ -370,6 +370,14 @@ export const cleanupResponse = z
       .optional()
       .describe('present when another pass held some of the partition ranges: those were skipped, the others ran'),
     rangesBusy: z.int().optional().describe('present with busy: the number of partition ranges skipped'),
+    rangesFailed: z
+      .int()
+      .optional()
+      .describe(
+        'present when the engine could not query some partition ranges (their index not ready, or a page failing ' +
+          'after its retries): how many; each is counted in errors too, and the next pass runs them again',
+      ),
+    rangeError: z.string().optional().describe('present with rangesFailed: the first failure, as the engine said it'),
   })
   .register(apiSchemas, { id: 'CleanupReport' });
 

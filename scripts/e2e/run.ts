@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { REPO_ROOT } from '../../cdk/bundling';
+import { withDeadline } from '../../lib/engine/deadline';
 import { readAssembly, type Assembly } from './assembly';
 import { findNode22 } from './node22';
 import { startLocalCluster, type RunningCluster } from './local-cluster';
@@ -64,23 +65,33 @@ function synthesize(dir: string): Assembly {
   return readAssembly(out);
 }
 
-/** Empties the sets both runs use (an earlier run's records would change the cleanup reports). */
-async function truncateSets(hosts: string, namespace: string, sets: string[]): Promise<void> {
+/** ms any one wait on the cluster may take here (truncation, its scans, the size read) before the run fails */
+const CLUSTER_WAIT_MS = 30_000;
+
+/**
+ * Empties the sets both runs use (an earlier run's records would change the cleanup reports); answers the number of
+ * nodes the cluster has (every node's `cluster_size`, which must agree).
+ */
+async function prepareCluster(hosts: string, namespace: string, sets: string[]): Promise<number> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const Aerospike = require('aerospike') as typeof import('aerospike');
-  const client = await Aerospike.connect({
-    hosts: hosts
-      .split(',')
-      .map((h) => h.split(':'))
-      .map(([addr, port]) => ({ addr, port: Number(port ?? 3000) })),
-  });
+  const client = await withDeadline(
+    Aerospike.connect({
+      hosts: hosts
+        .split(',')
+        .map((h) => h.split(':'))
+        .map(([addr, port]) => ({ addr, port: Number(port ?? 3000) })),
+    }),
+    CLUSTER_WAIT_MS,
+    `connect to ${hosts}`,
+  );
   try {
     // the server answers TIMEOUT when the truncation's metadata takes over a second to reach every node (seen on a
     // busy 2-core machine): the command is idempotent, so it is sent again
     for (const set of sets)
       for (let attempt = 1; ; attempt++) {
         try {
-          await client.truncate(namespace, set, 0);
+          await withDeadline(client.truncate(namespace, set, 0), CLUSTER_WAIT_MS, `truncate ${namespace}.${set}`);
           break;
         } catch (err) {
           if ((err as { code?: number }).code !== Aerospike.status.ERR_TIMEOUT || attempt === 5) throw err;
@@ -90,10 +101,16 @@ async function truncateSets(hosts: string, namespace: string, sets: string[]): P
     // truncation is asynchronous on the nodes: wait until a scan of each set is empty
     for (const set of sets)
       for (let i = 0; i < 50; i++) {
-        const records = await client.scan(namespace, set).results();
+        const scan = client.scan(namespace, set).results();
+        const records = await withDeadline(scan, CLUSTER_WAIT_MS, `scan ${namespace}.${set} after its truncation`);
         if (records.length === 0) break;
         await new Promise((r) => setTimeout(r, 200));
       }
+    const stats = await withDeadline(client.infoAll('statistics'), CLUSTER_WAIT_MS, 'read the cluster size');
+    const sizes = new Set(stats.map((a) => Number(/(?:^|[\t;])cluster_size=(\d+)/.exec(a.info ?? '')?.[1])));
+    if (sizes.size !== 1 || [...sizes].some((n) => !Number.isInteger(n) || n < 1))
+      throw new Error(`the nodes at ${hosts} do not agree on their cluster size: ${[...sizes].join(', ')}`);
+    return [...sizes][0];
   } finally {
     await client.close();
   }
@@ -276,7 +293,23 @@ async function main(): Promise<void> {
     const namespace = /^aerospike:\/\/[^/]+\/([^?]+)/.exec(create.environment.UTXO_STORE)![1];
     const deployedSet = /[?&]set=([^&]+)/.exec(create.environment.UTXO_STORE)?.[1] ?? 'utxos';
     const localSet = 'e2e_npm_start';
-    await truncateSets(hosts, namespace, [deployedSet, localSet]);
+    const clusterSize = await prepareCluster(hosts, namespace, [deployedSet, localSet]);
+    // The spend guard answers every spend 503 while the cluster has another size than AEROSPIKE_CLUSTER_SIZE (the
+    // stack's node count): a given cluster of another size runs the functions with its own size, said here.
+    const expected = Number(create.environment.AEROSPIKE_CLUSTER_SIZE ?? 0);
+    if (expected !== 0 && expected !== clusterSize) {
+      console.log(
+        `  the cluster at ${hosts} has ${clusterSize} node(s), the stack's functions expect ${expected} ` +
+          `(nodeCount, AEROSPIKE_CLUSTER_SIZE): running them and npm start with AEROSPIKE_CLUSTER_SIZE=${clusterSize}`,
+      );
+      for (const f of d.functions) {
+        if (f.environment.AEROSPIKE_CLUSTER_SIZE !== undefined) {
+          f.environment.AEROSPIKE_CLUSTER_SIZE = String(clusterSize);
+        }
+      }
+    } else {
+      console.log(`  the cluster at ${hosts} has ${clusterSize} node(s), as the functions expect`);
+    }
 
     await d.start();
     for (const f of d.functions)

@@ -172,7 +172,47 @@ describe('cleanup edge cases: races with the pass, marks, deleting', () => {
         throw new EngineError('UNAVAILABLE', 'index down');
       },
     });
-    expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ errors: 1, more: true, deleted: 0 });
+    expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({
+      errors: 1,
+      rangesFailed: 1,
+      rangeError: 'index down',
+      more: true,
+      deleted: 0,
+    });
+  });
+
+  test('indexes that cannot be made ready fail every range loudly, even at tip 0 (never a quiet zero)', async () => {
+    const h = await harness({ partitionRanges: 4 });
+    const engine = new DelegatingEngine(h.engine, {
+      ensureIndexes: async () => {
+        throw new EngineError(
+          'TIMEOUT',
+          'aerospike create index utxos_1568b63c_deleteAtHeight: no answer within 120000 ms',
+        );
+      },
+    });
+    const counts: Record<string, number> = {};
+    const service = new CleanupService({
+      engine,
+      blobs: h.blobs,
+      moduleName: h.moduleName,
+      settings: h.settings,
+      getTip: async () => 0,
+      metrics: { count: (name, value) => (counts[name] = value) },
+    });
+    for (const tip of [0, 1288]) {
+      expect(await service.runPass({ tip })).toMatchObject({
+        deleted: 0,
+        errors: 4,
+        rangesFailed: 4,
+        rangeError: expect.stringMatching(/^aerospike create index utxos_1568b63c_deleteAtHeight: no answer/),
+        more: true,
+      });
+      expect(counts).toMatchObject({ CleanupErrors: 4, CleanupRangesFailed: 4 });
+    }
+    // the ranges' locks were released: a pass over an engine whose indexes work runs them
+    expect(await h.service.runPass({ tip: 0 })).toMatchObject({ errors: 0, more: false });
+    expect(await h.service.runPass({ tip: 0 })).not.toHaveProperty('rangesFailed');
   });
 
   test('spend and unspend of a record marked deleting are refused (DELETING)', async () => {

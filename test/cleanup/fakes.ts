@@ -89,6 +89,8 @@ export interface EngineOverrides {
   apply?: (key: RecordKey, call: UdfCall, inner: RecordEngine) => Promise<BinMap>;
   batchApply?: (items: BatchApplyItem[], inner: RecordEngine) => Promise<BatchApplyResult[]>;
   queryRange?: (query: RangeQuery, inner: RecordEngine) => Promise<RangePage>;
+  /** an engine whose indexes are built on a cluster (Aerospike); absent: the inner engine's, if any */
+  ensureIndexes?: (inner: RecordEngine) => Promise<void>;
 }
 
 /** A RecordEngine that forwards every call to `inner`, except the ones overridden. */
@@ -139,6 +141,11 @@ export class DelegatingEngine implements RecordEngine {
   }
   queryRange(query: RangeQuery): Promise<RangePage> {
     return this.overrides.queryRange ? this.overrides.queryRange(query, this.inner) : this.inner.queryRange(query);
+  }
+  get ensureIndexes(): (() => Promise<void>) | undefined {
+    const { ensureIndexes } = this.overrides;
+    if (ensureIndexes) return () => ensureIndexes(this.inner);
+    return this.inner.ensureIndexes?.bind(this.inner);
   }
   ping(): Promise<void> {
     return this.inner.ping();

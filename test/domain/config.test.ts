@@ -89,6 +89,22 @@ describe('loadConfig', () => {
     expect(c.maxBatchItems).toBe(50);
   });
 
+  it('UTXO_STORE: set names up to the 63 characters and namespaces up to the 31 Aerospike allows are served; longer ones are refused naming the limit', () => {
+    const store = (ns: string, set: string) =>
+      loadConfig({ UTXO_STORE: `aerospike://h:3000/${ns}?set=${set}` }).utxoStore;
+    for (const set of ['mainnet_validator_utxo1', 'mainnet_validator_utxos1', 's'.repeat(63)]) {
+      expect(store('test', set)).toMatchObject({ set });
+    }
+    expect(store('n'.repeat(31), 'utxos')).toMatchObject({ namespace: 'n'.repeat(31) });
+    expect(() => store('test', 's'.repeat(64))).toThrow(
+      /^UTXO_STORE: the set name "s{64}" has 64 characters; Aerospike allows at most 63$/,
+    );
+    expect(() => store('n'.repeat(32), 'utxos')).toThrow(
+      /^UTXO_STORE: the namespace "n{32}" has 32 characters; Aerospike allows at most 31$/,
+    );
+    expect(() => store('test', 'a.b')).toThrow(/^UTXO_STORE: invalid set name "a.b"/);
+  });
+
   it('treats empty values as unset', () => {
     expect(loadConfig({ PORT: '' }).port).toBe(8080);
   });

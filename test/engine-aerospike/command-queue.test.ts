@@ -17,6 +17,7 @@ import * as path from 'path';
 
 const calls: string[] = [];
 const policies: unknown[] = [];
+const modules = ['x.lua'];
 let applyAnswer: () => Promise<unknown> = async () => ({});
 
 function fakeClient() {
@@ -26,8 +27,11 @@ function fakeClient() {
       calls.push('connect');
     },
     infoAny: async (cmd: string) => (cmd === 'namespaces' ? 'namespaces\ttest;utxo' : 'status\tok'),
-    infoAll: async () => [{ info: 'udf-list\tfilename=x.lua,hash=1,type=LUA' }],
-    udfRegister: async () => ({ wait: async () => undefined }),
+    infoAll: async () => [{ info: `udf-list\t${modules.map((f) => `filename=${f},hash=1,type=LUA`).join(';')}` }],
+    udfRegister: async (file: string) => {
+      modules.push(path.basename(file));
+      return { wait: async () => undefined };
+    },
     apply: () => applyAnswer(),
     put: async () => undefined,
     get: async () => {

@@ -11,63 +11,19 @@ import {
   checkQueryState,
   decodeCursor,
   encodeCursor,
+  indexName,
   parseUdfList,
 } from '../../lib/engine/aerospike';
 import { DEFAULT_TOMBSTONE_TTL_SECONDS, EngineError, TOMBSTONE_BIN } from '../../lib/engine/port';
 
+import { INDEXED_BINS } from '../../lib/domain/bins';
+import { asError, engineWith, fakeClient, sindexList } from './fake-client';
+
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const Aerospike = require('aerospike');
 
-type Call = { method: string; args: unknown[] };
-
-function asError(code: number, message = `status ${code}`) {
-  return Object.assign(new Error(message), { code, inDoubt: false });
-}
-
-/** A client double: each method records its call and answers with `answers[method]` (a value or a function). */
-function fakeClient(answers: Record<string, unknown> = {}) {
-  const calls: Call[] = [];
-  const query = {
-    where: jest.fn(),
-    select: jest.fn(),
-    queryState: undefined as unknown,
-    results: jest.fn(async () => {
-      const a = answers.queryResults as { records: unknown[]; state?: unknown } | Error;
-      if (a instanceof Error) throw a;
-      query.queryState = a.state;
-      return a.records;
-    }),
-  };
-  const handler: ProxyHandler<object> = {
-    get(_t, method: string) {
-      if (method === 'config') return answers.config;
-      if (method === 'query') {
-        return (...args: unknown[]) => {
-          calls.push({ method, args });
-          return query;
-        };
-      }
-      return async (...args: unknown[]) => {
-        calls.push({ method, args });
-        const a = answers[method];
-        const v = typeof a === 'function' ? await (a as (...x: unknown[]) => unknown)(...args) : a;
-        if (v instanceof Error) throw v;
-        return v;
-      };
-    },
-  };
-  const client = new Proxy({}, handler) as unknown as Client;
-  return { client, calls, query, callsOf: (m: string) => calls.filter((c) => c.method === m) };
-}
-
 const KEY = Buffer.from('aa'.repeat(32), 'hex');
 const KEY2 = Buffer.concat([KEY, Buffer.from([1, 0, 0, 0])]);
-
-function engineWith(answers: Record<string, unknown> = {}) {
-  const fake = fakeClient(answers);
-  const engine = new AerospikeEngine({ client: fake.client, namespace: 'utxo', set: 'txs', jobPollMs: 1 });
-  return { engine, ...fake };
-}
 
 describe('AerospikeEngine writes', () => {
   test('create: create-only, key sent, never expires unless a ttl is given; null bins are left out', async () => {
@@ -528,32 +484,6 @@ describe('AerospikeEngine UDFs', () => {
     expect(slowDone).toBe(true);
   });
 
-  test('ensureModule registers <name>.lua only when a node lacks it, and waits for the job', async () => {
-    const listed = 'udf-list\tfilename=utxo_1.lua,hash=abc,type=LUA;filename=other.lua,hash=d,type=LUA;';
-    const present = engineWith({ infoAll: [{ host: {}, info: listed }] });
-    await present.engine.ensureModule('utxo_1', '-- lua');
-    expect(present.callsOf('udfRegister')).toHaveLength(0);
-
-    const wait = jest.fn(async () => undefined);
-    let registered = '';
-    const absent = engineWith({
-      infoAll: [
-        { host: {}, info: listed },
-        { host: {}, info: 'udf-list\t' },
-      ],
-      udfRegister: async (p: string) => {
-        registered = (await import('fs')).readFileSync(p, 'utf8');
-        return { wait };
-      },
-    });
-    await absent.engine.ensureModule('utxo_1', '-- the module');
-    const udfPath = absent.callsOf('udfRegister')[0].args[0] as string;
-    expect(udfPath).toMatch(/[/\\]utxo_1\.lua$/);
-    expect(registered).toBe('-- the module');
-    expect(wait).toHaveBeenCalled();
-    await expect(absent.engine.ensureModule('../x', '')).rejects.toThrow(/bad UDF module name/);
-  });
-
   test('parseUdfList', () => {
     expect(parseUdfList('udf-list\tfilename=a.lua,hash=1,type=LUA;filename=b.lua,hash=2,type=LUA;\n')).toEqual([
       'a.lua',
@@ -610,10 +540,9 @@ describe('AerospikeEngine range queries', () => {
   const indexJob = { wait: async () => undefined };
   const STATE = savedState();
 
-  test('indexes are created once (existing = fine); the query is a paginated range filter', async () => {
-    let created = 0;
+  test('indexes are created once; the query is a paginated range filter', async () => {
     const { engine, callsOf, query } = engineWith({
-      createIntegerIndex: async () => (++created === 2 ? asError(AS_STATUS.ERR_INDEX_FOUND) : indexJob),
+      createIntegerIndex: indexJob,
       queryResults: { records: [rec(KEY, 5)], state: STATE },
     });
     const page = await engine.queryRange({
@@ -626,11 +555,9 @@ describe('AerospikeEngine range queries', () => {
     expect(page.records).toEqual([{ key: KEY, bins: { deleteAtHeight: 5 }, generation: 1, ttl: -1 }]);
     expect(page.cursor).toMatch(/^as1\./);
     expect(decodeCursor(page.cursor!)).toEqual(STATE);
-    expect(callsOf('createIntegerIndex').map((c) => c.args[0])).toEqual([
-      { ns: 'utxo', set: 'txs', bin: 'deleteAtHeight', index: 'txs_deleteAtHeight' },
-      { ns: 'utxo', set: 'txs', bin: 'unminedSince', index: 'txs_unminedSince' },
-      { ns: 'utxo', set: 'txs', bin: 'preserveUntil', index: 'txs_preserveUntil' },
-    ]);
+    expect(callsOf('createIntegerIndex').map((c) => c.args[0])).toEqual(
+      INDEXED_BINS.map((bin) => ({ ns: 'utxo', set: 'txs', bin, index: indexName('txs', bin) })),
+    );
     expect(callsOf('query')[0].args).toEqual(['utxo', 'txs', { paginate: true, maxRecords: 1 }]);
     expect(query.where).toHaveBeenCalledWith(Aerospike.filter.range('deleteAtHeight', 0, 10));
     expect(query.select).toHaveBeenCalledWith(['deleteAtHeight']);
@@ -723,6 +650,7 @@ describe('AerospikeEngine range queries', () => {
         throw Object.assign(new Error('Not connected.'), { code: AS_STATUS.ERR_CLIENT });
       },
       createIntegerIndex: async () => indexJob,
+      infoAll: async () => [sindexList(INDEXED_BINS.map((bin) => indexName('txs', bin)))],
     } as unknown as Client;
     const engine = new AerospikeEngine({ client, namespace: 'utxo', set: 'txs' });
     const err = await engine.queryRange({ bin: 'deleteAtHeight', min: 0, max: 1 }).catch((e: unknown) => e);

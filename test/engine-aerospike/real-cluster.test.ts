@@ -12,7 +12,15 @@
  * one unreferences it, so jest exits).
  */
 import type { Client } from 'aerospike';
-import { AerospikeEngine, connectAerospike, getSharedAerospikeClient } from '../../lib/engine/aerospike';
+import {
+  AerospikeEngine,
+  connectAerospike,
+  getSharedAerospikeClient,
+  indexName,
+  legacyIndexName,
+  parseSindexList,
+} from '../../lib/engine/aerospike';
+import { INDEXED_BINS } from '../../lib/domain/bins';
 import { describeEngineContract } from '../engine/engine-contract';
 import { describeReorgContract } from '../store/reorg-contract';
 import { contractTarget } from '../store/contract-target';
@@ -126,6 +134,37 @@ if (!hosts) {
     expect([third.held, third.busy, third.failed]).toEqual([ranges, [], []]);
     await third.release();
   });
+
+  // issue 31: index names that fit whatever the set, and the rename of an index under the old `<set>_<bin>` name
+  test(`indexes on Aerospike ${hosts}/${namespace}: old-name indexes renamed in place; a 63-character set`, async () => {
+    const c = await client();
+    const listed = async (set: string) =>
+      parseSindexList((await c.infoAny(`sindex-list:ns=${namespace}`)) as string).filter((i) => i.set === set);
+    // a 24-character set: the old code created its indexes (then its job.wait failed: "Info request exceeds max.
+    // length"); the old names of sets longer than 48 characters never fitted the server's 63
+    const old = nextSet('ix').padEnd(24, 'x');
+    for (const bin of INDEXED_BINS) {
+      await c.createIntegerIndex({ ns: namespace, set: old, bin, index: legacyIndexName(old, bin) });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await listed(old)).map((i) => i.indexname).sort()).toEqual(
+      INDEXED_BINS.map((b) => legacyIndexName(old, b)).sort(),
+    );
+    for (const set of [old, nextSet('ix').padEnd(63, 'x')]) {
+      const engine = new AerospikeEngine({ client: c, namespace, set, schemaDeadlineMs: 30_000 });
+      const started = Date.now();
+      await engine.ensureIndexes();
+      expect((await listed(set)).map((i) => [i.indexname, i.state]).sort()).toEqual(
+        INDEXED_BINS.map((b) => [indexName(set, b), 'RW']).sort(),
+      );
+      const key = Buffer.alloc(32, 7);
+      await engine.create(key, { deleteAtHeight: 5 });
+      const page = await engine.queryRange({ bin: 'deleteAtHeight', min: 0, max: 10 });
+      expect(page.records.map((r) => r.key)).toEqual([key]);
+      console.log(`indexes of a ${set.length}-character set ready and queried in ${Date.now() - started} ms`);
+      for (const bin of INDEXED_BINS) await c.indexRemove(namespace, indexName(set, bin));
+    }
+  }, 60_000);
 
   describeBatchContract(`Aerospike ${hosts}/${namespace}`, async () =>
     contractTarget(

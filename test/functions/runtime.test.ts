@@ -42,6 +42,8 @@ jest.mock('../../lib/engine/aerospike', () => {
       return { shared: true };
     },
     AerospikeEngine: StandIn,
+    // the namespace check at start-up (lib/engine/aerospike/namespace-check.ts; its own tests in test/engine-aerospike)
+    checkNamespace: async () => undefined,
   };
 });
 

@@ -40,11 +40,12 @@ const RULES: ForbiddenImport[] = [
 
 /**
  * What the CDK app (cdk/) may import from lib/: the settings it deploys with, the record size limit it sizes the
- * cluster by, the callers' roles and the route table (the handlers themselves are named by path, functions/<fn>.ts,
+ * cluster by, the engine's name limits it validates the namespace and set against, the callers' roles and the route table (the handlers themselves are named by path, functions/<fn>.ts,
  * and bundled by esbuild, not imported).
  */
 const CDK_MAY_IMPORT = [
   'lib/domain/config.ts',
+  'lib/domain/engine-limits.ts',
   'lib/domain/record-size.ts',
   'lib/http/roles.ts',
   'lib/http/route-spec.ts',

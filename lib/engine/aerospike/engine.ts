@@ -20,7 +20,7 @@
  *   client cannot give a batch write record its expected generation (its binding leaves the C client's
  *   as_operations.gen at 0, which a batch write's gen = EQ checks), so such items run as single commands, side by side.
  */
-import type { AerospikeRecord, BatchResult, Client, Key } from 'aerospike';
+import type { AerospikeRecord, Client, Key } from 'aerospike';
 import {
   DEFAULT_TOMBSTONE_TTL_SECONDS,
   EngineError,
@@ -45,19 +45,32 @@ import {
   type UdfCall,
   type WritePolicy,
 } from '../port';
-import { AS_STATUS, batchStatusError, mapAerospikeError, statusOf } from './errors';
-import { isBusy, retryBusy, retryBusyItems, retryNotSent } from './retry';
+import { AS_STATUS, mapAerospikeError, statusOf } from './errors';
+import { retryBusy, retryNotSent } from './retry';
 import { loadAerospike, type AerospikeModule } from './native';
-import { mapLimited } from '../../domain/concurrency';
 import { fromAerospikeBins, toAerospikeBins, toAerospikeValue, udfResultMap } from './values';
-import { clusterState, clusterView, rawInfoAllowed } from './cluster-state';
+import {
+  BATCH_CHUNK,
+  batchApplyChunk,
+  batchCreateChunk,
+  batchGetChunk,
+  batchOrSingle,
+  batchRemoveChunk,
+  batchUpdateChunk,
+  keyHex,
+  withTombstoneBin,
+  type BatchContext,
+} from './batch-commands';
+import { clusterState, clusterView, rawInfoAllowed, CLUSTER_STATE_TIMEOUT_MS } from './cluster-state';
 import { InfoSockets } from './info-socket';
+import { withDeadline } from '../deadline';
 import { configuredQueryTimeout, queryRange, QUERY_DEADLINE_GRACE_MS } from './query';
-import { createIndexes, registerModule } from './schema';
+import { createIndexes, registerModule, SCHEMA_DEADLINE_MS, type SchemaOptions } from './schema';
 import { chunk, settleAll } from './settle';
 
-export { indexName, parseUdfList } from './schema';
+export { indexName, legacyIndexName, parseSindexList, parseUdfList, SCHEMA_DEADLINE_MS } from './schema';
 export { CLUSTER_STATE_TIMEOUT_MS } from './cluster-state';
+export { BATCH_CHUNK, SINGLE_COMMANDS_AT_ONCE } from './batch-commands';
 export { QUERY_DEADLINE_GRACE_MS } from './query';
 
 export interface AerospikeEngineOptions {
@@ -68,6 +81,8 @@ export interface AerospikeEngineOptions {
   ownsClient?: boolean;
   /** poll interval while waiting for UDF registration and index builds, ms (default 200) */
   jobPollMs?: number;
+  /** ms the UDF registration or one index build may take before it fails with TIMEOUT (default SCHEMA_DEADLINE_MS) */
+  schemaDeadlineMs?: number;
   /** seconds a remove's tombstone lives (default DEFAULT_TOMBSTONE_TTL_SECONDS) */
   tombstoneTtlSeconds?: number;
   /**
@@ -77,14 +92,10 @@ export interface AerospikeEngineOptions {
   queryDeadlineMs?: number;
 }
 
-/** Records per batch command. */
-export const BATCH_CHUNK = 1000;
-/** Single commands a batch runs at once for its items that cannot go in a batch command (a generation check). */
-export const SINGLE_COMMANDS_AT_ONCE = 64;
-
-function keyHex(key: RecordKey): string {
-  return key.toString('hex');
-}
+/** ms a ping (GET /v1/health) waits for a node's answer */
+export const PING_DEADLINE_MS = 5000;
+/** ms the cluster check may take in all, past the info timeout each node's answer has (a hung client: unstable) */
+export const CLUSTER_CHECK_DEADLINE_MS = CLUSTER_STATE_TIMEOUT_MS + 2000;
 
 export class AerospikeEngine implements RecordEngine {
   readonly kind = 'aerospike';
@@ -93,7 +104,7 @@ export class AerospikeEngine implements RecordEngine {
   private readonly client: Client;
   private readonly as: AerospikeModule;
   private readonly ownsClient: boolean;
-  private readonly jobPollMs: number;
+  private readonly schema: SchemaOptions;
   private readonly tombstoneTtlSeconds: number;
   private indexes: Promise<void> | undefined;
 
@@ -105,16 +116,33 @@ export class AerospikeEngine implements RecordEngine {
     this.namespace = options.namespace;
     this.set = options.set;
     this.ownsClient = options.ownsClient ?? false;
-    this.jobPollMs = options.jobPollMs ?? 200;
+    this.schema = {
+      client: this.client,
+      pollMs: options.jobPollMs ?? 200,
+      deadlineMs: options.schemaDeadlineMs ?? SCHEMA_DEADLINE_MS,
+    };
     this.tombstoneTtlSeconds = options.tombstoneTtlSeconds ?? DEFAULT_TOMBSTONE_TTL_SECONDS;
     if (!Number.isInteger(this.tombstoneTtlSeconds) || this.tombstoneTtlSeconds < 1) {
       throw new TypeError('AerospikeEngine: options.tombstoneTtlSeconds must be a positive integer');
     }
     this.as = loadAerospike();
     this.queryDeadlineMs = options.queryDeadlineMs ?? configuredQueryTimeout(this.client) + QUERY_DEADLINE_GRACE_MS;
+    this.batch = {
+      client: this.client,
+      as: this.as,
+      key: (key) => this.key(key),
+      liveRecord: (key, record, bins) => this.liveRecord(key, record, bins),
+      tombstoneFilter: (tombstone) => this.tombstoneFilter(tombstone),
+      tombstoneTtlSeconds: this.tombstoneTtlSeconds,
+      budget: this.budget('batchParentWrite'),
+      udf: (call) => this.udf(call),
+    };
   }
 
   private readonly queryDeadlineMs: number;
+
+  /** What the batch commands (batch-commands.ts) use of this engine. */
+  private readonly batch: BatchContext;
 
   /**
    * The client's configured default policy of a command type (timeouts, retries; connect.ts). A policy passed to a
@@ -155,7 +183,7 @@ export class AerospikeEngine implements RecordEngine {
 
   /** Registers `<name>.lua` unless every node lists it. */
   ensureModule(name: string, source: string): Promise<void> {
-    return registerModule(this.client, name, source, this.jobPollMs);
+    return registerModule(this.schema, name, source);
   }
 
   /** Creates the integer indexes on deleteAtHeight, unminedSince and preserveUntil; existing ones are fine. */
@@ -168,7 +196,7 @@ export class AerospikeEngine implements RecordEngine {
   }
 
   private createIndexes(): Promise<void> {
-    return createIndexes(this.client, this.namespace, this.set, this.jobPollMs);
+    return createIndexes(this.schema, this.namespace, this.set);
   }
 
   // ---- reads ---------------------------------------------------------------------------------------------------
@@ -185,28 +213,8 @@ export class AerospikeEngine implements RecordEngine {
   }
 
   async batchGet(keys: RecordKey[], bins?: string[]): Promise<(EngineRecord | null)[]> {
-    const chunks = await settleAll(chunk(keys, BATCH_CHUNK).map((part) => this.batchGetChunk(part, bins)));
+    const chunks = await settleAll(chunk(keys, BATCH_CHUNK).map((part) => batchGetChunk(this.batch, part, bins)));
     return chunks.flat();
-  }
-
-  private async batchGetChunk(keys: RecordKey[], bins?: string[]): Promise<(EngineRecord | null)[]> {
-    if (keys.length === 0) return [];
-    const records = keys.map((key) => ({
-      type: this.as.batchType.BATCH_READ,
-      key: this.key(key),
-      ...(bins ? { bins: withTombstoneBin(bins) } : { readAllBins: true }),
-    }));
-    let results: BatchResult[];
-    try {
-      results = await this.client.batchRead(records);
-    } catch (err) {
-      throw mapAerospikeError(err, `batch get of ${keys.length} records`);
-    }
-    return results.map((r, i) => {
-      if (r.status === AS_STATUS.OK) return this.liveRecord(keys[i], r.record, bins);
-      if (r.status === AS_STATUS.ERR_RECORD_NOT_FOUND) return null;
-      throw batchStatusError(Number(r.status), `batch get ${keyHex(keys[i])}`);
-    });
   }
 
   /** A read record, or null for a tombstone; the tombstone bin is dropped unless it was asked for. */
@@ -258,7 +266,7 @@ export class AerospikeEngine implements RecordEngine {
    * RECORD_EXISTS for may hold a tombstone: that item is retried with create(), which replaces one.
    */
   async batchCreate(items: BatchCreateItem[]): Promise<BatchWriteResult[]> {
-    const chunks = await settleAll(chunk(items, BATCH_CHUNK).map((part) => this.batchCreateChunk(part)));
+    const chunks = await settleAll(chunk(items, BATCH_CHUNK).map((part) => batchCreateChunk(this.batch, part)));
     const results = chunks.flat();
     await Promise.all(
       results.map(async (r, i) => {
@@ -272,38 +280,6 @@ export class AerospikeEngine implements RecordEngine {
       }),
     );
     return results;
-  }
-
-  private async batchCreateChunk(items: BatchCreateItem[]): Promise<BatchWriteResult[]> {
-    if (items.length === 0) return [];
-    const { exists, key } = this.as.policy;
-    const records = items.map((item) => {
-      // a null bin is not written (a create has nothing to remove)
-      const ops = [];
-      for (const bin of Object.keys(item.bins)) {
-        const value = item.bins[bin];
-        if (value !== undefined && value !== null) {
-          ops.push(this.as.operations.write(bin, toAerospikeValue(value, bin) as never));
-        }
-      }
-      const policy = { exists: exists.CREATE, key: key.SEND, ttl: item.policy?.ttl ?? this.as.ttl.NEVER_EXPIRE };
-      return { type: this.as.batchType.BATCH_WRITE, key: this.key(item.key), ops, policy };
-    });
-    let results: BatchResult[];
-    try {
-      results = await retryBusyItems(
-        records,
-        (part) => this.client.batchWrite(part as never),
-        (r) => isBusy(Number(r.status)),
-        this.budget('batchParentWrite'),
-      );
-    } catch (err) {
-      throw mapAerospikeError(err, `batch create of ${items.length} records`);
-    }
-    return results.map((r, i): BatchWriteResult => {
-      if (r.status === AS_STATUS.OK) return { ok: true };
-      return { ok: false, error: batchStatusError(Number(r.status), `create ${keyHex(items[i].key)}`) };
-    });
   }
 
   async update(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
@@ -378,9 +354,9 @@ export class AerospikeEngine implements RecordEngine {
 
   /** update() of many records: the items without a generation in batch commands, the others one by one. */
   async batchUpdate(items: BatchUpdateItem[]): Promise<BatchWriteResult[]> {
-    return this.batchOrSingle(
+    return batchOrSingle(
       items,
-      (part) => this.batchUpdateChunk(part),
+      (part) => batchUpdateChunk(this.batch, part),
       async (item) => {
         await this.update(item.key, item.bins, item.policy);
         return { ok: true };
@@ -389,107 +365,14 @@ export class AerospikeEngine implements RecordEngine {
     );
   }
 
-  private async batchUpdateChunk(items: BatchUpdateItem[]): Promise<BatchWriteResult[]> {
-    const { exists, key } = this.as.policy;
-    const records = items.map((item) => ({
-      type: this.as.batchType.BATCH_WRITE,
-      key: this.key(item.key),
-      // a null value removes the bin, as in update()
-      ops: Object.entries(toAerospikeBins(item.bins)).map(([bin, v]) => this.as.operations.write(bin, v as never)),
-      policy: {
-        exists: exists.UPDATE,
-        key: key.SEND,
-        ttl: item.policy?.ttl ?? this.as.ttl.DONT_UPDATE,
-        filterExpression: this.tombstoneFilter(false) as never,
-      },
-    }));
-    const results = await this.batchWriteRecords(records, `batch update of ${items.length} records`);
-    return results.map((r, i): BatchWriteResult => {
-      const status = Number(r.status);
-      if (status === AS_STATUS.OK) return { ok: true };
-      const context = `update ${keyHex(items[i].key)}`;
-      if (status === AS_STATUS.FILTERED_OUT) {
-        return { ok: false, error: new EngineError('RECORD_NOT_FOUND', `aerospike ${context}: record not found`) };
-      }
-      return { ok: false, error: batchStatusError(status, context) };
-    });
-  }
-
   /** remove() of many records: the items without a generation in batch commands, the others one by one. */
   async batchRemove(items: BatchRemoveItem[]): Promise<BatchRemoveResult[]> {
-    return this.batchOrSingle(
+    return batchOrSingle(
       items,
-      (part) => this.batchRemoveChunk(part),
+      (part) => batchRemoveChunk(this.batch, part),
       async (item) => ({ ok: true, existed: await this.remove(item.key, item.policy) }),
       'remove',
     );
-  }
-
-  private async batchRemoveChunk(items: BatchRemoveItem[]): Promise<BatchRemoveResult[]> {
-    const { exists, key } = this.as.policy;
-    const tombstone = this.as.operations.write(TOMBSTONE_BIN, Math.floor(Date.now() / 1000));
-    const policy = {
-      exists: exists.REPLACE,
-      key: key.SEND,
-      ttl: this.tombstoneTtlSeconds,
-      filterExpression: this.tombstoneFilter(false) as never,
-    };
-    const records = items.map((item) => ({
-      type: this.as.batchType.BATCH_WRITE,
-      key: this.key(item.key),
-      ops: [tombstone],
-      policy,
-    }));
-    const results = await this.batchWriteRecords(records, `batch remove of ${items.length} records`);
-    return results.map((r, i): BatchRemoveResult => {
-      const status = Number(r.status);
-      if (status === AS_STATUS.OK) return { ok: true, existed: true };
-      if (status === AS_STATUS.ERR_RECORD_NOT_FOUND || status === AS_STATUS.FILTERED_OUT) {
-        return { ok: true, existed: false };
-      }
-      return { ok: false, error: batchStatusError(status, `remove ${keyHex(items[i].key)}`) };
-    });
-  }
-
-  /**
-   * One result per item, in order: the items without a generation through `batch` (chunks of BATCH_CHUNK, each
-   * settled before a failure is reported), the others through `single`, SINGLE_COMMANDS_AT_ONCE at a time; a single
-   * command's failure is that item's error (`what` names the command in it).
-   */
-  private async batchOrSingle<
-    I extends { key: RecordKey; policy?: { generation?: number } },
-    R extends { ok: true } | { ok: false; error: EngineError },
-  >(items: I[], batch: (part: I[]) => Promise<R[]>, single: (item: I) => Promise<R>, what: string): Promise<R[]> {
-    const batched: number[] = [];
-    const singles: number[] = [];
-    items.forEach((item, i) => (item.policy?.generation === undefined ? batched : singles).push(i));
-    const results = new Array<R>(items.length);
-    const batches = settleAll(chunk(batched, BATCH_CHUNK).map((part) => batch(part.map((i) => items[i])))).then(
-      (chunks) => chunks.flat().forEach((r, n) => (results[batched[n]] = r)),
-    );
-    const singleRuns = mapLimited(singles, SINGLE_COMMANDS_AT_ONCE, async (i) => {
-      try {
-        results[i] = await single(items[i]);
-      } catch (err) {
-        results[i] = { ok: false, error: mapAerospikeError(err, `${what} ${keyHex(items[i].key)}`) } as R;
-      }
-    });
-    await settleAll<unknown>([batches, singleRuns]);
-    return results;
-  }
-
-  /** client.batchWrite of write records; KEY_BUSY records are sent again as the other batch paths do. */
-  private async batchWriteRecords(records: object[], context: string): Promise<BatchResult[]> {
-    try {
-      return await retryBusyItems(
-        records,
-        (part) => this.client.batchWrite(part as never),
-        (r) => isBusy(Number(r.status)),
-        this.budget('batchParentWrite'),
-      );
-    } catch (err) {
-      throw mapAerospikeError(err, context);
-    }
   }
 
   // ---- UDFs ----------------------------------------------------------------------------------------------------
@@ -524,41 +407,8 @@ export class AerospikeEngine implements RecordEngine {
   async batchApply(items: BatchApplyItem[]): Promise<BatchApplyResult[]> {
     // every chunk settles before a failure is reported: a caller that rolls back on it must not race a chunk that is
     // still writing
-    const chunks = await settleAll(chunk(items, BATCH_CHUNK).map((part) => this.batchApplyChunk(part)));
+    const chunks = await settleAll(chunk(items, BATCH_CHUNK).map((part) => batchApplyChunk(this.batch, part)));
     return chunks.flat();
-  }
-
-  private async batchApplyChunk(items: BatchApplyItem[]): Promise<BatchApplyResult[]> {
-    if (items.length === 0) return [];
-    const policy = { key: this.as.policy.key.SEND, ttl: this.as.ttl.DONT_UPDATE };
-    const records = items.map((item) => ({
-      type: this.as.batchType.BATCH_APPLY,
-      key: this.key(item.key),
-      udf: this.udf(item),
-      policy,
-    }));
-    let results: BatchResult[];
-    try {
-      results = await retryBusyItems(
-        records,
-        (part) => this.client.batchWrite(part as never),
-        (r) => isBusy(Number(r.status)),
-        this.budget('batchParentWrite'),
-      );
-    } catch (err) {
-      throw mapAerospikeError(err, `batch apply of ${items.length} records`);
-    }
-    return results.map((r, i): BatchApplyResult => {
-      const item = items[i];
-      const context = `apply ${item.module}.${item.fn} on ${keyHex(item.key)}`;
-      if (r.status !== AS_STATUS.OK) return { ok: false, error: batchStatusError(Number(r.status), context) };
-      try {
-        const bins = (r.record?.bins ?? {}) as Record<string, unknown>;
-        return { ok: true, result: udfResultMap(bins.SUCCESS, context) };
-      } catch (err) {
-        return { ok: false, error: mapAerospikeError(err, context) };
-      }
-    });
   }
 
   // ---- range queries -------------------------------------------------------------------------------------------
@@ -585,15 +435,19 @@ export class AerospikeEngine implements RecordEngine {
       throw new EngineError('UNAVAILABLE', 'aerospike: the client is not connected to the cluster');
     }
     try {
-      await this.client.infoAny('status');
+      await withDeadline(this.client.infoAny('status'), PING_DEADLINE_MS, 'aerospike ping');
     } catch (err) {
       throw mapAerospikeError(err, 'ping');
     }
   }
 
   /** The spend acknowledgement guard's cluster check (cluster-state.ts). */
-  clusterState(expectedSize?: number): Promise<ClusterState> {
-    return clusterState(this.client, expectedSize);
+  async clusterState(expectedSize?: number): Promise<ClusterState> {
+    try {
+      return await withDeadline(clusterState(this.client, expectedSize), CLUSTER_CHECK_DEADLINE_MS, 'cluster-stable');
+    } catch (err) {
+      return { stable: false, detail: (err as Error).message };
+    }
   }
 
   private infoSockets?: InfoSockets;
@@ -608,9 +462,4 @@ export class AerospikeEngine implements RecordEngine {
     this.infoSockets?.close();
     if (this.ownsClient) this.client.close();
   }
-}
-
-/** A bin projection that also reads the tombstone bin, so that a tombstone is recognised. */
-function withTombstoneBin(bins: string[]): string[] {
-  return bins.includes(TOMBSTONE_BIN) ? bins : [...bins, TOMBSTONE_BIN];
 }

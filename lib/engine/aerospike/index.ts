@@ -2,7 +2,16 @@
  * The Aerospike engine. Importing this module does not load the native client: that happens in connectAerospike
  * and in the AerospikeEngine constructor.
  */
-export { AerospikeEngine, BATCH_CHUNK, indexName, parseUdfList, type AerospikeEngineOptions } from './engine';
+export {
+  AerospikeEngine,
+  BATCH_CHUNK,
+  indexName,
+  legacyIndexName,
+  parseSindexList,
+  parseUdfList,
+  SCHEMA_DEADLINE_MS,
+  type AerospikeEngineOptions,
+} from './engine';
 export {
   connectAerospike,
   getSharedAerospikeClient,
@@ -28,3 +37,9 @@ export {
 } from './values';
 export { encodeCursor, decodeCursor, checkQueryState, type ExpectedQuery } from './cursor';
 export { loadAerospike } from './native';
+export {
+  checkNamespace,
+  namespaceConfigProblem,
+  parseNamespaceInfo,
+  NAMESPACE_CHECK_DEADLINE_MS,
+} from './namespace-check';

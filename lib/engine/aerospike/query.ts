@@ -14,6 +14,7 @@ import {
   type RecordKey,
 } from '../port';
 import { checkQueryState, decodeCursor, encodeCursor } from './cursor';
+import { withDeadline } from '../deadline';
 import { mapAerospikeError } from './errors';
 import type { AerospikeModule } from './native';
 
@@ -69,7 +70,16 @@ export async function queryRange(ctx: QueryContext, query: RangeQuery): Promise<
     if (state) q.queryState = state as never;
     // the saved state holds the partitions' progress; the C client wants the same filter on every page
     if (query.partitions) q.partitions(query.partitions.begin, query.partitions.count);
-    records = await withDeadline(q.results(), ctx.deadlineMs);
+    // A page that has not answered by the deadline is abandoned (DeadlineError, TIMEOUT). Seen on a 2-node 8.1
+    // cluster: a paginated query whose connection the server gave up on ("error sending ... Connection timed out" in
+    // its log) never settled its promise, past the client's own totalTimeout. The page can be asked again from the
+    // same cursor.
+    records = await withDeadline(
+      q.results(),
+      ctx.deadlineMs,
+      `aerospike query ${query.bin} in [${query.min}, ${query.max}]`,
+      'ask the page again',
+    );
   } catch (err) {
     if (err instanceof EngineError) throw err;
     throw mapAerospikeError(err, `query ${query.bin} in [${query.min}, ${query.max}]`);
@@ -91,28 +101,6 @@ function queriedRecord(ctx: QueryContext, record: AerospikeRecord): EngineRecord
     );
   }
   return ctx.toRecord(userKey, record);
-}
-
-/**
- * A query page that has not answered by the deadline is abandoned with TIMEOUT. Seen on a 2-node 8.1 cluster: a
- * paginated query whose connection the server gave up on ("error sending ... Connection timed out" in its log) never
- * settled its promise, past the client's own totalTimeout. The page can be asked again from the same cursor.
- */
-async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new EngineError('TIMEOUT', `aerospike query: no answer within ${ms} ms; ask the page again`)),
-      ms,
-    );
-  });
-  // a page answering after the deadline is dropped (its rejection too)
-  work.catch(() => undefined);
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function byValue(bin: string) {

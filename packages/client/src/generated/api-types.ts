@@ -377,6 +377,10 @@ export type CleanupReport = {
   busy?: true;
   /** present with busy: the number of partition ranges skipped */
   rangesBusy?: number;
+  /** present when the engine could not query some partition ranges (their index not ready, or a page failing after its retries): how many; each is counted in errors too, and the next pass runs them again */
+  rangesFailed?: number;
+  /** present with rangesFailed: the first failure, as the engine said it */
+  rangeError?: string;
 };
 
 /** Method, resource path and function of each operation of the route table, in its order. */
