@@ -5,7 +5,7 @@
 import './quiet-logs';
 import { Transaction } from '@bsv/sdk';
 import { makeTx, rootTx, spendItem, utxoHashOf, type Fixture } from '../fixtures/txs';
-import { expectError, useApi } from './harness';
+import { expectBadArgument, expectError, useApi } from './harness';
 
 const api = useApi();
 
@@ -64,30 +64,13 @@ describe('POST /v1/mined', () => {
     expect((await api.post('/v1/mined', { txids: [missing], ...base, unsetMined: true })).body).toEqual({
       blockIds: { [missing]: [] },
     });
-    expectError(
-      await api.post('/v1/mined', { txids: [missing], ...base, blockId: -1 }),
-      400,
-      'INVALID_ARGUMENT',
-      'blockId',
-    );
-    expectError(
-      await api.post('/v1/mined', { txids: [missing], ...base, subtreeIdx: 0.5 }),
-      400,
-      'INVALID_ARGUMENT',
-      'subtreeIdx',
-    );
+    expectBadArgument(await api.post('/v1/mined', { txids: [missing], ...base, blockId: -1 }), 'blockId');
+    expectBadArgument(await api.post('/v1/mined', { txids: [missing], ...base, subtreeIdx: 0.5 }), 'subtreeIdx');
     expectError(await api.post('/v1/mined', { txids: [], ...base }), 400, 'INVALID_ARGUMENT', 'txids');
     expectError(await api.post('/v1/mined', { txids: ['ab'], ...base }), 400, 'INVALID_ARGUMENT', 'txids[0]');
-    expectError(
-      await api.post('/v1/mined', { txids: [missing], blockId: 1, subtreeIdx: 0 }),
-      400,
-      'INVALID_ARGUMENT',
-      'blockHeight',
-    );
-    expectError(
+    expectBadArgument(await api.post('/v1/mined', { txids: [missing], blockId: 1, subtreeIdx: 0 }), 'blockHeight');
+    expectBadArgument(
       await api.post('/v1/mined', { txids: [missing], ...base, onLongestChain: 'yes' }),
-      400,
-      'INVALID_ARGUMENT',
       'onLongestChain',
     );
   });
@@ -126,12 +109,7 @@ describe('admin: locked, conflicting, freeze, unfreeze, reassign, preserve, dele
     const second = makeTx({ inputs: [{ parent, vout: 1 }] });
     expect((await api.post('/v1/spends', { tx: second.hex })).status).toBe(200);
     expectError(await api.post('/v1/conflicting', { txids: [rootTx(1).txid], conflicting: true }), 404, 'TX_NOT_FOUND');
-    expectError(
-      await api.post('/v1/conflicting', { txids: [parent.txid], conflicting: 'true' }),
-      400,
-      'INVALID_ARGUMENT',
-      'conflicting',
-    );
+    expectBadArgument(await api.post('/v1/conflicting', { txids: [parent.txid], conflicting: 'true' }), 'conflicting');
   });
 
   test('POST /v1/freeze and /v1/unfreeze, 409 per utxo', async () => {
@@ -158,12 +136,7 @@ describe('admin: locked, conflicting, freeze, unfreeze, reassign, preserve, dele
     expect((await api.post('/v1/spends', { tx: spend.hex })).status).toBe(200);
     expectError(await api.post('/v1/freeze', { utxos: [u0] }), 409, 'SPENT');
 
-    expectError(
-      await api.post('/v1/freeze', { utxos: [{ ...u1, utxoHash: 'ab' }] }),
-      400,
-      'INVALID_ARGUMENT',
-      'utxos[0].utxoHash',
-    );
+    expectBadArgument(await api.post('/v1/freeze', { utxos: [{ ...u1, utxoHash: 'ab' }] }), 'utxos[0].utxoHash');
     expectError(await api.post('/v1/freeze', { utxos: [] }), 400, 'INVALID_ARGUMENT', 'utxos');
     expectError(await api.post('/v1/freeze', { utxos: [{ ...u1, txid: rootTx(1).txid }] }), 404, 'TX_NOT_FOUND');
   });
@@ -197,12 +170,7 @@ describe('admin: locked, conflicting, freeze, unfreeze, reassign, preserve, dele
       preserveUntil: 5000,
     });
     expectError(await api.post('/v1/preserve', { txids: [rootTx(1).txid], untilHeight: 5 }), 404, 'TX_NOT_FOUND');
-    expectError(
-      await api.post('/v1/preserve', { txids: [f.txid], untilHeight: -5 }),
-      400,
-      'INVALID_ARGUMENT',
-      'untilHeight',
-    );
+    expectBadArgument(await api.post('/v1/preserve', { txids: [f.txid], untilHeight: -5 }), 'untilHeight');
   });
 
   test('DELETE /v1/txs/{txid}', async () => {
