@@ -19,6 +19,13 @@ async function spentAt1000(): Promise<{ h: Harness; parent: string; child: strin
   return { h, parent, child };
 }
 
+/** The child mined but not yet stable keeps the parent at lastKept; one block later the parent is deleted. */
+async function expectDeletedOnceStable(h: Harness, parent: string, lastKept: number): Promise<void> {
+  expect(await h.service.runPass({ tip: lastKept })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
+  expect(await h.service.runPass({ tip: lastKept + 1 })).toMatchObject({ deleted: 1 });
+  expect(await h.ledger.exists(parent)).toBe(false);
+}
+
 /** A parent mined at 50 with two outputs: A spends output 0 and is mined at 100, B output 1 at 200 (DAH 488). */
 async function twoChildrenMined(): Promise<{ h: Harness; parent: string; a: string }> {
   const h = await harness();
@@ -61,9 +68,7 @@ describe('cleanup timelines (docs/cleanup.md)', () => {
     const { h, parent, child } = await spentAt1000();
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { child_unmined: 1 } });
     await h.ledger.setMined(child, BLOCK, 1500);
-    expect(await h.service.runPass({ tip: 1787 })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
-    expect(await h.service.runPass({ tip: 1788 })).toMatchObject({ deleted: 1 });
-    expect(await h.ledger.exists(parent)).toBe(false);
+    await expectDeletedOnceStable(h, parent, 1787);
   });
 
   test('edge case 3, reorg orphans the child at 1200, re-mined at 1300: kept at 1288 and 1587, deleted at 1588', async () => {
@@ -72,9 +77,7 @@ describe('cleanup timelines (docs/cleanup.md)', () => {
     await h.ledger.unsetMined(child, BLOCK, 1200);
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { child_unmined: 1 } });
     await h.ledger.setMined(child, BLOCK + 1, 1300);
-    expect(await h.service.runPass({ tip: 1587 })).toMatchObject({ deleted: 0, kept: { child_unstable: 1 } });
-    expect(await h.service.runPass({ tip: 1588 })).toMatchObject({ deleted: 1 });
-    expect(await h.ledger.exists(parent)).toBe(false);
+    await expectDeletedOnceStable(h, parent, 1587);
   });
 
   test('scenario A, long-running block assembly: the parent is not deleted at 1288 and is there at 1300', async () => {

@@ -15,23 +15,16 @@ describe('POST /v1/mined', () => {
   test('adds a block, raises the tip, is idempotent, unsets', async () => {
     const f = rootTx(1);
     await create(f);
-    const mined = await api.post('/v1/mined', { txids: [f.txid], blockId: 7, blockHeight: 1001, subtreeIdx: 3 });
+    const block7 = { txids: [f.txid], blockId: 7, blockHeight: 1001, subtreeIdx: 3 };
+    const mined = await api.post('/v1/mined', block7);
     expect(mined).toMatchObject({ status: 200, body: { blockIds: { [f.txid]: [7] } } });
-    expect(
-      (await api.post('/v1/mined', { txids: [f.txid], blockId: 7, blockHeight: 1001, subtreeIdx: 3 })).body,
-    ).toEqual({ blockIds: { [f.txid]: [7] } });
+    expect((await api.post('/v1/mined', block7)).body).toEqual({ blockIds: { [f.txid]: [7] } });
     const got = await api.get(`/v1/txs/${f.txid}`);
     expect(got.body).toMatchObject({ blockIDs: [7], blockHeights: [1001], subtreeIdxs: [3] });
     expect(got.body.unminedSince).toBeUndefined();
     expect((await api.get('/v1/chain/tip')).body).toEqual({ height: 1001 });
 
-    const unset = await api.post('/v1/mined', {
-      txids: [f.txid],
-      blockId: 7,
-      blockHeight: 1001,
-      subtreeIdx: 3,
-      unsetMined: true,
-    });
+    const unset = await api.post('/v1/mined', { ...block7, unsetMined: true });
     expect(unset.body).toEqual({ blockIds: { [f.txid]: [] } });
     expect((await api.get(`/v1/txs/${f.txid}`)).body.unminedSince).toBeDefined();
 
