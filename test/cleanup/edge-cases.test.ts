@@ -8,7 +8,7 @@ import { CleanupService } from '../../lib/cleanup';
 import { keyOfRecord, txidBytes } from '../../lib/cleanup/record-facts';
 import { EngineError } from '../../lib/engine/port';
 import { DelegatingEngine } from './fakes';
-import { CHILD_BLOCK, closeHarnesses, harness, minedChild, recordBins as bins } from './harness';
+import { CHILD_BLOCK, closeHarnesses, harness, minedChild, outpoints, recordBins as bins } from './harness';
 import { newTxid } from './ledger';
 
 const BLOCK = CHILD_BLOCK;
@@ -78,11 +78,7 @@ describe('cleanup edge cases', () => {
   test('a deleted child recorded on the pagination record that held its output is safe', async () => {
     const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3, { minedAt: 100 });
-    const a = await minedChild(
-      h,
-      [0, 1].map((vout) => ({ txid: parent, vout })),
-      1000,
-    );
+    const a = await minedChild(h, outpoints(parent, 2), 1000);
     const b = await minedChild(h, [{ txid: parent, vout: 2 }], 1000);
     await h.engine.remove(txidBytes(b));
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { child_missing: 1 } });
@@ -174,11 +170,7 @@ describe('cleanup edge cases', () => {
   test('an expired preserve of an external paginated tx: its DAHSET goes to the reconciler (pages and blob follow)', async () => {
     const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3, { external: true });
-    await minedChild(
-      h,
-      [0, 1, 2].map((vout) => ({ txid: parent, vout })),
-      1000,
-    );
+    await minedChild(h, outpoints(parent, 3), 1000);
     expect(await bins(h, parent, 1)).toMatchObject({ deleteAtHeight: 1288 });
     expect(await h.blobs.getDeleteAtHeight(parent, 'outputs')).toBe(1288);
     // PRESERVE: the reconciler removes the pagination record's DAH and the blob tag
@@ -238,11 +230,7 @@ describe('cleanup edge cases', () => {
   test('paginated parent with a missing pagination record is kept (record_missing)', async () => {
     const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3);
-    await minedChild(
-      h,
-      [0, 1, 2].map((vout) => ({ txid: parent, vout })),
-      1000,
-    );
+    await minedChild(h, outpoints(parent, 3), 1000);
     // a pagination record lost
     await h.engine.remove(keyOfRecord(txidBytes(parent), 1));
     expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0, kept: { record_missing: 1 } });

@@ -103,6 +103,11 @@ export async function harness(overrides: Partial<CleanupSettings> = {}): Promise
 export const CHILD_BLOCK = 7;
 
 /** A child spending `spends` at `height`, mined in CHILD_BLOCK at the same height. */
+/** Outputs 0 .. count - 1 of a tx. */
+export function outpoints(txid: string, count: number): Outpoint[] {
+  return Array.from({ length: count }, (_, vout) => ({ txid, vout }));
+}
+
 export async function minedChild(h: Harness, spends: Outpoint[], height: number): Promise<string> {
   const c = await h.child(spends, height);
   await h.ledger.setMined(c, CHILD_BLOCK, height);
