@@ -65,6 +65,12 @@ export async function codeOf(p: Promise<unknown>): Promise<string> {
 export interface ContractTools {
   makeDeps: MakeDeps;
   open(overrides?: Partial<StoreSettings>, target?: ContractTarget): Promise<Harness>;
+  /** opens a harness, runs fn on it and closes its target whatever fn does */
+  withOpen(
+    overrides: Partial<StoreSettings>,
+    fn: (h: Harness) => Promise<void>,
+    target?: ContractTarget,
+  ): Promise<void>;
   useHarness(overrides?: Partial<StoreSettings>): () => Harness;
   created(store: Store, f: Fixture, options?: object): Promise<Fixture>;
   minedRoot(store: Store, outputs?: number): Promise<Fixture>;
@@ -114,6 +120,19 @@ export function contractTools(makeDeps: MakeDeps): ContractTools {
     return f;
   }
 
+  async function withOpen(
+    overrides: Partial<StoreSettings>,
+    fn: (h: Harness) => Promise<void>,
+    target?: ContractTarget,
+  ): Promise<void> {
+    const h = await open(overrides, target);
+    try {
+      await fn(h);
+    } finally {
+      await h.target.close();
+    }
+  }
+
   /** A root with n outputs, created and mined at 900 (tip 1000). */
   async function minedRoot(store: Store, outputs = 1): Promise<Fixture> {
     const f = rootTx(outputs);
@@ -134,5 +153,5 @@ export function contractTools(makeDeps: MakeDeps): ContractTools {
     return { p1, p2, tx };
   }
 
-  return { makeDeps, open, useHarness, created, minedRoot, twoParentSpender };
+  return { makeDeps, open, withOpen, useHarness, created, minedRoot, twoParentSpender };
 }
