@@ -4,7 +4,7 @@ import { EngineError } from '../../lib/engine/port';
 import { UtxoStoreError } from '../../lib/domain/errors';
 import { makeTx, rootTx, spendItem, utxoHashOf, type Fixture } from '../fixtures/txs';
 import { overriding } from './doubles';
-import { type ContractTools, key, codeOf } from './contract-harness';
+import { type ContractTools, key, codeOf, expectUnlocked } from './contract-harness';
 
 export function describeEdgeContract({ withOpen, useHarness, created, minedRoot, makeDeps }: ContractTools): void {
   describe('two-phase multi-record create', () => {
@@ -208,12 +208,7 @@ export function describeEdgeContract({ withOpen, useHarness, created, minedRoot,
     test('setMined with unsetMined clears `locked` on the pagination records as on the master', async () => {
       const f = await created(h().store, rootTx(9), { locked: true });
       await h().store.setMined({ txids: [f.txid], blockId: 7, blockHeight: 1001, subtreeIdx: 0, unsetMined: true });
-      expect((await h().store.get(f.txid, ['locked'])).locked).toBe(false);
-      await expect(h().store.getSpend({ txid: f.txid, vout: 0 })).resolves.toEqual({ status: 'OK' });
-      const spender = makeTx({ inputs: [{ parent: f, vout: 8 }] });
-      await expect(h().store.spend({ tx: spender.hex })).resolves.toEqual({
-        spends: [{ txid: f.txid, vout: 8, status: 'OK' }],
-      });
+      await expectUnlocked(h().store, f, 0);
     });
 
     test('a failed spend rolls back a record whose batch answer was lost (in doubt) when the spender is not stored', async () => {

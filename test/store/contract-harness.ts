@@ -9,7 +9,7 @@ import { Reconciler } from '../../lib/signals/reconciler';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import type { StoreSettings, UtxoStore } from '../../lib/store/types';
 import { makeTx, rootTx, type Fixture } from '../fixtures/txs';
-import { FaultPlan, faultyBlobs, faultyEngine, RecordingQueue, type HandledQueue } from './doubles';
+import { FaultPlan, faultyBlobs, faultyEngine, perDescribe, RecordingQueue, type HandledQueue } from './doubles';
 
 export interface ContractTarget {
   engine: RecordEngine;
@@ -62,6 +62,16 @@ export async function codeOf(p: Promise<unknown>): Promise<string> {
 }
 
 /** What every part of the contract builds on: fresh harnesses and the fixtures most tests start from. */
+/** The 9-output f is no longer locked: output checkedVout is spendable, and a spend of output 8 (on a page) is OK. */
+export async function expectUnlocked(store: Store, f: Fixture, checkedVout: number): Promise<void> {
+  expect((await store.get(f.txid, ['locked'])).locked).toBe(false);
+  await expect(store.getSpend({ txid: f.txid, vout: checkedVout })).resolves.toEqual({ status: 'OK' });
+  const spender = makeTx({ inputs: [{ parent: f, vout: 8 }] });
+  await expect(store.spend({ tx: spender.hex })).resolves.toEqual({
+    spends: [{ txid: f.txid, vout: 8, status: 'OK' }],
+  });
+}
+
 export interface ContractTools {
   makeDeps: MakeDeps;
   open(overrides?: Partial<StoreSettings>, target?: ContractTarget): Promise<Harness>;
@@ -99,20 +109,15 @@ export function contractTools(makeDeps: MakeDeps): ContractTools {
 
   /** One harness per describe block (txids are unique per test); the tip is reset before each test. */
   function useHarness(overrides: Partial<StoreSettings> = {}): () => Harness {
-    let h: Harness | undefined;
-    beforeAll(async () => {
-      h = await open(overrides);
-    });
-    beforeEach(async () => {
-      h!.plan.disarm();
-      h!.queue.hold = false;
-      h!.queue.clear();
-      await h!.store.setChainTip(1000, { force: true });
-    });
-    afterAll(async () => {
-      await h?.target.close();
-    });
-    return () => h!;
+    return perDescribe(
+      () => open(overrides),
+      async (h) => {
+        h.plan.disarm();
+        h.queue.hold = false;
+        h.queue.clear();
+        await h.store.setChainTip(1000, { force: true });
+      },
+    );
   }
 
   async function created(store: Store, f: Fixture, options = {}): Promise<Fixture> {
