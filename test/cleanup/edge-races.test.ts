@@ -14,6 +14,7 @@ import {
   outpoints,
   recordBins as bins,
   type Harness,
+  spentParent,
 } from './harness';
 import { newTxid } from './ledger';
 
@@ -40,9 +41,7 @@ function raceAtFirstMark(
 }
 describe('cleanup edge cases: races with the pass, marks, deleting', () => {
   test('a parent unspent by a reorg between read and delete is kept (generation check)', async () => {
-    const h = await harness();
-    const parent = await h.parent(1);
-    const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent, child } = await spentParent(1);
     const engine = raceAtFirstMark(h, () => h.ledger.unspend(child, [{ txid: parent, vout: 0 }], 1288));
     expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
     expect(await h.ledger.exists(parent)).toBe(true);
@@ -63,9 +62,7 @@ describe('cleanup edge cases: races with the pass, marks, deleting', () => {
   });
 
   test('a marked tx whose child was reorganized out after the mark waits for the child to be stable again', async () => {
-    const h = await harness();
-    const parent = await h.parent(1);
-    const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent, child } = await spentParent(1);
     // a pass dies right after marking the master
     const killed = failingAt(h.engine, h.blobs, 2);
     expect(await h.serviceOver(killed.engine, killed.blobs).runPass({ tip: 1288 })).toMatchObject({ errors: 1 });
@@ -109,9 +106,7 @@ describe('cleanup edge cases: races with the pass, marks, deleting', () => {
   });
 
   test('an inputs bin that does not parse is an error; the tx stays marked and is not deleted', async () => {
-    const h = await harness();
-    const parent = await h.parent(1);
-    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent } = await spentParent(1);
     // corrupt inputs bin
     await h.engine.update(txidBytes(parent), { inputs: [Buffer.from([7, 1, 2])] });
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, errors: 1 });
@@ -172,9 +167,7 @@ describe('cleanup edge cases: races with the pass, marks, deleting', () => {
   });
 
   test('spend and unspend of a record marked deleting are refused (DELETING)', async () => {
-    const h = await harness();
-    const parent = await h.parent(2);
-    const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent, child } = await spentParent(2);
     // the mark cleanup's markDeleting writes
     await h.engine.update(txidBytes(parent), { deleting: true });
     await expect(h.ledger.spend(newTxid(), [{ txid: parent, vout: 1 }], 1001)).rejects.toMatchObject({

@@ -114,6 +114,14 @@ export async function minedChild(h: Harness, spends: Outpoint[], height: number)
   return c;
 }
 
+/** A harness with a parent whose output 0 a child spends at 1000 (DAH 1288), the child mined at 1000 too. */
+export async function spentParent(outputs?: number): Promise<{ h: Harness; parent: string; child: string }> {
+  const h = await harness();
+  const parent = await h.parent(outputs);
+  const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+  return { h, parent, child };
+}
+
 /** Bins of record n (0 = master) of a tx, or undefined when it is gone. */
 export async function recordBins(h: Harness, txid: string, n = 0): Promise<Record<string, unknown> | undefined> {
   return (await h.engine.get(keyOfRecord(txidBytes(txid), n)))?.bins;
