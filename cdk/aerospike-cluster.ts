@@ -134,40 +134,20 @@ export class AerospikeCluster extends Construct {
     // Egress: HTTPS to the interface endpoints (SSM, logs, metrics) and to S3 (the gateway endpoint's prefix list);
     // with NAT also HTTPS to the internet (the package host when packageUrl is https://, the CloudFormation API);
     // Aerospike's ports only to the other nodes. DNS, NTP and the instance metadata are not filtered by groups.
-    this.securityGroup.addEgressRule(
-      props.endpointsSecurityGroup,
-      ec2.Port.tcp(443),
-      'HTTPS to the interface endpoints',
-    );
-    this.securityGroup.addEgressRule(ec2.Peer.prefixList(props.s3PrefixListId), ec2.Port.tcp(443), 'HTTPS to S3');
-    if (props.internetEgress)
-      this.securityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'HTTPS through the NAT gateway');
-    this.securityGroup.addEgressRule(
-      this.securityGroup,
-      ec2.Port.tcpRange(AEROSPIKE_SERVICE_PORT, AEROSPIKE_HEARTBEAT_PORT),
-      'Aerospike service, fabric and heartbeat to the other nodes',
-    );
-    this.securityGroup.addIngressRule(
-      props.clientSecurityGroup,
-      ec2.Port.tcp(AEROSPIKE_SERVICE_PORT),
-      'Aerospike service from the functions',
-    );
-    this.securityGroup.addIngressRule(
-      this.securityGroup,
-      ec2.Port.tcpRange(AEROSPIKE_FABRIC_PORT, AEROSPIKE_HEARTBEAT_PORT),
-      'Aerospike fabric and mesh heartbeat between nodes',
-    );
+    const sg = this.securityGroup;
+    const https = ec2.Port.tcp(443);
+    const service = ec2.Port.tcp(AEROSPIKE_SERVICE_PORT);
+    sg.addEgressRule(props.endpointsSecurityGroup, https, 'HTTPS to the interface endpoints');
+    sg.addEgressRule(ec2.Peer.prefixList(props.s3PrefixListId), https, 'HTTPS to S3');
+    if (props.internetEgress) sg.addEgressRule(ec2.Peer.anyIpv4(), https, 'HTTPS through the NAT gateway');
+    const allNodePorts = ec2.Port.tcpRange(AEROSPIKE_SERVICE_PORT, AEROSPIKE_HEARTBEAT_PORT);
+    sg.addEgressRule(sg, allNodePorts, 'Aerospike service, fabric and heartbeat to the other nodes');
+    sg.addIngressRule(props.clientSecurityGroup, service, 'Aerospike service from the functions');
+    const fabric = ec2.Port.tcpRange(AEROSPIKE_FABRIC_PORT, AEROSPIKE_HEARTBEAT_PORT);
+    sg.addIngressRule(sg, fabric, 'Aerospike fabric and mesh heartbeat between nodes');
     // asbackup/asrestore and asadm on one node reach the others' service port
-    this.securityGroup.addIngressRule(
-      this.securityGroup,
-      ec2.Port.tcp(AEROSPIKE_SERVICE_PORT),
-      'Aerospike service between nodes (backup, restore, asadm)',
-    );
-    props.clientSecurityGroup.connections.allowTo(
-      this.securityGroup,
-      ec2.Port.tcp(AEROSPIKE_SERVICE_PORT),
-      'Aerospike service',
-    );
+    sg.addIngressRule(sg, service, 'Aerospike service between nodes (backup, restore, asadm)');
+    props.clientSecurityGroup.connections.allowTo(sg, service, 'Aerospike service');
 
     this.zone = new route53.PrivateHostedZone(this, 'Zone', { zoneName: a.hostedZoneName, vpc: props.vpc });
     this.hostNames = Array.from({ length: a.nodeCount }, (_, i) => `aerospike-${i + 1}.${a.hostedZoneName}`);

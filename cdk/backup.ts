@@ -12,7 +12,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
-import { ACCESS_LOGS_BY_POLICY } from './storage';
+import { accessLogBucket } from './storage';
 import { renderBackupScript, renderRestoreScript, SUPERSEDED_TAG } from './aerospike-scripts';
 
 export interface BackupProps {
@@ -61,18 +61,11 @@ export class Backup extends Construct {
 
   constructor(scope: Construct, id: string, props: BackupProps) {
     super(scope, id);
-    // server access logs are delivered under a bucket policy (logging.s3.amazonaws.com with the source bucket and
-    // account), not the legacy LogDeliveryWrite ACL, so the log bucket can enforce bucket-owner ownership
-    this.node.setContext(ACCESS_LOGS_BY_POLICY, true);
-    this.accessLogBucket = new s3.Bucket(this, 'AccessLogs', {
-      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-      encryption: s3.BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      // no ACLs: the log delivery is granted by a bucket policy (logging.s3.amazonaws.com, source bucket and account)
-      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(90) }],
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
+    this.accessLogBucket = accessLogBucket(
+      this,
+      [{ id: 'expire-access-logs', expiration: Duration.days(90) }],
+      RemovalPolicy.RETAIN,
+    );
     // The only copy of the UTXO set outside the nodes: retained on stack deletion, versioned (an overwrite or delete
     // keeps the previous version for retentionDays), encrypted, TLS only.
     this.bucket = new s3.Bucket(this, 'Bucket', {

@@ -32,25 +32,30 @@ export function awsOwnedBuckets(): string[] {
   ];
 }
 
+/** A statement for any principal; the conditions narrow it to this account. */
+function anyPrincipal(
+  sid: string,
+  actions: string[],
+  resources: string[],
+  conditions: Record<string, unknown>,
+): iam.PolicyStatement {
+  return new iam.PolicyStatement({ sid, principals: [new iam.AnyPrincipal()], actions, resources, conditions });
+}
+
 export function s3EndpointStatements(config: UtxoStoreConfig): iam.PolicyStatement[] {
   const staged = [config.aerospike.packageUrl, config.aerospike.exporterPackageUrl]
     .filter((u) => u.startsWith('s3://'))
     .map((u) => `arn:${Aws.PARTITION}:s3:::${u.slice('s3://'.length)}`);
   return [
-    new iam.PolicyStatement({
-      sid: 'ThisAccountsBuckets',
-      principals: [new iam.AnyPrincipal()],
-      actions: ['s3:*'],
-      resources: ['*'],
-      conditions: { StringEquals: { ...THIS_ACCOUNT, 'aws:ResourceAccount': Aws.ACCOUNT_ID } },
+    anyPrincipal('ThisAccountsBuckets', ['s3:*'], ['*'], {
+      StringEquals: { ...THIS_ACCOUNT, 'aws:ResourceAccount': Aws.ACCOUNT_ID },
     }),
-    new iam.PolicyStatement({
-      sid: 'AwsOwnedBuckets',
-      principals: [new iam.AnyPrincipal()],
-      actions: ['s3:GetObject'],
-      resources: [...awsOwnedBuckets().map((b) => `arn:${Aws.PARTITION}:s3:::${b}/*`), ...staged],
-      conditions: { StringEquals: THIS_ACCOUNT },
-    }),
+    anyPrincipal(
+      'AwsOwnedBuckets',
+      ['s3:GetObject'],
+      [...awsOwnedBuckets().map((b) => `arn:${Aws.PARTITION}:s3:::${b}/*`), ...staged],
+      { StringEquals: THIS_ACCOUNT },
+    ),
   ];
 }
 
@@ -59,16 +64,10 @@ const ACCOUNT_RESOURCES = new Set(['Sqs', 'Logs']);
 
 export function interfaceEndpointStatements(name: string): iam.PolicyStatement[] {
   return [
-    new iam.PolicyStatement({
-      sid: 'ThisAccount',
-      principals: [new iam.AnyPrincipal()],
-      actions: ['*'],
-      resources: ['*'],
-      conditions: {
-        StringEquals: ACCOUNT_RESOURCES.has(name)
-          ? { ...THIS_ACCOUNT, 'aws:ResourceAccount': Aws.ACCOUNT_ID }
-          : THIS_ACCOUNT,
-      },
+    anyPrincipal('ThisAccount', ['*'], ['*'], {
+      StringEquals: ACCOUNT_RESOURCES.has(name)
+        ? { ...THIS_ACCOUNT, 'aws:ResourceAccount': Aws.ACCOUNT_ID }
+        : THIS_ACCOUNT,
     }),
   ];
 }

@@ -12,6 +12,29 @@ import type { UtxoStoreConfig } from './config';
 /** The aws-cdk-lib feature flag: server access logs delivered under a bucket policy instead of an ACL. */
 export const ACCESS_LOGS_BY_POLICY = '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy';
 
+/**
+ * The bucket that receives a construct's S3 server access logs: private, TLS only, no ACLs (the log delivery is granted
+ * by a bucket policy: logging.s3.amazonaws.com, source bucket and account).
+ */
+export function accessLogBucket(
+  scope: Construct,
+  lifecycleRules: s3.LifecycleRule[],
+  removalPolicy: RemovalPolicy,
+): s3.Bucket {
+  // server access logs are delivered under a bucket policy (logging.s3.amazonaws.com with the source bucket and
+  // account), not the legacy LogDeliveryWrite ACL, so the log bucket can enforce bucket-owner ownership
+  scope.node.setContext(ACCESS_LOGS_BY_POLICY, true);
+  return new s3.Bucket(scope, 'AccessLogs', {
+    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+    encryption: s3.BucketEncryption.S3_MANAGED,
+    enforceSSL: true,
+    objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    versioned: false,
+    lifecycleRules,
+    removalPolicy,
+  });
+}
+
 /** Days a deleted or overwritten blob stays recoverable as a noncurrent version. */
 export const BLOB_NONCURRENT_DAYS = 30;
 
@@ -34,22 +57,14 @@ export class Storage extends Construct {
     const { config } = props;
     const removalPolicy = config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     this.blobPrefix = config.store.blobPrefix;
-    // server access logs are delivered under a bucket policy (logging.s3.amazonaws.com with the source bucket and
-    // account), not the legacy LogDeliveryWrite ACL, so the log bucket can enforce bucket-owner ownership
-    this.node.setContext(ACCESS_LOGS_BY_POLICY, true);
-
-    this.accessLogBucket = new s3.Bucket(this, 'AccessLogs', {
-      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-      encryption: s3.BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      versioned: false,
-      lifecycleRules: [
+    this.accessLogBucket = accessLogBucket(
+      this,
+      [
         { id: 'expire-access-logs', expiration: Duration.days(config.logRetentionDays) },
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
       removalPolicy,
-    });
+    );
 
     this.blobBucket = new s3.Bucket(this, 'Blobs', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,

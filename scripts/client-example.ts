@@ -7,29 +7,17 @@
  *   const client = awsClient({ apiUrl: 'https://<api-id>.execute-api.<region>.amazonaws.com/prod', region });
  *   const client = lambdaClient({ region, functionNames: { create: '<CreateFunctionName output>', ... } });
  */
-import { mkdtempSync, rmSync } from 'fs';
-import { tmpdir } from 'os';
-import * as path from 'path';
 import { ConflictError, isApiError, localClient } from '@bsv-utxo-store/client';
-import { startServer } from '../server/local-server';
+import { startScratchServer } from '../server/scratch-server';
 import { makeTx, rootTx } from '../test/fixtures/txs';
 
 async function main(): Promise<void> {
   let url = process.env.UTXO_STORE_URL;
   let stop = async () => undefined as void;
   if (!url) {
-    const dir = mkdtempSync(path.join(tmpdir(), 'client-example-'));
-    const server = await startServer({
-      env: { UTXO_STORE: 'embedded::memory:', BLOB_STORE: `file:${dir}`, SIGNAL_QUEUE: 'inline' },
-      port: 0,
-      log: () => undefined,
-      cleanupIntervalSeconds: 0,
-    });
+    const server = await startScratchServer('client-example-');
     url = server.url;
-    stop = async () => {
-      await server.close();
-      rmSync(dir, { recursive: true, force: true });
-    };
+    stop = () => server.close();
   }
 
   const client = localClient(url);

@@ -7,9 +7,6 @@
  * The batched row needs the server's POST /v1/batch/spends; a server without it answers ROUTE_NOT_FOUND, and the
  * row says so instead of a number.
  */
-import { mkdtempSync, rmSync } from 'fs';
-import { tmpdir } from 'os';
-import * as path from 'path';
 import { isApiError, localClient, type UtxoStoreClient } from '@bsv-utxo-store/client';
 import { makeTx, rootTx, type Fixture } from '../../test/fixtures/txs';
 import { registerBench, type BenchRow } from '../registry';
@@ -55,14 +52,8 @@ async function spendAll(client: UtxoStoreClient, parents: Fixture[], measure: st
 
 export async function benchClient(): Promise<BenchRow[]> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { startServer } = require('../../server/local-server') as typeof import('../../server/local-server');
-  const dir = mkdtempSync(path.join(tmpdir(), 'bench-client-'));
-  const server = await startServer({
-    env: { UTXO_STORE: 'embedded::memory:', BLOB_STORE: `file:${dir}`, SIGNAL_QUEUE: 'inline' },
-    port: 0,
-    log: () => undefined,
-    cleanupIntervalSeconds: 0,
-  });
+  const { startScratchServer } = require('../../server/scratch-server') as typeof import('../../server/scratch-server');
+  const server = await startScratchServer('bench-client-');
   const plain = localClient(server.url, { batching: false });
   const batched = localClient(server.url, { batching: { lingerMs: 2, maxBatchSize: 100, maxInFlight: 8 } });
   try {
@@ -86,7 +77,6 @@ export async function benchClient(): Promise<BenchRow[]> {
     await batched.close();
     await plain.close();
     await server.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 

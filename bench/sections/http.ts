@@ -5,9 +5,7 @@
  * in txs per second beside the store's batched rate; and, each in its own process, the handler time and peak RSS of
  * create + spend batches of 1, 100 and 1000 txs with the dollars per million txs they imply.
  */
-import { mkdtempSync, rmSync } from 'fs';
 import * as http from 'http';
-import { tmpdir } from 'os';
 import * as path from 'path';
 import { makeTx, rootTx, type Fixture } from '../../test/fixtures/txs';
 import { execFileSync } from 'child_process';
@@ -150,14 +148,8 @@ export function handlerRows(): BenchRow[] {
 
 export async function benchHttp(): Promise<BenchRow[]> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { startServer } = require('../../server/local-server') as typeof import('../../server/local-server');
-  const dir = mkdtempSync(path.join(tmpdir(), 'bench-http-'));
-  const server = await startServer({
-    env: { UTXO_STORE: 'embedded::memory:', BLOB_STORE: `file:${dir}`, SIGNAL_QUEUE: 'inline' },
-    port: 0,
-    log: () => undefined,
-    cleanupIntervalSeconds: 0,
-  });
+  const { startScratchServer } = require('../../server/scratch-server') as typeof import('../../server/scratch-server');
+  const server = await startScratchServer('bench-http-');
   const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
   try {
     // warm-up (JIT, connections): creates of throwaway txs, not measured
@@ -181,7 +173,6 @@ export async function benchHttp(): Promise<BenchRow[]> {
   } finally {
     agent.destroy();
     await server.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 

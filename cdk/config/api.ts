@@ -84,33 +84,40 @@ const INVOKER_PRINCIPAL = /^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+
 /** An aws:PrincipalArn pattern: an IAM role or user ARN (or an account's root), `*` and `?` allowed in the name. */
 const ASSUMER_PATTERN = /^arn:aws[a-z-]*:iam::\d{12}:(root|(role|user)\/[\w+=,.@/*?-]+)$/;
 
+/** A list of IAM principal strings, each matching pattern (else the error why(p) names the setting key). */
+function principalList(
+  key: string,
+  list: unknown,
+  what: string,
+  pattern: RegExp,
+  why: (p: string) => string,
+): unknown[] {
+  if (!Array.isArray(list)) throw new ConfigurationError(key, `expected a list of IAM principal ${what}`);
+  for (const p of list as unknown[])
+    if (typeof p !== 'string' || !pattern.test(p)) throw new ConfigurationError(key, why(String(p)));
+  return list as unknown[];
+}
+
 export function validateApi(c: ApiSettings & { stage: string }): void {
   int('maxTipAdvance', c.maxTipAdvance, 1, 0x7fffffff);
   bool('apiRestrictToRoles', c.apiRestrictToRoles);
+  for (const role of CALLER_ROLES)
+    principalList(`${role}Invokers`, c.directInvokers?.[role], 'ARNs', INVOKER_PRINCIPAL, (p) =>
+      /^\d{12}$/.test(p)
+        ? `"${p}" is a bare account id, which would let every principal of that account invoke the ` +
+          'functions: name the IAM role or user ARN (arn:aws:iam::123456789012:role/name)'
+        : `"${p}" is not an IAM role or user ARN (arn:aws:iam::123456789012:role/name)`,
+    );
   for (const role of CALLER_ROLES) {
-    const list = c.directInvokers?.[role];
-    const key = `${role}Invokers`;
-    if (!Array.isArray(list)) throw new ConfigurationError(key, 'expected a list of IAM principal ARNs');
-    for (const p of list)
-      if (typeof p !== 'string' || !INVOKER_PRINCIPAL.test(p))
-        throw new ConfigurationError(
-          key,
-          /^\d{12}$/.test(String(p))
-            ? `"${String(p)}" is a bare account id, which would let every principal of that account invoke the ` +
-                'functions: name the IAM role or user ARN (arn:aws:iam::123456789012:role/name)'
-            : `"${String(p)}" is not an IAM role or user ARN (arn:aws:iam::123456789012:role/name)`,
-        );
-  }
-  for (const role of CALLER_ROLES) {
-    const list = c.roleAssumers?.[role];
     const key = `${role}Assumers`;
-    if (!Array.isArray(list)) throw new ConfigurationError(key, 'expected a list of IAM principal ARN patterns');
-    for (const p of list)
-      if (typeof p !== 'string' || !ASSUMER_PATTERN.test(p))
-        throw new ConfigurationError(
-          key,
-          `"${String(p)}" is not an IAM role or user ARN pattern (arn:aws:iam::123456789012:role/name, * allowed in the name)`,
-        );
+    const list = principalList(
+      key,
+      c.roleAssumers?.[role],
+      'ARN patterns',
+      ASSUMER_PATTERN,
+      (p) =>
+        `"${p}" is not an IAM role or user ARN pattern (arn:aws:iam::123456789012:role/name, * allowed in the name)`,
+    );
     if (list.length === 0 && c.stage !== 'dev')
       throw new ConfigurationError(
         key,

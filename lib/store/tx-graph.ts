@@ -41,7 +41,8 @@ export function refOf(bytes: Buffer): TxRef {
   return { hex: txidToHex(bytes), bytes };
 }
 
-function toInt(v: BinValue | undefined): number {
+/** A bin's integer (a bigint as a number), 0 when it is absent or not a number. */
+export function toInt(v: BinValue | undefined): number {
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
   return 0;

@@ -97,15 +97,9 @@ export async function callUdf(
 }
 
 /** Runs one UDF and throws the typed error when it reports one. */
-export async function callUdfOk(
-  ctx: StoreContext,
-  key: RecordKey,
-  fn: UdfFunction,
-  args: BinValue[],
-  details: ErrorDetails,
-): Promise<UdfResponse> {
-  const response = await callUdf(ctx, key, fn, args, details);
-  if (response.status !== 'OK') throw udfError(response, details);
+export async function callUdfOk(...call: Parameters<typeof callUdf>): Promise<UdfResponse> {
+  const response = await callUdf(...call);
+  if (response.status !== 'OK') throw udfError(response, call[4]);
   return response;
 }
 

@@ -24,7 +24,7 @@ import { txidToBytes, txidToHex } from '../domain/txid';
 import { optionalIntArg } from './args';
 import type { StoreContext } from './context';
 import { mapLimited } from '../domain/concurrency';
-import { BLOB_READ_CONCURRENCY, batchRead } from './tx-graph';
+import { BLOB_READ_CONCURRENCY, batchRead, toInt } from './tx-graph';
 import type { UnminedIterationPage, UnminedIterationQuery, UnminedPage, UnminedTx } from './types';
 import { storageError } from './udf-call';
 import { keepUnminedPage, resolveUnminedCursor, saveUnminedCursor, unminedIndexPage } from './unmined-cursor';
@@ -33,12 +33,6 @@ export const DEFAULT_ITERATION_LIMIT = 1000;
 export const MAX_ITERATION_LIMIT = 10000;
 /** The unminedSince bound of an iteration: every height (a cursor of it is tied to this cutoff). */
 export const ITERATION_CUTOFF = 0xffffffff;
-
-function toInt(v: BinValue | undefined): number {
-  if (typeof v === 'number') return v;
-  if (typeof v === 'bigint') return Number(v);
-  return 0;
-}
 
 export async function iterateUnmined(
   ctx: StoreContext,

@@ -2,6 +2,7 @@ import * as path from 'path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { createBlobStore, FileBlobStore, S3BlobStore } from '../../lib/blob';
 import { InvalidArgumentError } from '../../lib/domain/errors';
+import { thrown } from '../fixtures/thrown';
 
 const TXID = 'f'.repeat(64);
 
@@ -46,12 +47,7 @@ describe('createBlobStore', () => {
     ['s3://ab/x', /bad bucket name/],
     ['s3://bucket/x?versionId=1', /prefix must not contain/],
   ])('rejects %j with a message naming BLOB_STORE', (url, message) => {
-    let err: unknown;
-    try {
-      createBlobStore(url);
-    } catch (e) {
-      err = e;
-    }
+    const err = thrown(() => createBlobStore(url));
     expect(err).toBeInstanceOf(InvalidArgumentError);
     expect((err as Error).message).toMatch(/^BLOB_STORE: /);
     expect((err as Error).message).toMatch(message);

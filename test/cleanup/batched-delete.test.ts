@@ -7,7 +7,7 @@ import { isCleanupLockKey } from '../../lib/cleanup/pass-lock';
 import { txidBytes } from '../../lib/cleanup/record-facts';
 import { EngineError, type RecordEngine, type RecordKey } from '../../lib/engine/port';
 import { DelegatingEngine } from './fakes';
-import { closeHarnesses, harness, minedChild, recordBins as bins, type Harness } from './harness';
+import { closeHarnesses, harness, minedChild, outpoints, recordBins as bins, type Harness } from './harness';
 import { newTxid } from './ledger';
 
 afterEach(closeHarnesses);
@@ -46,11 +46,7 @@ async function scene(n: number): Promise<Scene> {
     const grand = await h.parent(2, { minedAt: 100 });
     const tx = await h.parent(3, { external: i % 2 === 0, inputs: [{ txid: grand, vout: 0 }] });
     await h.ledger.spend(tx, [{ txid: grand, vout: 0 }], 800);
-    await minedChild(
-      h,
-      [0, 1, 2].map((vout) => ({ txid: tx, vout })),
-      1000,
-    );
+    await minedChild(h, outpoints(tx, 3), 1000);
     grands.push(grand);
     txs.push(tx);
   }

@@ -8,7 +8,15 @@ import { CleanupService } from '../../lib/cleanup';
 import { keyOfRecord, txidBytes } from '../../lib/cleanup/record-facts';
 import { EngineError } from '../../lib/engine/port';
 import { DelegatingEngine } from './fakes';
-import { CHILD_BLOCK, closeHarnesses, harness, minedChild, recordBins as bins } from './harness';
+import {
+  CHILD_BLOCK,
+  closeHarnesses,
+  harness,
+  minedChild,
+  outpoints,
+  recordBins as bins,
+  spentParent,
+} from './harness';
 import { newTxid } from './ledger';
 
 const BLOCK = CHILD_BLOCK;
@@ -17,9 +25,7 @@ afterEach(closeHarnesses);
 
 describe('cleanup edge cases', () => {
   test('several children, only one unstable: kept until that one is stable', async () => {
-    const h = await harness();
-    const parent = await h.parent(3);
-    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent } = await spentParent(3);
     await minedChild(h, [{ txid: parent, vout: 1 }], 1000);
     // the third child spends at 1000 too (DAH = 1288) but is mined only at 1200
     const late = await h.child([{ txid: parent, vout: 2 }], 1000);
@@ -32,9 +38,7 @@ describe('cleanup edge cases', () => {
   });
 
   test('a parent with an unspent output is kept even when its DAH bin says otherwise (not_all_spent)', async () => {
-    const h = await harness();
-    const parent = await h.parent(2);
-    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent } = await spentParent(2);
     // the DAH rule sets no DAH on a tx with an unspent output: a stray one is injected
     expect((await bins(h, parent))!.deleteAtHeight).toBeUndefined();
     await h.engine.update(txidBytes(parent), { deleteAtHeight: 1100 });
@@ -65,9 +69,7 @@ describe('cleanup edge cases', () => {
   });
 
   test('missing child record: kept (child_missing), unless the parent lists it in deletedChildren', async () => {
-    const h = await harness();
-    const parent = await h.parent(1);
-    const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent, child } = await spentParent(1);
     // a child record lost (not deleted by cleanup)
     await h.engine.remove(txidBytes(child));
     expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0, kept: { child_missing: 1 } });
@@ -78,11 +80,7 @@ describe('cleanup edge cases', () => {
   test('a deleted child recorded on the pagination record that held its output is safe', async () => {
     const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3, { minedAt: 100 });
-    const a = await minedChild(
-      h,
-      [0, 1].map((vout) => ({ txid: parent, vout })),
-      1000,
-    );
+    const a = await minedChild(h, outpoints(parent, 2), 1000);
     const b = await minedChild(h, [{ txid: parent, vout: 2 }], 1000);
     await h.engine.remove(txidBytes(b));
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { child_missing: 1 } });
@@ -112,9 +110,7 @@ describe('cleanup edge cases', () => {
   });
 
   test('a child without block heights is unsafe', async () => {
-    const h = await harness();
-    const parent = await h.parent(1);
-    const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, child } = await spentParent(1);
     // corrupt: mined (no unminedSince) but without block heights
     await h.engine.update(txidBytes(child), { blockHeights: [] });
     expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0, kept: { child_unmined: 1 } });
@@ -145,9 +141,7 @@ describe('cleanup edge cases', () => {
   });
 
   test('preserved parent: kept while preserveUntil > H, expired at H and deleted once DAH is reached again', async () => {
-    const h = await harness();
-    const parent = await h.parent(1);
-    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent } = await spentParent(1);
     await h.ledger.preserve(parent, 1500, 1100);
     expect((await bins(h, parent))!.deleteAtHeight).toBeUndefined();
     // a stray DAH on a preserved record does not let it go (preserveUntil removes the DAH: injected)
@@ -161,9 +155,7 @@ describe('cleanup edge cases', () => {
   });
 
   test('a preserve until height 0 is already expired: the first pass removes it and re-runs the DAH rule', async () => {
-    const h = await harness();
-    const parent = await h.parent(1);
-    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent } = await spentParent(1);
     await h.ledger.preserve(parent, 0, 1100);
     expect((await bins(h, parent))!.preserveUntil).toBe(0);
     expect(await h.service.runPass({ tip: 1200 })).toMatchObject({ preserveExpired: 1, deleted: 0 });
@@ -174,11 +166,7 @@ describe('cleanup edge cases', () => {
   test('an expired preserve of an external paginated tx: its DAHSET goes to the reconciler (pages and blob follow)', async () => {
     const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3, { external: true });
-    await minedChild(
-      h,
-      [0, 1, 2].map((vout) => ({ txid: parent, vout })),
-      1000,
-    );
+    await minedChild(h, outpoints(parent, 3), 1000);
     expect(await bins(h, parent, 1)).toMatchObject({ deleteAtHeight: 1288 });
     expect(await h.blobs.getDeleteAtHeight(parent, 'outputs')).toBe(1288);
     // PRESERVE: the reconciler removes the pagination record's DAH and the blob tag
@@ -238,11 +226,7 @@ describe('cleanup edge cases', () => {
   test('paginated parent with a missing pagination record is kept (record_missing)', async () => {
     const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3);
-    await minedChild(
-      h,
-      [0, 1, 2].map((vout) => ({ txid: parent, vout })),
-      1000,
-    );
+    await minedChild(h, outpoints(parent, 3), 1000);
     // a pagination record lost
     await h.engine.remove(keyOfRecord(txidBytes(parent), 1));
     expect(await h.service.runPass({ tip: 2000 })).toMatchObject({ deleted: 0, kept: { record_missing: 1 } });

@@ -6,7 +6,16 @@ import { CleanupService } from '../../lib/cleanup';
 import { keyOfRecord, txidBytes } from '../../lib/cleanup/record-facts';
 import { EngineError, type RecordEngine, type RecordKey } from '../../lib/engine/port';
 import { DelegatingEngine, failingAt } from './fakes';
-import { CHILD_BLOCK, closeHarnesses, harness, minedChild, recordBins as bins, type Harness } from './harness';
+import {
+  CHILD_BLOCK,
+  closeHarnesses,
+  harness,
+  minedChild,
+  outpoints,
+  recordBins as bins,
+  type Harness,
+  spentParent,
+} from './harness';
 import { newTxid } from './ledger';
 
 const BLOCK = CHILD_BLOCK;
@@ -32,9 +41,7 @@ function raceAtFirstMark(
 }
 describe('cleanup edge cases: races with the pass, marks, deleting', () => {
   test('a parent unspent by a reorg between read and delete is kept (generation check)', async () => {
-    const h = await harness();
-    const parent = await h.parent(1);
-    const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent, child } = await spentParent(1);
     const engine = raceAtFirstMark(h, () => h.ledger.unspend(child, [{ txid: parent, vout: 0 }], 1288));
     expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
     expect(await h.ledger.exists(parent)).toBe(true);
@@ -46,11 +53,7 @@ describe('cleanup edge cases: races with the pass, marks, deleting', () => {
   test('a pagination record changed between read and mark: marks undone, kept as changed', async () => {
     const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3);
-    await minedChild(
-      h,
-      [0, 1, 2].map((vout) => ({ txid: parent, vout })),
-      1000,
-    );
+    await minedChild(h, outpoints(parent, 3), 1000);
     // another cleanup records a deleted child on the pagination record: its generation moves
     const engine = raceAtFirstMark(h, () => h.ledger.setDeletedChild(parent, 1, newTxid()));
     expect(await h.serviceOver(engine).runPass({ tip: 1288 })).toMatchObject({ deleted: 0, kept: { changed: 1 } });
@@ -59,9 +62,7 @@ describe('cleanup edge cases: races with the pass, marks, deleting', () => {
   });
 
   test('a marked tx whose child was reorganized out after the mark waits for the child to be stable again', async () => {
-    const h = await harness();
-    const parent = await h.parent(1);
-    const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent, child } = await spentParent(1);
     // a pass dies right after marking the master
     const killed = failingAt(h.engine, h.blobs, 2);
     expect(await h.serviceOver(killed.engine, killed.blobs).runPass({ tip: 1288 })).toMatchObject({ errors: 1 });
@@ -105,9 +106,7 @@ describe('cleanup edge cases: races with the pass, marks, deleting', () => {
   });
 
   test('an inputs bin that does not parse is an error; the tx stays marked and is not deleted', async () => {
-    const h = await harness();
-    const parent = await h.parent(1);
-    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent } = await spentParent(1);
     // corrupt inputs bin
     await h.engine.update(txidBytes(parent), { inputs: [Buffer.from([7, 1, 2])] });
     expect(await h.service.runPass({ tip: 1288 })).toMatchObject({ deleted: 0, errors: 1 });
@@ -131,11 +130,7 @@ describe('cleanup edge cases: races with the pass, marks, deleting', () => {
   test('the master changed between read and mark: no record is left marked, kept as changed', async () => {
     const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3);
-    await minedChild(
-      h,
-      [0, 1, 2].map((vout) => ({ txid: parent, vout })),
-      1000,
-    );
+    await minedChild(h, outpoints(parent, 3), 1000);
     // another cleanup records a deleted child on the master: its generation moves
     const isMaster = (key: RecordKey) => key.length === 32;
     const engine = raceAtFirstMark(h, () => h.ledger.setDeletedChild(parent, 0, newTxid()), isMaster);
@@ -147,11 +142,7 @@ describe('cleanup edge cases: races with the pass, marks, deleting', () => {
   test('marks left on pagination records of a tx that is now kept at master level are cleared', async () => {
     const h = await harness({ utxoBatchSize: 2 });
     const parent = await h.parent(3);
-    await minedChild(
-      h,
-      [0, 1, 2].map((vout) => ({ txid: parent, vout })),
-      1000,
-    );
+    await minedChild(h, outpoints(parent, 3), 1000);
     // a mark on a pagination record under an unmarked master: passes mark the master first and unmark it last, so
     // only a pass of an older version (pagination records first) leaves this; injected
     await h.engine.update(keyOfRecord(txidBytes(parent), 1), { deleting: true });
@@ -216,9 +207,7 @@ describe('cleanup edge cases: races with the pass, marks, deleting', () => {
   });
 
   test('spend and unspend of a record marked deleting are refused (DELETING)', async () => {
-    const h = await harness();
-    const parent = await h.parent(2);
-    const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent, child } = await spentParent(2);
     // the mark cleanup's markDeleting writes
     await h.engine.update(txidBytes(parent), { deleting: true });
     await expect(h.ledger.spend(newTxid(), [{ txid: parent, vout: 1 }], 1001)).rejects.toMatchObject({
@@ -239,11 +228,7 @@ describe('a pass killed after each delete step is finished by the next pass', ()
       const grand = await h.parent(1, { minedAt: 100 });
       const parent = await h.parent(3, { external: true, inputs: [{ txid: grand, vout: 0 }] });
       await h.ledger.spend(parent, [{ txid: grand, vout: 0 }], 800);
-      await minedChild(
-        h,
-        [0, 1, 2].map((vout) => ({ txid: parent, vout })),
-        1000,
-      );
+      await minedChild(h, outpoints(parent, 3), 1000);
       await h.blobs.put(parent, 'outputs', Buffer.from('outputs'));
       // the grandparent itself is deletable at 1088 + window; keep it out of the way with a preserve
       await h.ledger.preserve(grand, 10_000, 1000);

@@ -103,10 +103,23 @@ export async function harness(overrides: Partial<CleanupSettings> = {}): Promise
 export const CHILD_BLOCK = 7;
 
 /** A child spending `spends` at `height`, mined in CHILD_BLOCK at the same height. */
+/** Outputs 0 .. count - 1 of a tx. */
+export function outpoints(txid: string, count: number): Outpoint[] {
+  return Array.from({ length: count }, (_, vout) => ({ txid, vout }));
+}
+
 export async function minedChild(h: Harness, spends: Outpoint[], height: number): Promise<string> {
   const c = await h.child(spends, height);
   await h.ledger.setMined(c, CHILD_BLOCK, height);
   return c;
+}
+
+/** A harness with a parent whose output 0 a child spends at 1000 (DAH 1288), the child mined at 1000 too. */
+export async function spentParent(outputs?: number): Promise<{ h: Harness; parent: string; child: string }> {
+  const h = await harness();
+  const parent = await h.parent(outputs);
+  const child = await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+  return { h, parent, child };
 }
 
 /** Bins of record n (0 = master) of a tx, or undefined when it is gone. */

@@ -2,15 +2,13 @@
  * Regression tests for cleanup defects found in review (embedded engine, real UDF module).
  */
 import { failingAt } from './fakes';
-import { closeHarnesses, harness, minedChild, recordBins as bins } from './harness';
+import { closeHarnesses, harness, minedChild, recordBins as bins, spentParent } from './harness';
 
 afterEach(closeHarnesses);
 
 describe('cleanup review regressions', () => {
   test('a master marked deleting keeps its DAH through later UDF calls: the next pass still finishes it', async () => {
-    const h = await harness();
-    const parent = await h.parent(1);
-    await minedChild(h, [{ txid: parent, vout: 0 }], 1000);
+    const { h, parent } = await spentParent(1);
     // a pass dies after marking the master (step 1), before removing it (step 2)
     const killed = failingAt(h.engine, h.blobs, 2);
     expect(await h.serviceOver(killed.engine, killed.blobs).runPass({ tip: 1288 })).toMatchObject({ errors: 1 });

@@ -29,6 +29,12 @@ function errorOf(result: DirectResult): { code: string; message: string; details
   return (result.body as { error: { code: string; message: string; details?: Record<string, unknown> } }).error;
 }
 
+/** The reply's error, once its status is as expected. */
+function errorWith(result: DirectResult, status: number): ReturnType<typeof errorOf> {
+  expect(result.statusCode).toBe(status);
+  return errorOf(result);
+}
+
 describe('direct invocation', () => {
   test('a route with a JSON body answers the HTTP status and the parsed body', async () => {
     const f = rootTx(2);
@@ -37,9 +43,7 @@ describe('direct invocation', () => {
     expect(created.body).toMatchObject({ txid: f.txid, records: 1 });
     expect(created.headers['content-type']).toBe('application/json');
 
-    const again = await invoke(create, { route: 'POST /v1/txs', body: { tx: f.hex } });
-    expect(again.statusCode).toBe(409);
-    expect(errorOf(again).code).toBe('TX_EXISTS');
+    expect(errorWith(await invoke(create, { route: 'POST /v1/txs', body: { tx: f.hex } }), 409).code).toBe('TX_EXISTS');
   });
 
   test('a templated route takes pathParameters and queryStringParameters; a concrete path is matched', async () => {
@@ -67,18 +71,17 @@ describe('direct invocation', () => {
 
     const deleted = await invoke(admin, { route: 'DELETE /v1/txs/{txid}', pathParameters: { txid: parent.txid } });
     expect(deleted).toEqual({ statusCode: 204, headers: expect.any(Object) });
-    const gone = await invoke(get, { route: 'GET /v1/txs/{txid}', pathParameters: { txid: parent.txid } });
-    expect(gone.statusCode).toBe(404);
-    expect(errorOf(gone).code).toBe('TX_NOT_FOUND');
+    expect(
+      errorWith(await invoke(get, { route: 'GET /v1/txs/{txid}', pathParameters: { txid: parent.txid } }), 404).code,
+    ).toBe('TX_NOT_FOUND');
   });
 
   test('a bad body is 400 naming the field, as over HTTP', async () => {
-    const bad = await invoke(create, { route: 'POST /v1/txs', body: { tx: 'zz' } });
-    expect(bad.statusCode).toBe(400);
-    expect(errorOf(bad)).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'tx' } });
-    const missing = await invoke(create, { route: 'POST /v1/txs' });
-    expect(missing.statusCode).toBe(400);
-    expect(errorOf(missing).details).toMatchObject({ field: 'body' });
+    expect(errorWith(await invoke(create, { route: 'POST /v1/txs', body: { tx: 'zz' } }), 400)).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      details: { field: 'tx' },
+    });
+    expect(errorWith(await invoke(create, { route: 'POST /v1/txs' }), 400).details).toMatchObject({ field: 'body' });
   });
 
   test('a malformed event is 400 naming its field', async () => {
@@ -90,19 +93,19 @@ describe('direct invocation', () => {
       [{ route: 'POST /v1/txs', queryStringParameters: 'a=b' }, 'queryStringParameters'],
       [{ route: 'POST /v1/txs', payload: {} }, 'payload'],
     ] as const) {
-      const reply = await invoke(create, event);
-      expect(reply.statusCode).toBe(400);
-      expect(errorOf(reply)).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field, in: 'event' } });
+      expect(errorWith(await invoke(create, event), 400)).toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        details: { field, in: 'event' },
+      });
     }
   });
 
   test('a route of another function is 404 naming the function that serves it; an unknown route is 404', async () => {
-    const other = await invoke(create, { route: 'POST /v1/spends', body: { tx: '00' } });
-    expect(other.statusCode).toBe(404);
-    expect(errorOf(other)).toMatchObject({ code: 'ROUTE_NOT_FOUND', details: { function: 'spend' } });
-    const unknown = await invoke(create, { route: 'POST /v1/nothing' });
-    expect(unknown.statusCode).toBe(404);
-    expect(errorOf(unknown).code).toBe('ROUTE_NOT_FOUND');
+    expect(errorWith(await invoke(create, { route: 'POST /v1/spends', body: { tx: '00' } }), 404)).toMatchObject({
+      code: 'ROUTE_NOT_FOUND',
+      details: { function: 'spend' },
+    });
+    expect(errorWith(await invoke(create, { route: 'POST /v1/nothing' }), 404).code).toBe('ROUTE_NOT_FOUND');
   });
 });
 

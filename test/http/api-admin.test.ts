@@ -5,7 +5,7 @@
 import './quiet-logs';
 import { Transaction } from '@bsv/sdk';
 import { makeTx, rootTx, spendItem, utxoHashOf, type Fixture } from '../fixtures/txs';
-import { expectError, useApi } from './harness';
+import { expectBadArgument, expectError, useApi } from './harness';
 
 const api = useApi();
 
@@ -15,23 +15,16 @@ describe('POST /v1/mined', () => {
   test('adds a block, raises the tip, is idempotent, unsets', async () => {
     const f = rootTx(1);
     await create(f);
-    const mined = await api.post('/v1/mined', { txids: [f.txid], blockId: 7, blockHeight: 1001, subtreeIdx: 3 });
+    const block7 = { txids: [f.txid], blockId: 7, blockHeight: 1001, subtreeIdx: 3 };
+    const mined = await api.post('/v1/mined', block7);
     expect(mined).toMatchObject({ status: 200, body: { blockIds: { [f.txid]: [7] } } });
-    expect(
-      (await api.post('/v1/mined', { txids: [f.txid], blockId: 7, blockHeight: 1001, subtreeIdx: 3 })).body,
-    ).toEqual({ blockIds: { [f.txid]: [7] } });
+    expect((await api.post('/v1/mined', block7)).body).toEqual({ blockIds: { [f.txid]: [7] } });
     const got = await api.get(`/v1/txs/${f.txid}`);
     expect(got.body).toMatchObject({ blockIDs: [7], blockHeights: [1001], subtreeIdxs: [3] });
     expect(got.body.unminedSince).toBeUndefined();
     expect((await api.get('/v1/chain/tip')).body).toEqual({ height: 1001 });
 
-    const unset = await api.post('/v1/mined', {
-      txids: [f.txid],
-      blockId: 7,
-      blockHeight: 1001,
-      subtreeIdx: 3,
-      unsetMined: true,
-    });
+    const unset = await api.post('/v1/mined', { ...block7, unsetMined: true });
     expect(unset.body).toEqual({ blockIds: { [f.txid]: [] } });
     expect((await api.get(`/v1/txs/${f.txid}`)).body.unminedSince).toBeDefined();
 
@@ -64,30 +57,13 @@ describe('POST /v1/mined', () => {
     expect((await api.post('/v1/mined', { txids: [missing], ...base, unsetMined: true })).body).toEqual({
       blockIds: { [missing]: [] },
     });
-    expectError(
-      await api.post('/v1/mined', { txids: [missing], ...base, blockId: -1 }),
-      400,
-      'INVALID_ARGUMENT',
-      'blockId',
-    );
-    expectError(
-      await api.post('/v1/mined', { txids: [missing], ...base, subtreeIdx: 0.5 }),
-      400,
-      'INVALID_ARGUMENT',
-      'subtreeIdx',
-    );
+    expectBadArgument(await api.post('/v1/mined', { txids: [missing], ...base, blockId: -1 }), 'blockId');
+    expectBadArgument(await api.post('/v1/mined', { txids: [missing], ...base, subtreeIdx: 0.5 }), 'subtreeIdx');
     expectError(await api.post('/v1/mined', { txids: [], ...base }), 400, 'INVALID_ARGUMENT', 'txids');
     expectError(await api.post('/v1/mined', { txids: ['ab'], ...base }), 400, 'INVALID_ARGUMENT', 'txids[0]');
-    expectError(
-      await api.post('/v1/mined', { txids: [missing], blockId: 1, subtreeIdx: 0 }),
-      400,
-      'INVALID_ARGUMENT',
-      'blockHeight',
-    );
-    expectError(
+    expectBadArgument(await api.post('/v1/mined', { txids: [missing], blockId: 1, subtreeIdx: 0 }), 'blockHeight');
+    expectBadArgument(
       await api.post('/v1/mined', { txids: [missing], ...base, onLongestChain: 'yes' }),
-      400,
-      'INVALID_ARGUMENT',
       'onLongestChain',
     );
   });
@@ -126,12 +102,7 @@ describe('admin: locked, conflicting, freeze, unfreeze, reassign, preserve, dele
     const second = makeTx({ inputs: [{ parent, vout: 1 }] });
     expect((await api.post('/v1/spends', { tx: second.hex })).status).toBe(200);
     expectError(await api.post('/v1/conflicting', { txids: [rootTx(1).txid], conflicting: true }), 404, 'TX_NOT_FOUND');
-    expectError(
-      await api.post('/v1/conflicting', { txids: [parent.txid], conflicting: 'true' }),
-      400,
-      'INVALID_ARGUMENT',
-      'conflicting',
-    );
+    expectBadArgument(await api.post('/v1/conflicting', { txids: [parent.txid], conflicting: 'true' }), 'conflicting');
   });
 
   test('POST /v1/freeze and /v1/unfreeze, 409 per utxo', async () => {
@@ -158,12 +129,7 @@ describe('admin: locked, conflicting, freeze, unfreeze, reassign, preserve, dele
     expect((await api.post('/v1/spends', { tx: spend.hex })).status).toBe(200);
     expectError(await api.post('/v1/freeze', { utxos: [u0] }), 409, 'SPENT');
 
-    expectError(
-      await api.post('/v1/freeze', { utxos: [{ ...u1, utxoHash: 'ab' }] }),
-      400,
-      'INVALID_ARGUMENT',
-      'utxos[0].utxoHash',
-    );
+    expectBadArgument(await api.post('/v1/freeze', { utxos: [{ ...u1, utxoHash: 'ab' }] }), 'utxos[0].utxoHash');
     expectError(await api.post('/v1/freeze', { utxos: [] }), 400, 'INVALID_ARGUMENT', 'utxos');
     expectError(await api.post('/v1/freeze', { utxos: [{ ...u1, txid: rootTx(1).txid }] }), 404, 'TX_NOT_FOUND');
   });
@@ -197,12 +163,7 @@ describe('admin: locked, conflicting, freeze, unfreeze, reassign, preserve, dele
       preserveUntil: 5000,
     });
     expectError(await api.post('/v1/preserve', { txids: [rootTx(1).txid], untilHeight: 5 }), 404, 'TX_NOT_FOUND');
-    expectError(
-      await api.post('/v1/preserve', { txids: [f.txid], untilHeight: -5 }),
-      400,
-      'INVALID_ARGUMENT',
-      'untilHeight',
-    );
+    expectBadArgument(await api.post('/v1/preserve', { txids: [f.txid], untilHeight: -5 }), 'untilHeight');
   });
 
   test('DELETE /v1/txs/{txid}', async () => {

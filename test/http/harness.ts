@@ -93,6 +93,11 @@ export function expectError(reply: Reply, status: number, code: string, field?: 
   return reply.body.error as { code: string; message: string; details?: Record<string, unknown> };
 }
 
+/** A 400 INVALID_ARGUMENT reply naming the field. */
+export function expectBadArgument(reply: Reply, field: string) {
+  return expectError(reply, 400, 'INVALID_ARGUMENT', field);
+}
+
 /** The requests of an Api, sent to the server useApi started, and the two most tests start from. */
 export type ApiRequests = Pick<Api, 'get' | 'del' | 'post' | 'put' | 'raw'> & {
   /** POST /v1/txs (201 expected): the reply's body */

@@ -129,14 +129,5 @@ test('the node script carries the same limits; the unit restarts the watchdog an
 });
 
 test('npm run partition runs every nemesis the issue names', () => {
-  expect(NEMESES).toEqual([
-    'cut-off',
-    'split',
-    'pause',
-    'kill',
-    'kill-wipe',
-    'kill-no-restart',
-    'clean-restart',
-    'rolling-restart',
-  ]);
+  expect(NEMESES.join(' ')).toBe('cut-off split pause kill kill-wipe kill-no-restart clean-restart rolling-restart');
 });

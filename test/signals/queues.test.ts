@@ -17,6 +17,7 @@ import {
   type SignalHandler,
   type SignalLogger,
 } from '../../lib/signals';
+import { thrown } from '../fixtures/thrown';
 
 const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/utxo-signals';
 const sqs = mockClient(SQSClient);
@@ -197,12 +198,7 @@ describe('parseSignalMessage', () => {
     [JSON.stringify({ ...valid, height: 2 ** 53 }), 'height', /non-negative integer/],
     [JSON.stringify({ txid: txid(1), signal: 'DAHSET' }), 'height', /non-negative integer/],
   ])('%s -> InvalidArgumentError on %s', (body, field, problem) => {
-    let err: unknown;
-    try {
-      parseSignalMessage(body);
-    } catch (e) {
-      err = e;
-    }
+    const err = thrown(() => parseSignalMessage(body));
     expect(err).toBeInstanceOf(InvalidArgumentError);
     expect((err as InvalidArgumentError).details.field).toBe(field);
     expect((err as Error).message.startsWith(`${field}: `)).toBe(true);
@@ -357,12 +353,7 @@ describe('createSignalQueue', () => {
     ['https://sqs.eu-west-1.amazonaws.com/123456789012/bad%20name', /bad queue name/],
     ['https://sqs.eu-west-1.amazonaws.com/123456789012/q?x=1', /no query/],
   ])('rejects %j naming SIGNAL_QUEUE', (spec, problem) => {
-    let err: unknown;
-    try {
-      createSignalQueue(spec);
-    } catch (e) {
-      err = e;
-    }
+    const err = thrown(() => createSignalQueue(spec));
     expect(err).toBeInstanceOf(InvalidArgumentError);
     expect((err as Error).message).toMatch(/^SIGNAL_QUEUE: /);
     expect((err as Error).message).toMatch(problem);

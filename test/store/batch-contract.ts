@@ -11,7 +11,7 @@ import { Reconciler } from '../../lib/signals/reconciler';
 import type { ItemResult, StoreSettings, UtxoStore } from '../../lib/store/types';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import { makeTx, rootTx, spendItem, utxoHashOf, type Fixture } from '../fixtures/txs';
-import { FaultPlan, faultyBlobs, faultyEngine, RecordingQueue } from './doubles';
+import { FaultPlan, faultyBlobs, faultyEngine, perDescribe, RecordingQueue } from './doubles';
 import { BASE_SETTINGS, type MakeDeps, type ContractTarget } from './store-contract';
 
 const MINED = { minedBlocks: [{ blockId: 9, blockHeight: 900, subtreeIdx: 0 }] };
@@ -73,19 +73,14 @@ export function describeBatchContract(name: string, makeDeps: MakeDeps): void {
   }
 
   function useHarness(overrides: Partial<StoreSettings> = {}): () => BatchHarness {
-    let h: BatchHarness | undefined;
-    beforeAll(async () => {
-      h = await open(overrides);
-    });
-    beforeEach(async () => {
-      h!.plan.disarm();
-      await h!.store.setChainTip(1000);
-      h!.calls.length = 0;
-    });
-    afterAll(async () => {
-      await h?.target.close();
-    });
-    return () => h!;
+    return perDescribe(
+      () => open(overrides),
+      async (h) => {
+        h.plan.disarm();
+        await h.store.setChainTip(1000);
+        h.calls.length = 0;
+      },
+    );
   }
 
   async function roots(store: UtxoStore, n: number, outputs = 1): Promise<Fixture[]> {

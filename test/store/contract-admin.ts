@@ -2,7 +2,7 @@
 import { UNMINED_CURSOR_TTL_SECONDS } from '../../lib/store/unmined-cursor';
 import { unminedCursorKey } from '../../lib/domain/keys';
 import { makeTx, rootTx, utxoHashOf, spendItem } from '../fixtures/txs';
-import { type ContractTools, key, codeOf } from './contract-harness';
+import { type ContractTools, key, codeOf, expectUnlocked } from './contract-harness';
 
 export function describeAdminContract({ useHarness, created, minedRoot }: ContractTools): void {
   describe('setMined, flags and admin operations', () => {
@@ -11,12 +11,7 @@ export function describeAdminContract({ useHarness, created, minedRoot }: Contra
     test('setMined clears `locked` on the pagination records too: every output spendable', async () => {
       const f = await created(h().store, rootTx(9), { locked: true });
       await h().store.setMined({ txids: [f.txid], blockId: 7, blockHeight: 1001, subtreeIdx: 0 });
-      expect((await h().store.get(f.txid, ['locked'])).locked).toBe(false);
-      await expect(h().store.getSpend({ txid: f.txid, vout: 8 })).resolves.toEqual({ status: 'OK' });
-      const spender = makeTx({ inputs: [{ parent: f, vout: 8 }] });
-      await expect(h().store.spend({ tx: spender.hex })).resolves.toEqual({
-        spends: [{ txid: f.txid, vout: 8, status: 'OK' }],
-      });
+      await expectUnlocked(h().store, f, 8);
     });
 
     test('setMined: pagination records it could not unlock are STORAGE_ERROR (outputs stay LOCKED); a retry unlocks them', async () => {

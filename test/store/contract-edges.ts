@@ -4,9 +4,9 @@ import { EngineError } from '../../lib/engine/port';
 import { UtxoStoreError } from '../../lib/domain/errors';
 import { makeTx, rootTx, spendItem, utxoHashOf, type Fixture } from '../fixtures/txs';
 import { overriding } from './doubles';
-import { type ContractTools, key, codeOf } from './contract-harness';
+import { type ContractTools, key, codeOf, expectUnlocked } from './contract-harness';
 
-export function describeEdgeContract({ open, useHarness, created, minedRoot, makeDeps }: ContractTools): void {
+export function describeEdgeContract({ withOpen, useHarness, created, minedRoot, makeDeps }: ContractTools): void {
   describe('two-phase multi-record create', () => {
     const h = useHarness();
 
@@ -208,12 +208,7 @@ export function describeEdgeContract({ open, useHarness, created, minedRoot, mak
     test('setMined with unsetMined clears `locked` on the pagination records as on the master', async () => {
       const f = await created(h().store, rootTx(9), { locked: true });
       await h().store.setMined({ txids: [f.txid], blockId: 7, blockHeight: 1001, subtreeIdx: 0, unsetMined: true });
-      expect((await h().store.get(f.txid, ['locked'])).locked).toBe(false);
-      await expect(h().store.getSpend({ txid: f.txid, vout: 0 })).resolves.toEqual({ status: 'OK' });
-      const spender = makeTx({ inputs: [{ parent: f, vout: 8 }] });
-      await expect(h().store.spend({ tx: spender.hex })).resolves.toEqual({
-        spends: [{ txid: f.txid, vout: 8, status: 'OK' }],
-      });
+      await expectUnlocked(h().store, f, 0);
     });
 
     test('a failed spend rolls back a record whose batch answer was lost (in doubt) when the spender is not stored', async () => {
@@ -230,24 +225,25 @@ export function describeEdgeContract({ open, useHarness, created, minedRoot, mak
           return results;
         },
       });
-      const e = await open({}, t);
-      try {
-        await e.store.setChainTip(1000);
-        const a = await minedRoot(e.store);
-        const b = await minedRoot(e.store);
-        await e.store.freeze([{ txid: b.txid, vout: 0, utxoHash: utxoHashOf(b, 0) }]);
-        const spender = makeTx({
-          inputs: [
-            { parent: a, vout: 0 },
-            { parent: b, vout: 0 },
-          ],
-        });
-        loseFirstAnswer = true;
-        expect(await codeOf(e.store.spend({ tx: spender.hex }))).not.toBe('OK');
-        await expect(e.store.getSpend({ txid: a.txid, vout: 0 })).resolves.toEqual({ status: 'OK' });
-      } finally {
-        await e.target.close();
-      }
+      await withOpen(
+        {},
+        async (e) => {
+          await e.store.setChainTip(1000);
+          const a = await minedRoot(e.store);
+          const b = await minedRoot(e.store);
+          await e.store.freeze([{ txid: b.txid, vout: 0, utxoHash: utxoHashOf(b, 0) }]);
+          const spender = makeTx({
+            inputs: [
+              { parent: a, vout: 0 },
+              { parent: b, vout: 0 },
+            ],
+          });
+          loseFirstAnswer = true;
+          expect(await codeOf(e.store.spend({ tx: spender.hex }))).not.toBe('OK');
+          await expect(e.store.getSpend({ txid: a.txid, vout: 0 })).resolves.toEqual({ status: 'OK' });
+        },
+        t,
+      );
     });
 
     test('unspend and reassign of an output beyond the last record of an existing tx: UTXO_NOT_FOUND', async () => {
@@ -279,30 +275,31 @@ export function describeEdgeContract({ open, useHarness, created, minedRoot, mak
           return results;
         },
       });
-      const e = await open({}, t);
-      try {
-        await e.store.setChainTip(1000);
-        const f = await minedRoot(e.store, 8); // records 0 and 1
-        const spender = makeTx({ inputs: [0, 1, 2, 3, 4, 5, 6, 7].map((vout) => ({ parent: f, vout })) });
-        await e.store.create(spender.hex); // the spending tx is stored: its inputs are kept
-        loseAnswer = true;
-        expect(await codeOf(e.store.spend({ tx: spender.hex }))).toBe('STORAGE_ERROR');
-        await expect(e.store.spend({ tx: spender.hex })).resolves.toBeDefined(); // the retry: nothing to write
-        const view = await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight']);
-        expect(view).toEqual({ txid: f.txid, spentExtraRecs: 1, deleteAtHeight: 1011 });
-        expect((await e.engine.get(key(f.txid, 1)))?.bins.deleteAtHeight).toBe(1011);
-        // the same for an unspend whose answer was lost
-        loseAnswer = true;
-        const item = { ...spendItem(f, 5, spender, 5) };
-        expect(await codeOf(e.store.unspend([item]))).toBe('STORAGE_ERROR');
-        await e.store.unspend([item]); // the retry: nothing to clear
-        expect(await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight'])).toEqual({
-          txid: f.txid,
-          spentExtraRecs: 0,
-        });
-      } finally {
-        await e.target.close();
-      }
+      await withOpen(
+        {},
+        async (e) => {
+          await e.store.setChainTip(1000);
+          const f = await minedRoot(e.store, 8); // records 0 and 1
+          const spender = makeTx({ inputs: [0, 1, 2, 3, 4, 5, 6, 7].map((vout) => ({ parent: f, vout })) });
+          await e.store.create(spender.hex); // the spending tx is stored: its inputs are kept
+          loseAnswer = true;
+          expect(await codeOf(e.store.spend({ tx: spender.hex }))).toBe('STORAGE_ERROR');
+          await expect(e.store.spend({ tx: spender.hex })).resolves.toBeDefined(); // the retry: nothing to write
+          const view = await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight']);
+          expect(view).toEqual({ txid: f.txid, spentExtraRecs: 1, deleteAtHeight: 1011 });
+          expect((await e.engine.get(key(f.txid, 1)))?.bins.deleteAtHeight).toBe(1011);
+          // the same for an unspend whose answer was lost
+          loseAnswer = true;
+          const item = { ...spendItem(f, 5, spender, 5) };
+          expect(await codeOf(e.store.unspend([item]))).toBe('STORAGE_ERROR');
+          await e.store.unspend([item]); // the retry: nothing to clear
+          expect(await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight'])).toEqual({
+            txid: f.txid,
+            spentExtraRecs: 0,
+          });
+        },
+        t,
+      );
     });
 
     test('a spend or unspend whose signals could not be sent: the retry (nothing left to write) sends them', async () => {
@@ -315,35 +312,35 @@ export function describeEdgeContract({ open, useHarness, created, minedRoot, mak
           return inner.send(signals);
         },
       });
-      const e = await open({}, t);
-      try {
-        await e.store.setChainTip(1000);
-        const f = await minedRoot(e.store, 8); // records 0 and 1
-        const spender = makeTx({ inputs: [0, 1, 2, 3, 4, 5, 6, 7].map((vout) => ({ parent: f, vout })) });
-        failSends = true;
-        expect(await codeOf(e.store.spend({ tx: spender.hex }))).toBe('STORAGE_ERROR');
-        failSends = false;
-        await expect(e.store.spend({ tx: spender.hex })).resolves.toBeDefined();
-        const view = await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight']);
-        expect(view).toEqual({ txid: f.txid, spentExtraRecs: 1, deleteAtHeight: 1011 });
-        // the same for an unspend: the retry finds the slot cleared already
-        failSends = true;
-        const item = spendItem(f, 5, spender, 5);
-        expect(await codeOf(e.store.unspend([item]))).toBe('STORAGE_ERROR');
-        failSends = false;
-        await e.store.unspend([item]);
-        expect(await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight'])).toEqual({
-          txid: f.txid,
-          spentExtraRecs: 0,
-        });
-      } finally {
-        await e.target.close();
-      }
+      await withOpen(
+        {},
+        async (e) => {
+          await e.store.setChainTip(1000);
+          const f = await minedRoot(e.store, 8); // records 0 and 1
+          const spender = makeTx({ inputs: [0, 1, 2, 3, 4, 5, 6, 7].map((vout) => ({ parent: f, vout })) });
+          failSends = true;
+          expect(await codeOf(e.store.spend({ tx: spender.hex }))).toBe('STORAGE_ERROR');
+          failSends = false;
+          await expect(e.store.spend({ tx: spender.hex })).resolves.toBeDefined();
+          const view = await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight']);
+          expect(view).toEqual({ txid: f.txid, spentExtraRecs: 1, deleteAtHeight: 1011 });
+          // the same for an unspend: the retry finds the slot cleared already
+          failSends = true;
+          const item = spendItem(f, 5, spender, 5);
+          expect(await codeOf(e.store.unspend([item]))).toBe('STORAGE_ERROR');
+          failSends = false;
+          await e.store.unspend([item]);
+          expect(await e.store.get(f.txid, ['spentExtraRecs', 'deleteAtHeight'])).toEqual({
+            txid: f.txid,
+            spentExtraRecs: 0,
+          });
+        },
+        t,
+      );
     });
 
     test('get tx of an external tx without inputs never answers other bytes than the tx (an OP_RETURN output has no slot)', async () => {
-      const e = await open({ utxoBatchSize: 100, externalizeAll: true });
-      try {
+      await withOpen({ utxoBatchSize: 100, externalizeAll: true }, async (e) => {
         const f = rootTx([500, { satoshis: 0, opReturn: true }, 700]);
         await e.store.create(f.hex);
         const got = await e.store.get(f.txid, ['tx']).then(
@@ -354,9 +351,7 @@ export function describeEdgeContract({ open, useHarness, created, minedRoot, mak
         const plain = rootTx([500, 700]);
         await e.store.create(plain.hex);
         expect((await e.store.get(plain.txid, ['tx'])).tx).toBe(plain.hex);
-      } finally {
-        await e.target.close();
-      }
+      });
     });
 
     test('explicit spends whose spending data is the frozen marker are INVALID_ARGUMENT before anything is written', async () => {
@@ -371,8 +366,7 @@ export function describeEdgeContract({ open, useHarness, created, minedRoot, mak
     });
 
     test('a single-record external create retried at another height after the blob write completes', async () => {
-      const e = await open({ utxoBatchSize: 100, externalizeAll: true });
-      try {
+      await withOpen({ utxoBatchSize: 100, externalizeAll: true }, async (e) => {
         await e.store.setChainTip(1000);
         const f = rootTx(2);
         e.plan.arm(3); // 1 tip, 2 blob put; the process dies at the record create
@@ -381,9 +375,7 @@ export function describeEdgeContract({ open, useHarness, created, minedRoot, mak
         await e.store.setChainTip(1001);
         await expect(e.store.create(f.hex, { blockHeight: 1001 })).resolves.toMatchObject({ external: true });
         await expect(e.store.create(f.hex)).rejects.toMatchObject({ code: 'TX_EXISTS' });
-      } finally {
-        await e.target.close();
-      }
+      });
     });
   });
 }

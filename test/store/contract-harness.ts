@@ -9,7 +9,7 @@ import { Reconciler } from '../../lib/signals/reconciler';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import type { StoreSettings, UtxoStore } from '../../lib/store/types';
 import { makeTx, rootTx, type Fixture } from '../fixtures/txs';
-import { FaultPlan, faultyBlobs, faultyEngine, RecordingQueue, type HandledQueue } from './doubles';
+import { FaultPlan, faultyBlobs, faultyEngine, perDescribe, RecordingQueue, type HandledQueue } from './doubles';
 
 export interface ContractTarget {
   engine: RecordEngine;
@@ -62,9 +62,25 @@ export async function codeOf(p: Promise<unknown>): Promise<string> {
 }
 
 /** What every part of the contract builds on: fresh harnesses and the fixtures most tests start from. */
+/** The 9-output f is no longer locked: output checkedVout is spendable, and a spend of output 8 (on a page) is OK. */
+export async function expectUnlocked(store: Store, f: Fixture, checkedVout: number): Promise<void> {
+  expect((await store.get(f.txid, ['locked'])).locked).toBe(false);
+  await expect(store.getSpend({ txid: f.txid, vout: checkedVout })).resolves.toEqual({ status: 'OK' });
+  const spender = makeTx({ inputs: [{ parent: f, vout: 8 }] });
+  await expect(store.spend({ tx: spender.hex })).resolves.toEqual({
+    spends: [{ txid: f.txid, vout: 8, status: 'OK' }],
+  });
+}
+
 export interface ContractTools {
   makeDeps: MakeDeps;
   open(overrides?: Partial<StoreSettings>, target?: ContractTarget): Promise<Harness>;
+  /** opens a harness, runs fn on it and closes its target whatever fn does */
+  withOpen(
+    overrides: Partial<StoreSettings>,
+    fn: (h: Harness) => Promise<void>,
+    target?: ContractTarget,
+  ): Promise<void>;
   useHarness(overrides?: Partial<StoreSettings>): () => Harness;
   created(store: Store, f: Fixture, options?: object): Promise<Fixture>;
   minedRoot(store: Store, outputs?: number): Promise<Fixture>;
@@ -93,25 +109,33 @@ export function contractTools(makeDeps: MakeDeps): ContractTools {
 
   /** One harness per describe block (txids are unique per test); the tip is reset before each test. */
   function useHarness(overrides: Partial<StoreSettings> = {}): () => Harness {
-    let h: Harness | undefined;
-    beforeAll(async () => {
-      h = await open(overrides);
-    });
-    beforeEach(async () => {
-      h!.plan.disarm();
-      h!.queue.hold = false;
-      h!.queue.clear();
-      await h!.store.setChainTip(1000, { force: true });
-    });
-    afterAll(async () => {
-      await h?.target.close();
-    });
-    return () => h!;
+    return perDescribe(
+      () => open(overrides),
+      async (h) => {
+        h.plan.disarm();
+        h.queue.hold = false;
+        h.queue.clear();
+        await h.store.setChainTip(1000, { force: true });
+      },
+    );
   }
 
   async function created(store: Store, f: Fixture, options = {}): Promise<Fixture> {
     await store.create(f.hex, options);
     return f;
+  }
+
+  async function withOpen(
+    overrides: Partial<StoreSettings>,
+    fn: (h: Harness) => Promise<void>,
+    target?: ContractTarget,
+  ): Promise<void> {
+    const h = await open(overrides, target);
+    try {
+      await fn(h);
+    } finally {
+      await h.target.close();
+    }
   }
 
   /** A root with n outputs, created and mined at 900 (tip 1000). */
@@ -134,5 +158,5 @@ export function contractTools(makeDeps: MakeDeps): ContractTools {
     return { p1, p2, tx };
   }
 
-  return { makeDeps, open, useHarness, created, minedRoot, twoParentSpender };
+  return { makeDeps, open, withOpen, useHarness, created, minedRoot, twoParentSpender };
 }

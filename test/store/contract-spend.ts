@@ -5,11 +5,16 @@ import { GOLDEN_EF_HEX, GOLDEN_FEE, GOLDEN_TXID } from '../fixtures/golden-tx';
 import { makeTx, rootTx, spendItem, utxoHashOf } from '../fixtures/txs';
 import { type ContractTools, codeOf } from './contract-harness';
 
-export function describeSpendContract({ open, useHarness, created, minedRoot, twoParentSpender }: ContractTools): void {
+export function describeSpendContract({
+  withOpen,
+  useHarness,
+  created,
+  minedRoot,
+  twoParentSpender,
+}: ContractTools): void {
   describe('external transactions', () => {
     test('above maxTxSizeInStore: .tx blob first, record without inputs/outputs; get tx from the blob', async () => {
-      const h = await open({ utxoBatchSize: 100, maxTxSizeInStore: 150 });
-      try {
+      await withOpen({ utxoBatchSize: 100, maxTxSizeInStore: 150 }, async (h) => {
         await h.store.setChainTip(1000);
         const parent = await minedRoot(h.store);
         const big = makeTx({ inputs: [{ parent, vout: 0 }], outputs: Array.from({ length: 12 }, () => 10) });
@@ -23,14 +28,11 @@ export function describeSpendContract({ open, useHarness, created, minedRoot, tw
         await expect(h.store.create(small.hex)).resolves.toMatchObject({ external: false });
         const golden = await h.store.create(GOLDEN_EF_HEX);
         expect(golden).toMatchObject({ external: true, fee: GOLDEN_FEE });
-      } finally {
-        await h.target.close();
-      }
+      });
     });
 
     test('externalizeAll: every tx external; a tx without inputs as a .outputs blob', async () => {
-      const h = await open({ utxoBatchSize: 100, externalizeAll: true });
-      try {
+      await withOpen({ utxoBatchSize: 100, externalizeAll: true }, async (h) => {
         const f = rootTx([500, { satoshis: 0, opReturn: true }, 700]);
         await expect(h.store.create(f.hex)).resolves.toMatchObject({ external: true });
         expect(await h.blobs.exists(f.txid, 'outputs')).toBe(true);
@@ -40,19 +42,14 @@ export function describeSpendContract({ open, useHarness, created, minedRoot, tw
         expect((await h.store.get(GOLDEN_TXID, ['tx'])).tx).toBe(GOLDEN_EF_HEX);
         await h.store.delete(GOLDEN_TXID);
         expect(await h.blobs.exists(GOLDEN_TXID, 'tx')).toBe(false);
-      } finally {
-        await h.target.close();
-      }
+      });
     });
 
     test('a single internal record: golden tx round-trips from the record bins', async () => {
-      const h = await open({ utxoBatchSize: 100 });
-      try {
+      await withOpen({ utxoBatchSize: 100 }, async (h) => {
         await expect(h.store.create(GOLDEN_EF_HEX)).resolves.toMatchObject({ external: false, records: 1 });
         expect((await h.store.get(GOLDEN_TXID, ['tx'])).tx).toBe(GOLDEN_EF_HEX);
-      } finally {
-        await h.target.close();
-      }
+      });
     });
   });
 

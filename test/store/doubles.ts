@@ -129,3 +129,21 @@ export function nonRepeatablePaging(inner: RecordEngine): RecordEngine {
     },
   });
 }
+
+/** One harness per describe block: opened before the block, reset before each test, its target closed after it. */
+export function perDescribe<T extends { target: { close(): Promise<void> } }>(
+  open: () => Promise<T>,
+  reset: (h: T) => Promise<void>,
+): () => T {
+  let h: T | undefined;
+  beforeAll(async () => {
+    h = await open();
+  });
+  beforeEach(async () => {
+    await reset(h!);
+  });
+  afterAll(async () => {
+    await h?.target.close();
+  });
+  return () => h!;
+}

@@ -82,10 +82,7 @@ export function describeReorgResolution(r: ReorgTools): void {
       const p3 = await root();
       const loser = await spent(
         makeTx({
-          inputs: [
-            { parent: p1, vout: 0 },
-            { parent: p2, vout: 0 },
-          ],
+          inputs: [p1, p2].map((parent) => ({ parent, vout: 0 })),
           // more outputs than B: an external tx (its inputs in the blob) with a pagination record
           outputs: [1000, 1000, 1000, 1000, 1000],
         }),

@@ -83,16 +83,21 @@ local function putat(b, i, v)
   return true
 end
 
-local function get_byte(b, i)
-  checkbytes(b)
-  i = toint(i)
-  if i == nil or i < 1 then return nil end
+-- the byte at integer index i >= 1 (nil past the end), from the table or the string form
+local function byte_at(b, i)
   local t = b.t
   if t then
     if i > b.n then return nil end
     return t[i]
   end
   return (sbyte(b.s, i))
+end
+
+local function get_byte(b, i)
+  checkbytes(b)
+  i = toint(i)
+  if i == nil or i < 1 then return nil end
+  return byte_at(b, i)
 end
 
 local function set_byte(b, i, v)
@@ -113,12 +118,7 @@ end
 BytesMT.__index = function(b, i)
   if mtype(i) ~= 'integer' then return get_byte(b, i) end
   if i < 1 then return nil end
-  local t = b.t
-  if t then
-    if i > b.n then return nil end
-    return t[i]
-  end
-  return (sbyte(b.s, i))
+  return byte_at(b, i)
 end
 BytesMT.__newindex = function(b, i, v)
   local t = b.t

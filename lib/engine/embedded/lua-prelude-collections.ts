@@ -131,22 +131,26 @@ function list.insert(l, pos, v)
   vals[pos] = v
   l._n = n + 1
 end
-function list.remove(l, pos)
+-- the list's values, length and pos as an integer in 1..n, or nil when pos is out of range
+local function list_at(l, pos)
   checklist(l)
   pos = toint(pos)
-  local vals, n = l._v, l._n
-  if pos == nil or pos < 1 or pos > n then return end
-  for i = pos, n - 1 do vals[i] = vals[i + 1] end
+  local n = l._n
+  if pos == nil or pos < 1 or pos > n then return nil end
+  return l._v, n, pos
+end
+function list.remove(l, pos)
+  local vals, n, p = list_at(l, pos)
+  if vals == nil then return end
+  for i = p, n - 1 do vals[i] = vals[i + 1] end
   vals[n] = nil
   l._n = n - 1
 end
 function list.trim(l, pos)
-  checklist(l)
-  pos = toint(pos)
-  local vals, n = l._v, l._n
-  if pos == nil or pos < 1 or pos > n then return end
-  for i = pos, n do vals[i] = nil end
-  l._n = pos - 1
+  local vals, n, p = list_at(l, pos)
+  if vals == nil then return end
+  for i = p, n do vals[i] = nil end
+  l._n = p - 1
 end
 function list.concat(l, other)
   checklist(l); checklist(other)
