@@ -7,25 +7,8 @@
 import type { BlobKind, BlobStore } from '../../lib/blob/port';
 import { isCleanupLockKey } from '../../lib/cleanup/pass-lock';
 import { openEmbeddedEngine } from '../../lib/engine/embedded';
-import {
-  EngineError,
-  type BatchApplyItem,
-  type BatchApplyResult,
-  type BatchCreateItem,
-  type BatchRemoveItem,
-  type BatchRemoveResult,
-  type BatchUpdateItem,
-  type BatchWriteResult,
-  type BinMap,
-  type Bins,
-  type EngineRecord,
-  type RangePage,
-  type RangeQuery,
-  type RecordEngine,
-  type RecordKey,
-  type UdfCall,
-  type WritePolicy,
-} from '../../lib/engine/port';
+import { EngineError } from '../../lib/engine/port';
+import type * as port from '../../lib/engine/port';
 import { loadUdfSource, udfModuleName } from '../../lib/store/udf-module';
 
 const udfSource = loadUdfSource();
@@ -33,7 +16,7 @@ const udfSource = loadUdfSource();
 export const MODULE_NAME = udfModuleName(udfSource);
 
 /** The embedded engine on ':memory:' with the UDF module registered under MODULE_NAME. */
-export async function openUdfEngine(): Promise<RecordEngine> {
+export async function openUdfEngine(): Promise<port.RecordEngine> {
   const engine = await openEmbeddedEngine({ path: ':memory:' });
   await engine.ensureModule(MODULE_NAME, udfSource);
   return engine;
@@ -74,29 +57,47 @@ export class MemoryBlobs implements BlobStore {
 
 /** Per-call overrides of a DelegatingEngine; each gets the inner engine as its last argument. */
 export interface EngineOverrides {
-  get?: (key: RecordKey, bins: string[] | undefined, inner: RecordEngine) => Promise<EngineRecord | null>;
-  batchGet?: (keys: RecordKey[], bins: string[] | undefined, inner: RecordEngine) => Promise<(EngineRecord | null)[]>;
-  create?: (key: RecordKey, bins: Bins, policy: WritePolicy | undefined, inner: RecordEngine) => Promise<void>;
-  batchCreate?: (items: BatchCreateItem[], inner: RecordEngine) => Promise<BatchWriteResult[]>;
-  update?: (key: RecordKey, bins: Bins, policy: WritePolicy | undefined, inner: RecordEngine) => Promise<void>;
+  get?: (
+    key: port.RecordKey,
+    bins: string[] | undefined,
+    inner: port.RecordEngine,
+  ) => Promise<port.EngineRecord | null>;
+  batchGet?: (
+    keys: port.RecordKey[],
+    bins: string[] | undefined,
+    inner: port.RecordEngine,
+  ) => Promise<(port.EngineRecord | null)[]>;
+  create?: (
+    key: port.RecordKey,
+    bins: port.Bins,
+    policy: port.WritePolicy | undefined,
+    inner: port.RecordEngine,
+  ) => Promise<void>;
+  batchCreate?: (items: port.BatchCreateItem[], inner: port.RecordEngine) => Promise<port.BatchWriteResult[]>;
+  update?: (
+    key: port.RecordKey,
+    bins: port.Bins,
+    policy: port.WritePolicy | undefined,
+    inner: port.RecordEngine,
+  ) => Promise<void>;
   remove?: (
-    key: RecordKey,
-    policy: Pick<WritePolicy, 'generation'> | undefined,
-    inner: RecordEngine,
+    key: port.RecordKey,
+    policy: Pick<port.WritePolicy, 'generation'> | undefined,
+    inner: port.RecordEngine,
   ) => Promise<boolean>;
-  batchUpdate?: (items: BatchUpdateItem[], inner: RecordEngine) => Promise<BatchWriteResult[]>;
-  batchRemove?: (items: BatchRemoveItem[], inner: RecordEngine) => Promise<BatchRemoveResult[]>;
-  apply?: (key: RecordKey, call: UdfCall, inner: RecordEngine) => Promise<BinMap>;
-  batchApply?: (items: BatchApplyItem[], inner: RecordEngine) => Promise<BatchApplyResult[]>;
-  queryRange?: (query: RangeQuery, inner: RecordEngine) => Promise<RangePage>;
+  batchUpdate?: (items: port.BatchUpdateItem[], inner: port.RecordEngine) => Promise<port.BatchWriteResult[]>;
+  batchRemove?: (items: port.BatchRemoveItem[], inner: port.RecordEngine) => Promise<port.BatchRemoveResult[]>;
+  apply?: (key: port.RecordKey, call: port.UdfCall, inner: port.RecordEngine) => Promise<port.BinMap>;
+  batchApply?: (items: port.BatchApplyItem[], inner: port.RecordEngine) => Promise<port.BatchApplyResult[]>;
+  queryRange?: (query: port.RangeQuery, inner: port.RecordEngine) => Promise<port.RangePage>;
   /** an engine whose indexes are built on a cluster (Aerospike); absent: the inner engine's, if any */
-  ensureIndexes?: (inner: RecordEngine) => Promise<void>;
+  ensureIndexes?: (inner: port.RecordEngine) => Promise<void>;
 }
 
-/** A RecordEngine that forwards every call to `inner`, except the ones overridden. */
-export class DelegatingEngine implements RecordEngine {
+/** A port.RecordEngine that forwards every call to `inner`, except the ones overridden. */
+export class DelegatingEngine implements port.RecordEngine {
   constructor(
-    readonly inner: RecordEngine,
+    readonly inner: port.RecordEngine,
     private readonly overrides: EngineOverrides = {},
   ) {}
   get kind(): string {
@@ -105,41 +106,41 @@ export class DelegatingEngine implements RecordEngine {
   ensureModule(name: string, source: string): Promise<void> {
     return this.inner.ensureModule(name, source);
   }
-  get(key: RecordKey, bins?: string[]): Promise<EngineRecord | null> {
+  get(key: port.RecordKey, bins?: string[]): Promise<port.EngineRecord | null> {
     return this.overrides.get ? this.overrides.get(key, bins, this.inner) : this.inner.get(key, bins);
   }
-  batchGet(keys: RecordKey[], bins?: string[]): Promise<(EngineRecord | null)[]> {
+  batchGet(keys: port.RecordKey[], bins?: string[]): Promise<(port.EngineRecord | null)[]> {
     return this.overrides.batchGet ? this.overrides.batchGet(keys, bins, this.inner) : this.inner.batchGet(keys, bins);
   }
-  create(key: RecordKey, bins: Bins, policy?: WritePolicy): Promise<void> {
+  create(key: port.RecordKey, bins: port.Bins, policy?: port.WritePolicy): Promise<void> {
     return this.overrides.create
       ? this.overrides.create(key, bins, policy, this.inner)
       : this.inner.create(key, bins, policy);
   }
-  batchCreate(items: BatchCreateItem[]): Promise<BatchWriteResult[]> {
+  batchCreate(items: port.BatchCreateItem[]): Promise<port.BatchWriteResult[]> {
     return this.overrides.batchCreate ? this.overrides.batchCreate(items, this.inner) : this.inner.batchCreate(items);
   }
-  update(key: RecordKey, bins: Bins, policy?: WritePolicy): Promise<void> {
+  update(key: port.RecordKey, bins: port.Bins, policy?: port.WritePolicy): Promise<void> {
     return this.overrides.update
       ? this.overrides.update(key, bins, policy, this.inner)
       : this.inner.update(key, bins, policy);
   }
-  remove(key: RecordKey, policy?: Pick<WritePolicy, 'generation'>): Promise<boolean> {
+  remove(key: port.RecordKey, policy?: Pick<port.WritePolicy, 'generation'>): Promise<boolean> {
     return this.overrides.remove ? this.overrides.remove(key, policy, this.inner) : this.inner.remove(key, policy);
   }
-  batchUpdate(items: BatchUpdateItem[]): Promise<BatchWriteResult[]> {
+  batchUpdate(items: port.BatchUpdateItem[]): Promise<port.BatchWriteResult[]> {
     return this.overrides.batchUpdate ? this.overrides.batchUpdate(items, this.inner) : this.inner.batchUpdate(items);
   }
-  batchRemove(items: BatchRemoveItem[]): Promise<BatchRemoveResult[]> {
+  batchRemove(items: port.BatchRemoveItem[]): Promise<port.BatchRemoveResult[]> {
     return this.overrides.batchRemove ? this.overrides.batchRemove(items, this.inner) : this.inner.batchRemove(items);
   }
-  apply(key: RecordKey, call: UdfCall): Promise<BinMap> {
+  apply(key: port.RecordKey, call: port.UdfCall): Promise<port.BinMap> {
     return this.overrides.apply ? this.overrides.apply(key, call, this.inner) : this.inner.apply(key, call);
   }
-  batchApply(items: BatchApplyItem[]): Promise<BatchApplyResult[]> {
+  batchApply(items: port.BatchApplyItem[]): Promise<port.BatchApplyResult[]> {
     return this.overrides.batchApply ? this.overrides.batchApply(items, this.inner) : this.inner.batchApply(items);
   }
-  queryRange(query: RangeQuery): Promise<RangePage> {
+  queryRange(query: port.RangeQuery): Promise<port.RangePage> {
     return this.overrides.queryRange ? this.overrides.queryRange(query, this.inner) : this.inner.queryRange(query);
   }
   get ensureIndexes(): (() => Promise<void>) | undefined {
@@ -162,11 +163,11 @@ export class DelegatingEngine implements RecordEngine {
  * expired (pass-lock.test.ts shows the lock of a dead pass holding off the next pass until then).
  */
 export function failingAt(
-  engine: RecordEngine,
+  engine: port.RecordEngine,
   blobs: BlobStore,
   n: number,
   options: { dies?: boolean } = {},
-): { engine: RecordEngine; blobs: BlobStore; steps: () => number } {
+): { engine: port.RecordEngine; blobs: BlobStore; steps: () => number } {
   const dies = options.dies ?? true;
   let count = 0;
   const step = (): void => {

@@ -21,30 +21,8 @@
  *   as_operations.gen at 0, which a batch write's gen = EQ checks), so such items run as single commands, side by side.
  */
 import type { AerospikeRecord, Client, Key } from 'aerospike';
-import {
-  DEFAULT_TOMBSTONE_TTL_SECONDS,
-  EngineError,
-  TOMBSTONE_BIN,
-  isTombstone,
-  type BatchApplyItem,
-  type BatchApplyResult,
-  type BatchCreateItem,
-  type BatchRemoveItem,
-  type BatchRemoveResult,
-  type BatchUpdateItem,
-  type BatchWriteResult,
-  type BinMap,
-  type Bins,
-  type ClusterState,
-  type ClusterView,
-  type EngineRecord,
-  type RangePage,
-  type RangeQuery,
-  type RecordEngine,
-  type RecordKey,
-  type UdfCall,
-  type WritePolicy,
-} from '../port';
+import { DEFAULT_TOMBSTONE_TTL_SECONDS, EngineError, TOMBSTONE_BIN, isTombstone } from '../port';
+import type * as port from '../port';
 import { AS_STATUS, mapAerospikeError, statusOf } from './errors';
 import { retryBusy, retryNotSent } from './retry';
 import { loadAerospike, type AerospikeModule } from './native';
@@ -97,7 +75,7 @@ export const PING_DEADLINE_MS = 5000;
 /** ms the cluster check may take in all, past the info timeout each node's answer has (a hung client: unstable) */
 export const CLUSTER_CHECK_DEADLINE_MS = CLUSTER_STATE_TIMEOUT_MS + 2000;
 
-export class AerospikeEngine implements RecordEngine {
+export class AerospikeEngine implements port.RecordEngine {
   readonly kind = 'aerospike';
   readonly namespace: string;
   readonly set: string;
@@ -172,7 +150,7 @@ export class AerospikeEngine implements RecordEngine {
     return budget;
   }
 
-  private key(key: RecordKey): Key {
+  private key(key: port.RecordKey): Key {
     if (!Buffer.isBuffer(key) || key.length === 0) {
       throw new EngineError('INVALID', 'aerospike: a record key must be a non-empty Buffer');
     }
@@ -201,7 +179,7 @@ export class AerospikeEngine implements RecordEngine {
 
   // ---- reads ---------------------------------------------------------------------------------------------------
 
-  async get(key: RecordKey, bins?: string[]): Promise<EngineRecord | null> {
+  async get(key: port.RecordKey, bins?: string[]): Promise<port.EngineRecord | null> {
     const k = this.key(key);
     try {
       const record = bins ? await this.client.select(k, withTombstoneBin(bins)) : await this.client.get(k);
@@ -212,20 +190,20 @@ export class AerospikeEngine implements RecordEngine {
     }
   }
 
-  async batchGet(keys: RecordKey[], bins?: string[]): Promise<(EngineRecord | null)[]> {
+  async batchGet(keys: port.RecordKey[], bins?: string[]): Promise<(port.EngineRecord | null)[]> {
     const chunks = await settleAll(chunk(keys, BATCH_CHUNK).map((part) => batchGetChunk(this.batch, part, bins)));
     return chunks.flat();
   }
 
   /** A read record, or null for a tombstone; the tombstone bin is dropped unless it was asked for. */
-  private liveRecord(key: RecordKey, record: AerospikeRecord, bins?: string[]): EngineRecord | null {
+  private liveRecord(key: port.RecordKey, record: AerospikeRecord, bins?: string[]): port.EngineRecord | null {
     const out = this.toRecord(key, record);
     if (isTombstone(out.bins)) return null;
     if (bins && !bins.includes(TOMBSTONE_BIN)) delete out.bins[TOMBSTONE_BIN];
     return out;
   }
 
-  private toRecord(key: RecordKey, record: AerospikeRecord): EngineRecord {
+  private toRecord(key: port.RecordKey, record: AerospikeRecord): port.EngineRecord {
     return {
       key,
       bins: fromAerospikeBins(record.bins as Record<string, unknown>),
@@ -236,7 +214,7 @@ export class AerospikeEngine implements RecordEngine {
 
   // ---- writes --------------------------------------------------------------------------------------------------
 
-  async create(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
+  async create(key: port.RecordKey, bins: port.Bins, policy: port.WritePolicy = {}): Promise<void> {
     const values = toAerospikeBins(bins);
     for (const name of Object.keys(values)) if (values[name] === null) delete values[name];
     const meta = { ttl: policy.ttl ?? this.as.ttl.NEVER_EXPIRE, generation: policy.generation };
@@ -265,7 +243,7 @@ export class AerospikeEngine implements RecordEngine {
    * batchWrite of create-only puts (exists = CREATE), one round trip per chunk. A key the server answers
    * RECORD_EXISTS for may hold a tombstone: that item is retried with create(), which replaces one.
    */
-  async batchCreate(items: BatchCreateItem[]): Promise<BatchWriteResult[]> {
+  async batchCreate(items: port.BatchCreateItem[]): Promise<port.BatchWriteResult[]> {
     const chunks = await settleAll(chunk(items, BATCH_CHUNK).map((part) => batchCreateChunk(this.batch, part)));
     const results = chunks.flat();
     await Promise.all(
@@ -282,7 +260,7 @@ export class AerospikeEngine implements RecordEngine {
     return results;
   }
 
-  async update(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
+  async update(key: port.RecordKey, bins: port.Bins, policy: port.WritePolicy = {}): Promise<void> {
     const meta = { ttl: policy.ttl ?? this.as.ttl.DONT_UPDATE, generation: policy.generation };
     try {
       await this.put(
@@ -308,7 +286,7 @@ export class AerospikeEngine implements RecordEngine {
 
   private async put(
     op: string,
-    key: RecordKey,
+    key: port.RecordKey,
     bins: Record<string, unknown>,
     exists: number,
     meta: { ttl: number; generation?: number },
@@ -338,7 +316,7 @@ export class AerospikeEngine implements RecordEngine {
    * Replaces a live record with a tombstone (replace-only, filtered to live records). The server checks the
    * generation before the filter, so a stale generation against a tombstone is re-read to answer false.
    */
-  async remove(key: RecordKey, policy: Pick<WritePolicy, 'generation'> = {}): Promise<boolean> {
+  async remove(key: port.RecordKey, policy: Pick<port.WritePolicy, 'generation'> = {}): Promise<boolean> {
     const tombstone = { [TOMBSTONE_BIN]: Math.floor(Date.now() / 1000) };
     const meta = { ttl: this.tombstoneTtlSeconds, generation: policy.generation };
     try {
@@ -353,7 +331,7 @@ export class AerospikeEngine implements RecordEngine {
   }
 
   /** update() of many records: the items without a generation in batch commands, the others one by one. */
-  async batchUpdate(items: BatchUpdateItem[]): Promise<BatchWriteResult[]> {
+  async batchUpdate(items: port.BatchUpdateItem[]): Promise<port.BatchWriteResult[]> {
     return batchOrSingle(
       items,
       (part) => batchUpdateChunk(this.batch, part),
@@ -366,7 +344,7 @@ export class AerospikeEngine implements RecordEngine {
   }
 
   /** remove() of many records: the items without a generation in batch commands, the others one by one. */
-  async batchRemove(items: BatchRemoveItem[]): Promise<BatchRemoveResult[]> {
+  async batchRemove(items: port.BatchRemoveItem[]): Promise<port.BatchRemoveResult[]> {
     return batchOrSingle(
       items,
       (part) => batchRemoveChunk(this.batch, part),
@@ -377,7 +355,7 @@ export class AerospikeEngine implements RecordEngine {
 
   // ---- UDFs ----------------------------------------------------------------------------------------------------
 
-  private udf(call: UdfCall) {
+  private udf(call: port.UdfCall) {
     return {
       module: call.module,
       funcname: call.fn,
@@ -385,7 +363,7 @@ export class AerospikeEngine implements RecordEngine {
     };
   }
 
-  async apply(key: RecordKey, call: UdfCall): Promise<BinMap> {
+  async apply(key: port.RecordKey, call: port.UdfCall): Promise<port.BinMap> {
     const context = `apply ${call.module}.${call.fn} on ${keyHex(key)}`;
     const applyPolicy = new this.as.ApplyPolicy({
       ...this.configured('apply'),
@@ -404,7 +382,7 @@ export class AerospikeEngine implements RecordEngine {
     return udfResultMap(result, context);
   }
 
-  async batchApply(items: BatchApplyItem[]): Promise<BatchApplyResult[]> {
+  async batchApply(items: port.BatchApplyItem[]): Promise<port.BatchApplyResult[]> {
     // every chunk settles before a failure is reported: a caller that rolls back on it must not race a chunk that is
     // still writing
     const chunks = await settleAll(chunk(items, BATCH_CHUNK).map((part) => batchApplyChunk(this.batch, part)));
@@ -413,7 +391,7 @@ export class AerospikeEngine implements RecordEngine {
 
   // ---- range queries -------------------------------------------------------------------------------------------
 
-  queryRange(query: RangeQuery): Promise<RangePage> {
+  queryRange(query: port.RangeQuery): Promise<port.RangePage> {
     return queryRange(
       {
         client: this.client,
@@ -442,7 +420,7 @@ export class AerospikeEngine implements RecordEngine {
   }
 
   /** The spend acknowledgement guard's cluster check (cluster-state.ts). */
-  async clusterState(expectedSize?: number): Promise<ClusterState> {
+  async clusterState(expectedSize?: number): Promise<port.ClusterState> {
     try {
       return await withDeadline(clusterState(this.client, expectedSize), CLUSTER_CHECK_DEADLINE_MS, 'cluster-stable');
     } catch (err) {
@@ -453,7 +431,7 @@ export class AerospikeEngine implements RecordEngine {
   private infoSockets?: InfoSockets;
 
   /** The guard's per-node view of the cluster (cluster-state.ts), over kept info sockets where allowed. */
-  clusterView(): Promise<ClusterView> {
+  clusterView(): Promise<port.ClusterView> {
     if (this.infoSockets === undefined && rawInfoAllowed(this.client)) this.infoSockets = new InfoSockets();
     return clusterView(this.client, this.infoSockets);
   }

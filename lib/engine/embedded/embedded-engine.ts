@@ -10,26 +10,9 @@ import {
   PARTITION_COUNT,
   TOMBSTONE_BIN,
   checkPartitionRange,
-  type PartitionRange,
-  type BatchApplyItem,
-  type BatchApplyResult,
-  type BatchCreateItem,
-  type BatchRemoveItem,
-  type BatchRemoveResult,
-  type BatchUpdateItem,
-  type BatchWriteResult,
-  type BinMap,
-  type BinValue,
-  type Bins,
-  type EngineRecord,
-  type RangePage,
-  type RangeQuery,
-  type RecordEngine,
-  type RecordKey,
-  type UdfCall,
-  type WritePolicy,
   isTombstone,
 } from '../port';
+import type * as port from '../port';
 import { decodeRecord, decodeValue, encodeRecord, encodeValue, mergeRecord, scanRecord } from './codec';
 import { LuaModule, type UdfOutcome } from './lua-runtime';
 import { KEY_SPACE_END, RecordsTable, type IndexValues, type RecordRow } from './records-table';
@@ -60,7 +43,7 @@ export async function openEmbeddedEngine(options: EmbeddedEngineOptions): Promis
   return new EmbeddedEngine(options);
 }
 
-export class EmbeddedEngine implements RecordEngine {
+export class EmbeddedEngine implements port.RecordEngine {
   readonly kind = 'embedded';
   private readonly table: RecordsTable;
   private readonly now: () => number;
@@ -93,27 +76,27 @@ export class EmbeddedEngine implements RecordEngine {
     this.modules.set(name, Promise.resolve(mod));
   }
 
-  async get(key: RecordKey, bins?: string[]): Promise<EngineRecord | null> {
+  async get(key: port.RecordKey, bins?: string[]): Promise<port.EngineRecord | null> {
     this.checkOpen();
     checkKey(key);
     const now = this.now();
     return this.toRecord(this.live(key, now), now, bins);
   }
 
-  async batchGet(keys: RecordKey[], bins?: string[]): Promise<(EngineRecord | null)[]> {
+  async batchGet(keys: port.RecordKey[], bins?: string[]): Promise<(port.EngineRecord | null)[]> {
     this.checkOpen();
     keys.forEach(checkKey);
     const now = this.now();
     return this.transaction(() => keys.map((k) => this.toRecord(this.live(k, now), now, bins)));
   }
 
-  async create(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
+  async create(key: port.RecordKey, bins: port.Bins, policy: port.WritePolicy = {}): Promise<void> {
     this.checkOpen();
     this.transaction(() => this.createNow(key, bins, policy));
   }
 
   /** create() inside a transaction. */
-  private createNow(key: RecordKey, bins: Bins, policy: WritePolicy): void {
+  private createNow(key: port.RecordKey, bins: port.Bins, policy: port.WritePolicy): void {
     checkKey(key);
     const blob = encodeRecord(bins);
     if (blob.length === 0) throw new EngineError('INVALID', 'a record needs at least one bin');
@@ -125,7 +108,7 @@ export class EmbeddedEngine implements RecordEngine {
     this.write(key, row ? row.gen + 1 : 1, expiresAt(policy.ttl, null, now), blob);
   }
 
-  async batchCreate(items: BatchCreateItem[]): Promise<BatchWriteResult[]> {
+  async batchCreate(items: port.BatchCreateItem[]): Promise<port.BatchWriteResult[]> {
     return this.eachInOneTransaction(items, (item) => {
       this.createNow(item.key, item.bins, item.policy ?? {});
       return { ok: true };
@@ -146,12 +129,12 @@ export class EmbeddedEngine implements RecordEngine {
     );
   }
 
-  async update(key: RecordKey, bins: Bins, policy: WritePolicy = {}): Promise<void> {
+  async update(key: port.RecordKey, bins: port.Bins, policy: port.WritePolicy = {}): Promise<void> {
     this.checkOpen();
     this.transaction(() => this.updateNow(key, bins, policy));
   }
 
-  async batchUpdate(items: BatchUpdateItem[]): Promise<BatchWriteResult[]> {
+  async batchUpdate(items: port.BatchUpdateItem[]): Promise<port.BatchWriteResult[]> {
     return this.eachInOneTransaction(items, (item) => {
       this.updateNow(item.key, item.bins, item.policy ?? {});
       return { ok: true };
@@ -159,7 +142,7 @@ export class EmbeddedEngine implements RecordEngine {
   }
 
   /** update() inside a transaction. */
-  private updateNow(key: RecordKey, bins: Bins, policy: WritePolicy): void {
+  private updateNow(key: port.RecordKey, bins: port.Bins, policy: port.WritePolicy): void {
     checkKey(key);
     const now = this.now();
     const row = this.live(key, now);
@@ -172,12 +155,12 @@ export class EmbeddedEngine implements RecordEngine {
     this.write(key, row.gen + 1, expiresAt(policy.ttl ?? TTL_KEEP, row.expires_at, now), blob);
   }
 
-  async remove(key: RecordKey, policy: Pick<WritePolicy, 'generation'> = {}): Promise<boolean> {
+  async remove(key: port.RecordKey, policy: Pick<port.WritePolicy, 'generation'> = {}): Promise<boolean> {
     this.checkOpen();
     return this.transaction(() => this.removeNow(key, policy));
   }
 
-  async batchRemove(items: BatchRemoveItem[]): Promise<BatchRemoveResult[]> {
+  async batchRemove(items: port.BatchRemoveItem[]): Promise<port.BatchRemoveResult[]> {
     return this.eachInOneTransaction(items, (item) => ({
       ok: true as const,
       existed: this.removeNow(item.key, item.policy ?? {}),
@@ -185,7 +168,7 @@ export class EmbeddedEngine implements RecordEngine {
   }
 
   /** remove() inside a transaction. */
-  private removeNow(key: RecordKey, policy: Pick<WritePolicy, 'generation'>): boolean {
+  private removeNow(key: port.RecordKey, policy: Pick<port.WritePolicy, 'generation'>): boolean {
     checkKey(key);
     const now = this.now();
     const row = this.live(key, now);
@@ -196,7 +179,7 @@ export class EmbeddedEngine implements RecordEngine {
     return true;
   }
 
-  async apply(key: RecordKey, call: UdfCall): Promise<BinMap> {
+  async apply(key: port.RecordKey, call: port.UdfCall): Promise<port.BinMap> {
     this.checkOpen();
     checkKey(key);
     const mod = await this.moduleFor(call.module);
@@ -204,14 +187,14 @@ export class EmbeddedEngine implements RecordEngine {
     return this.transaction(() => this.applyOne(mod, key, call.fn, args));
   }
 
-  async batchApply(items: BatchApplyItem[]): Promise<BatchApplyResult[]> {
+  async batchApply(items: port.BatchApplyItem[]): Promise<port.BatchApplyResult[]> {
     this.checkOpen();
     const mods = new Map<string, LuaModule | EngineError>();
     for (const name of new Set(items.map((i) => i.module))) {
       mods.set(name, await this.moduleFor(name).catch((err: unknown) => asEngineError(err)));
     }
     return this.transaction(() =>
-      items.map((item): BatchApplyResult => {
+      items.map((item): port.BatchApplyResult => {
         try {
           const mod = mods.get(item.module)!;
           if (mod instanceof EngineError) throw mod;
@@ -224,7 +207,7 @@ export class EmbeddedEngine implements RecordEngine {
     );
   }
 
-  async queryRange(query: RangeQuery): Promise<RangePage> {
+  async queryRange(query: port.RangeQuery): Promise<port.RangePage> {
     this.checkOpen();
     if (!(INDEXED_BINS as readonly string[]).includes(query.bin)) {
       throw new EngineError('INVALID', `bin ${String(query.bin)} has no index`);
@@ -260,7 +243,7 @@ export class EmbeddedEngine implements RecordEngine {
   }
 
   /** Reads, runs the UDF and writes back; the caller holds the transaction. */
-  private applyOne(mod: LuaModule, key: Buffer, fn: string, args: Buffer): BinMap {
+  private applyOne(mod: LuaModule, key: Buffer, fn: string, args: Buffer): port.BinMap {
     const now = this.now();
     // a tombstone is passed on as the record it is on Aerospike: the Lua module treats it as missing (isLive)
     const row = this.stored(key, now);
@@ -311,7 +294,7 @@ export class EmbeddedEngine implements RecordEngine {
     return row && !isTombstoneRow(row) ? row : undefined;
   }
 
-  private toRecord(row: RecordRow | undefined, now: number, bins?: string[]): EngineRecord | null {
+  private toRecord(row: RecordRow | undefined, now: number, bins?: string[]): port.EngineRecord | null {
     if (!row) return null;
     return { key: row.key, bins: decodeRecord(row.bins, bins), generation: row.gen, ttl: ttlOf(row, now) };
   }
@@ -357,7 +340,7 @@ function isTombstoneRow(row: RecordRow): boolean {
   return row.bins.length <= MAX_TOMBSTONE_BYTES && isTombstone(decodeRecord(row.bins));
 }
 
-function checkKey(key: RecordKey): void {
+function checkKey(key: port.RecordKey): void {
   if (!Buffer.isBuffer(key) || key.length === 0) throw new EngineError('INVALID', 'a record key is a non-empty Buffer');
 }
 
@@ -393,7 +376,7 @@ function indexValues(bins: Buffer): IndexValues {
 }
 
 /** The keys of partitions [begin, begin + count): partition p holds the keys whose first 12 bits are p. */
-export function partitionKeys(range: PartitionRange): { from: Buffer; to: Buffer } {
+export function partitionKeys(range: port.PartitionRange): { from: Buffer; to: Buffer } {
   const prefix = (p: number) => Buffer.from([p >> 4, (p & 0xf) << 4]);
   const end = range.begin + range.count;
   return { from: prefix(range.begin), to: end >= PARTITION_COUNT ? KEY_SPACE_END : prefix(end) };
@@ -404,11 +387,11 @@ export function partitionOf(key: Buffer): number {
   return ((key[0] ?? 0) << 4) | ((key[1] ?? 0) >> 4);
 }
 
-function makeCursor(v: number, key: Buffer, range: PartitionRange): string {
+function makeCursor(v: number, key: Buffer, range: port.PartitionRange): string {
   return Buffer.from(JSON.stringify([v, key.toString('hex'), range.begin, range.count])).toString('base64url');
 }
 
-function parseCursor(cursor: string, range: PartitionRange): { v: number; key: Buffer } {
+function parseCursor(cursor: string, range: port.PartitionRange): { v: number; key: Buffer } {
   let parsed: unknown[] | undefined;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as unknown[];
@@ -427,11 +410,11 @@ function parseCursor(cursor: string, range: PartitionRange): { v: number; key: B
   throw new EngineError('INVALID', 'bad range query cursor');
 }
 
-function isMap(v: BinValue): v is BinMap {
+function isMap(v: port.BinValue): v is port.BinMap {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v);
 }
 
-function describe(v: BinValue): string {
+function describe(v: port.BinValue): string {
   if (v === null) return 'nil';
   if (Array.isArray(v)) return 'a list';
   if (Buffer.isBuffer(v)) return 'bytes';
