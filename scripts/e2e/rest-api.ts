@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { proxyIdentity } from '../../lib/http/proxy-identity';
 import type { Assembly, StackArtifact } from './assembly';
 import { AssemblyError, resourcesOfType } from './assembly';
 import { resolveValue, type Resolver } from './intrinsics';
@@ -375,20 +376,12 @@ export function proxyEvent(api: RestApiModel, match: Match, req: HttpRequest, ro
       extendedRequestId: randomUUID(),
       httpMethod: req.method.toUpperCase(),
       identity: {
+        // what API Gateway adds for a SigV4 caller that assumed one of the stack's roles
+        ...proxyIdentity('127.0.0.1', headers['User-Agent']),
         accessKey: 'ASIAE2EXAMPLE0000000',
         accountId: api.accountId,
-        apiKey: null,
-        apiKeyId: null,
         caller: `${roleId}:${session}`,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: '127.0.0.1',
         user: `${roleId}:${session}`,
-        userAgent: headers['User-Agent'],
         userArn: `arn:aws:sts::${api.accountId}:assumed-role/${role.name}/${session}`,
       },
       path: `/${api.stage}${url.pathname}`,
