@@ -22,6 +22,18 @@ export interface Synth {
   policyTemplate: Template;
 }
 
+/**
+ * The deployment for `context`, synthesised once in the calling test file's beforeAll (a synthesis takes seconds:
+ * once per file, not per test); its fields are there from the first test on.
+ */
+export function synthBeforeAll(context: Record<string, unknown> = {}): Synth {
+  const s = {} as Synth;
+  beforeAll(() => {
+    Object.assign(s, synth(context));
+  });
+  return s;
+}
+
 export function synth(context: Record<string, unknown> = {}): Synth {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
   const { service, cluster, policy } = buildApp(app);

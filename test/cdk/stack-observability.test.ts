@@ -5,12 +5,9 @@
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ROUTES } from '../../cdk/api';
 import { ACKNOWLEDGEMENTS } from '../../cdk/nag';
-import { logicalId, resourcesOf, synth, type Synth } from './helpers';
+import { logicalId, resourcesOf, synthBeforeAll } from './helpers';
 
-let s: Synth;
-beforeAll(() => {
-  s = synth();
-});
+const s = synthBeforeAll();
 
 describe('observability', () => {
   test('alarms on DLQ depth, API error rate, queue age and cleanup failures; a dashboard', () => {

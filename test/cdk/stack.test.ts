@@ -7,21 +7,9 @@ import { z } from 'zod';
 import { ROUTES } from '../../cdk/api';
 import { ROUTES as HTTP_ROUTES } from '../../lib/http/routes';
 import { FUNCTION_NAMES } from '../../cdk/config';
-import {
-  actionsOf,
-  appFunctions,
-  FUNCTION_IDS,
-  logicalId,
-  resourcesOf,
-  statementsOf,
-  synth,
-  type Synth,
-} from './helpers';
+import { actionsOf, appFunctions, FUNCTION_IDS, logicalId, resourcesOf, statementsOf, synthBeforeAll } from './helpers';
 
-let s: Synth;
-beforeAll(() => {
-  s = synth();
-});
+const s = synthBeforeAll();
 
 describe('network', () => {
   test('VPC with isolated function subnets in 3 AZs, S3 gateway and interface endpoints, flow logs', () => {

@@ -16,13 +16,10 @@ import {
   resourcesOf,
   statementsOf,
   synth,
-  type Synth,
+  synthBeforeAll,
 } from './helpers';
 
-let s: Synth;
-beforeAll(() => {
-  s = synth();
-});
+const s = synthBeforeAll();
 
 /** Logical id of the function an API method integrates (its integration URI names the function). */
 function integratedFunction(method: string, path: string): string | undefined {
