@@ -36,24 +36,39 @@ export async function heightOf(
   return override;
 }
 
-/**
- * Refuses a caller-supplied height more than `maxAdvance` blocks above the stored tip `current`: 400 INVALID_ARGUMENT
- * naming `field`, with details.current and details.maxAdvance (as PUT /v1/chain/tip). `maxAdvance` undefined: no
- * bound (the store as a library; the service always sets MAX_TIP_ADVANCE). A lower height is not refused (a block
- * validated below the tip, a catch-up): it makes maturity and reassignment locks stricter, and sets an earlier
- * delete-at-height, which cleanup's child-safety rule still guards (docs/security.md, "What a validator is trusted with").
- */
+/** Bounds a caller's own height like the tip (checkTipAdvance), with the remedy that fits a request. */
 export function checkCallerHeight(
   field: string,
   height: number,
   current: number,
   maxAdvance: number | undefined,
 ): void {
+  checkTipAdvance(
+    field,
+    height,
+    current,
+    maxAdvance,
+    "a request's height may not stand in for a tip that far ahead (move the tip first)",
+  );
+}
+
+/**
+ * Refuses a height more than `maxAdvance` blocks above the tip `current` (400 naming `field`, details.current and
+ * details.maxAdvance): PUT /v1/chain/tip, and POST /v1/mined on the longest chain, which raises the tip to its block.
+ * A caller's own height that stands in for the tip is bounded the same way (heightOf), with its own
+ * `remedy`. `maxAdvance` undefined: no bound (the store as a library; the service always sets MAX_TIP_ADVANCE).
+ */
+export function checkTipAdvance(
+  field: string,
+  height: number,
+  current: number,
+  maxAdvance: number | undefined,
+  remedy = 'move it in steps or use PUT /v1/chain/tip/force (admin)',
+): void {
   if (maxAdvance !== undefined && height > current + maxAdvance)
     throw new InvalidArgumentError(
       field,
-      `${height} is more than MAX_TIP_ADVANCE (${maxAdvance}) blocks above the chain tip ${current}: a request's ` +
-        'height may not stand in for a tip that far ahead (move the tip first)',
+      `${height} is more than MAX_TIP_ADVANCE (${maxAdvance}) blocks above the chain tip ${current}; ${remedy}`,
       { current, maxAdvance },
     );
 }

@@ -3,6 +3,7 @@
  */
 import type { RecordEngine } from '../engine/port';
 import { InvalidArgumentError } from '../domain/errors';
+import { checkTipAdvance } from './context';
 import { isEngineError, storageError } from './udf-call';
 
 export const SETTINGS_KEY = Buffer.from('meta:settings');
@@ -106,21 +107,6 @@ export async function moveChainTip(
     }
   }
   throw storageError('writing the chain tip failed', new Error('too many concurrent updates'));
-}
-
-/**
- * Refuses a height more than `maxAdvance` blocks above the tip `current` (400 naming `field`, details.current and
- * details.maxAdvance): PUT /v1/chain/tip, and POST /v1/mined on the longest chain, which raises the tip to its block.
- * `maxAdvance` undefined: no bound (the store as a library; the service always sets MAX_TIP_ADVANCE).
- */
-export function checkTipAdvance(field: string, height: number, current: number, maxAdvance: number | undefined): void {
-  if (maxAdvance !== undefined && height > current + maxAdvance)
-    throw new InvalidArgumentError(
-      field,
-      `${height} is more than MAX_TIP_ADVANCE (${maxAdvance}) blocks above the chain tip ${current}; ` +
-        'move it in steps or use PUT /v1/chain/tip/force (admin)',
-      { current, maxAdvance },
-    );
 }
 
 /** Raises H to `height` if it is lower (generation-checked; retried on a concurrent change). Returns H. */
