@@ -7,8 +7,7 @@
 import { TxNotFoundError } from '../domain/errors';
 import { masterKey, paginationKey } from '../domain/keys';
 import { intArg, optionalBoolArg, txidListArg } from './args';
-import type { StoreContext } from './context';
-import { checkTipAdvance } from './context';
+import { checkTipAdvance, type StoreContext } from './context';
 import { raiseChainTip } from './meta';
 import { SignalBuffer } from './signals';
 import type { SetMinedRequest, SetMinedResult } from './types';
