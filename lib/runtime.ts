@@ -58,6 +58,8 @@ async function openEngine(config: Config): Promise<RecordEngine> {
   });
   // a namespace these settings cannot work with is refused at start-up, naming the setting
   await aerospike.checkNamespace(client, spec.namespace, { strongConsistency: tuning.strongConsistency });
+  // so is an AEROSPIKE_CLUSTER_SIZE whose majority no cluster of these nodes reaches (every spend would be refused)
+  await aerospike.checkClusterSize(client, config.settings.clusterSize ?? 0, spec.hosts);
   return new aerospike.AerospikeEngine({
     client,
     namespace: spec.namespace,

@@ -1,7 +1,12 @@
 /** Configuration area: the Aerospike nodes (Community Edition limits, packages, AMI, conf, backups). */
 import type { ConfSettings } from '../aerospike-scripts';
 import { bool, ConfigurationError, int, type ContextSpec } from './errors';
-import { namespaceProblem, setNameProblem } from '../../lib/domain/engine-limits';
+import {
+  CE_MAX_CLUSTER_SIZE,
+  MIN_COMMANDS_IN_PROCESS,
+  namespaceProblem,
+  setNameProblem,
+} from '../../lib/domain/engine-limits';
 import { maxRecordSizeBytes, type StoreConfig } from './store';
 
 /**
@@ -10,7 +15,7 @@ import { maxRecordSizeBytes, type StoreConfig } from './store';
  * is Enterprise-only (aerospike.com/docs/kubernetes/manage/configure/rack-awareness: "Enterprise Edition 4.0 and
  * later"), so replicas are spread over AZs by node placement alone (validateAerospike's AZ rule).
  */
-export const CE_MAX_NODES = 8;
+export const CE_MAX_NODES = CE_MAX_CLUSTER_SIZE;
 export const CE_MAX_DATA_BYTES_PER_NODE = 640 * 1000 ** 3;
 
 /**
@@ -261,7 +266,8 @@ export function validateAerospike(c: AerospikeContext): void {
       throw new ConfigurationError(key, 'expected the 64 hex digits of a SHA-256');
   packageUrl('exporterPackageUrl', a.exporterPackageUrl, '.rpm', c.natGateways);
   int('protoFdMax', a.protoFdMax, 1000, 2 ** 31 - 1);
-  int('clientMaxConnsPerNode', a.clientMaxConnsPerNode, 1, 10000);
+  // AEROSPIKE_MAX_CONNS_PER_NODE's range: the client runs at least MIN_COMMANDS_IN_PROCESS commands at once
+  int('clientMaxConnsPerNode', a.clientMaxConnsPerNode, MIN_COMMANDS_IN_PROCESS, 10000);
   int('deviceUsedAlarmPercent', a.deviceUsedAlarmPercent, 1, 99);
   int('backupIntervalHours', a.backupIntervalHours, 1, 168);
   int('backupRetentionDays', a.backupRetentionDays, 1, 3650);

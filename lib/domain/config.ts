@@ -2,7 +2,13 @@
  * Configuration from the environment (docs/settings.md). Invalid values stop start-up with a ConfigError that
  * names the variable and says what was wrong.
  */
-import { namespaceProblem, setNameProblem } from './engine-limits';
+import {
+  CE_MAX_CLUSTER_SIZE,
+  MIN_AEROSPIKE_TIMEOUT_MS,
+  MIN_COMMANDS_IN_PROCESS,
+  namespaceProblem,
+  setNameProblem,
+} from './engine-limits';
 import type { StoreSettings } from './store-settings';
 
 export class ConfigError extends Error {
@@ -173,8 +179,21 @@ export function parseSignalQueue(value: string, name = 'SIGNAL_QUEUE'): SignalQu
 }
 
 function loadAerospikeClientSettings(env: NodeJS.ProcessEnv): AerospikeClientSettings {
-  const maxConnsPerNode = intVar(env, 'AEROSPIKE_MAX_CONNS_PER_NODE', DEFAULTS.AEROSPIKE_MAX_CONNS_PER_NODE, 1, 10000);
-  const maxCommandsInProcess = intVar(env, 'AEROSPIKE_MAX_COMMANDS_IN_PROCESS', maxConnsPerNode, 1, 10000);
+  // the client runs at least MIN_COMMANDS_IN_PROCESS commands at once, each on a connection of its own
+  const maxConnsPerNode = intVar(
+    env,
+    'AEROSPIKE_MAX_CONNS_PER_NODE',
+    DEFAULTS.AEROSPIKE_MAX_CONNS_PER_NODE,
+    MIN_COMMANDS_IN_PROCESS,
+    10000,
+  );
+  const maxCommandsInProcess = intVar(
+    env,
+    'AEROSPIKE_MAX_COMMANDS_IN_PROCESS',
+    maxConnsPerNode,
+    MIN_COMMANDS_IN_PROCESS,
+    10000,
+  );
   if (maxCommandsInProcess > maxConnsPerNode) {
     throw new ConfigError(
       'AEROSPIKE_MAX_COMMANDS_IN_PROCESS',
@@ -193,10 +212,16 @@ function loadAerospikeClientSettings(env: NodeJS.ProcessEnv): AerospikeClientSet
     env,
     'AEROSPIKE_COMMAND_TIMEOUT_MS',
     DEFAULTS.AEROSPIKE_COMMAND_TIMEOUT_MS,
-    1,
+    MIN_AEROSPIKE_TIMEOUT_MS,
     600000,
   );
-  const batchTimeoutMs = intVar(env, 'AEROSPIKE_BATCH_TIMEOUT_MS', DEFAULTS.AEROSPIKE_BATCH_TIMEOUT_MS, 1, 600000);
+  const batchTimeoutMs = intVar(
+    env,
+    'AEROSPIKE_BATCH_TIMEOUT_MS',
+    DEFAULTS.AEROSPIKE_BATCH_TIMEOUT_MS,
+    MIN_AEROSPIKE_TIMEOUT_MS,
+    600000,
+  );
   return {
     maxConnsPerNode,
     maxCommandsInProcess,
@@ -225,7 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxTipAdvance: intVar(env, 'MAX_TIP_ADVANCE', DEFAULTS.MAX_TIP_ADVANCE, 1, 0x7fffffff),
     engineBatchSize: intVar(env, 'ENGINE_BATCH_SIZE', DEFAULTS.ENGINE_BATCH_SIZE, 1, 100000),
     spendAckGuard: spendAckGuardVar(env),
-    clusterSize: intVar(env, 'AEROSPIKE_CLUSTER_SIZE', DEFAULTS.AEROSPIKE_CLUSTER_SIZE, 0, 1000),
+    clusterSize: intVar(env, 'AEROSPIKE_CLUSTER_SIZE', DEFAULTS.AEROSPIKE_CLUSTER_SIZE, 0, CE_MAX_CLUSTER_SIZE),
   };
   return {
     utxoStore: parseUtxoStore(raw(env, 'UTXO_STORE') ?? DEFAULTS.UTXO_STORE),

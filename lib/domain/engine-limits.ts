@@ -41,3 +41,27 @@ export function namespaceProblem(namespace: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * Nodes a Community Edition cluster may have: the server's AS_CLUSTER_SZ (as/include/fabric/hb.h, 8 unless the
+ * build defines it; min-cluster-size is bounded by it in as/src/base/cfg.c). AEROSPIKE_CLUSTER_SIZE (the CDK's
+ * nodeCount) cannot be larger; the server itself refuses `cluster-stable:size=` values of 4 digits or more.
+ */
+export const CE_MAX_CLUSTER_SIZE = 8;
+
+/**
+ * The fewest commands the node client's command queue runs at once: the C client refuses a
+ * max_commands_in_process of 1 to 4 when the first client connects (src/main/aerospike/as_event.c
+ * as_event_validate_policy, "max_commands_in_process %u must be 0 or >= 5"), and the store keeps it at most the
+ * connections per node, so both AEROSPIKE_MAX_COMMANDS_IN_PROCESS and AEROSPIKE_MAX_CONNS_PER_NODE start at 5.
+ */
+export const MIN_COMMANDS_IN_PROCESS = 5;
+
+/**
+ * The smallest AEROSPIKE_COMMAND_TIMEOUT_MS / AEROSPIKE_BATCH_TIMEOUT_MS, ms. Measured 2026-11-26 (two CE 8.1.2 nodes
+ * on loopback, a shared 2-core machine at load average 15 to 36, each value an `npm start` of its own serving every
+ * route family; served/tried, command and batch budget together): 1 to 2 ms 0/7 (start-up or the first request times
+ * out, status 9), 5 to 20 ms 4/18, 50 ms 6/9, 100 ms 8/9, 200 ms 6/6, 250 ms 8/8. Below 200 ms a single lost packet
+ * fails the command anyway (Linux retransmits after 200 ms at the earliest), so the floor is above that.
+ */
+export const MIN_AEROSPIKE_TIMEOUT_MS = 250;

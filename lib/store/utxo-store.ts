@@ -6,6 +6,7 @@ import type { BlobStore } from '../blob/port';
 import type { RecordEngine } from '../engine/port';
 import type { SignalQueue } from '../signals/port';
 import { InvalidArgumentError } from '../domain/errors';
+import { CE_MAX_CLUSTER_SIZE } from '../domain/engine-limits';
 import { intArg } from './args';
 import * as admin from './admin';
 import type { StoreContext } from './context';
@@ -49,7 +50,7 @@ function checkSettings(s: StoreSettings): StoreSettings {
   if (s.maxTipAdvance !== undefined) intArg(s.maxTipAdvance, 'MAX_TIP_ADVANCE', 1, 0x7fffffff);
   if (s.spendAckGuard !== undefined && !['refuse', 'settled', 'off'].includes(s.spendAckGuard))
     throw new InvalidArgumentError('SPEND_ACK_GUARD', 'expected refuse, settled or off');
-  if (s.clusterSize !== undefined) intArg(s.clusterSize, 'AEROSPIKE_CLUSTER_SIZE', 0, 1000);
+  if (s.clusterSize !== undefined) intArg(s.clusterSize, 'AEROSPIKE_CLUSTER_SIZE', 0, CE_MAX_CLUSTER_SIZE);
   return { ...s };
 }
 

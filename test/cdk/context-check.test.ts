@@ -111,6 +111,8 @@ describe('CDK context values (validation)', () => {
     expect(refusal({ nodeCount: '9', replicationFactor: '4' })).toMatch(/^cdk context "nodeCount": /);
     expect(bounds.get('signalBatchSize')).toEqual([1, 10]);
     expect(bounds.get('cleanupRetryAttempts')).toEqual([0, 185]);
+    // AEROSPIKE_MAX_CONNS_PER_NODE's range (issue 31: 1 to 4 failed every function's start-up inside the client)
+    expect(bounds.get('clientMaxConnsPerNode')?.[0]).toBe(5);
   });
 });
 

@@ -31,6 +31,43 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ AEROSPIKE_CLUSTER_SIZE: '-1' })).toThrow(/AEROSPIKE_CLUSTER_SIZE/);
   });
 
+  // issue 31, settings check on a 2-node CE 8.1.2 cluster: 1000 started, then every spend answered 503 (the server
+  // refuses `cluster-stable:size=1000`: "'size' value too long"); a Community cluster has at most 8 nodes
+  it('AEROSPIKE_CLUSTER_SIZE is at most a Community cluster (8 nodes)', () => {
+    expect(loadConfig({ AEROSPIKE_CLUSTER_SIZE: '8' }).settings.clusterSize).toBe(8);
+    for (const v of ['9', '1000']) {
+      expect(() => loadConfig({ AEROSPIKE_CLUSTER_SIZE: v })).toThrow(
+        `AEROSPIKE_CLUSTER_SIZE: expected an integer from 0 to 8, got ${v}`,
+      );
+    }
+  });
+
+  // issue 31: 1 ms budgets failed start-up (the store's settings record timed out), 18 ms some requests
+  it('AEROSPIKE_COMMAND_TIMEOUT_MS and AEROSPIKE_BATCH_TIMEOUT_MS start at the measured floor of 250 ms', () => {
+    for (const name of ['AEROSPIKE_COMMAND_TIMEOUT_MS', 'AEROSPIKE_BATCH_TIMEOUT_MS']) {
+      expect(() => loadConfig({ [name]: '249' })).toThrow(`${name}: expected an integer from 250 to 600000, got 249`);
+      expect(() => loadConfig({ [name]: '1' })).toThrow(name);
+    }
+    expect(
+      loadConfig({ AEROSPIKE_COMMAND_TIMEOUT_MS: '250', AEROSPIKE_BATCH_TIMEOUT_MS: '250' }).aerospike,
+    ).toMatchObject({ commandTimeoutMs: 250, batchTimeoutMs: 250 });
+  });
+
+  // issue 31: 1 failed start-up inside the client ("max_commands_in_process 1 must be 0 or >= 5", hidden behind
+  // "Event loop is not initialized right now" from the close after the failed connect)
+  it('AEROSPIKE_MAX_CONNS_PER_NODE and AEROSPIKE_MAX_COMMANDS_IN_PROCESS start at the client minimum of 5', () => {
+    expect(() => loadConfig({ AEROSPIKE_MAX_CONNS_PER_NODE: '4' })).toThrow(
+      'AEROSPIKE_MAX_CONNS_PER_NODE: expected an integer from 5 to 10000, got 4',
+    );
+    expect(() => loadConfig({ AEROSPIKE_MAX_COMMANDS_IN_PROCESS: '1' })).toThrow(
+      'AEROSPIKE_MAX_COMMANDS_IN_PROCESS: expected an integer from 5 to 10000, got 1',
+    );
+    expect(loadConfig({ AEROSPIKE_MAX_CONNS_PER_NODE: '5' }).aerospike).toMatchObject({
+      maxConnsPerNode: 5,
+      maxCommandsInProcess: 5,
+    });
+  });
+
   it('reads every variable', () => {
     const c = loadConfig({
       UTXO_STORE: 'aerospike://h1:3000,h2:3000/utxo?set=txs',

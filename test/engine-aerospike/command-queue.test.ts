@@ -5,7 +5,14 @@
  * native module records the order of calls; on a real cluster the engine contract runs 64 applies in flight.
  */
 import { loadConfig } from '../../lib/domain/config';
-import { AerospikeEngine, AS_STATUS, commandQueuePolicy, connectAerospike } from '../../lib/engine/aerospike';
+import {
+  AerospikeEngine,
+  AS_STATUS,
+  commandQueuePolicy,
+  connectAerospike,
+  connectClient,
+} from '../../lib/engine/aerospike';
+import { EngineError } from '../../lib/engine/port';
 import { mapError } from '../../lib/http/errors';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import { FileBlobStore } from '../../lib/blob';
@@ -93,7 +100,36 @@ describe('command queue settings', () => {
     expect(() => loadConfig({ AEROSPIKE_MAX_COMMANDS_IN_QUEUE: '0' })).toThrow(/^AEROSPIKE_MAX_COMMANDS_IN_QUEUE:/);
     expect(() =>
       commandQueuePolicy({ hosts: 'a', namespace: 'n', commandQueue: { maxCommandsInProcess: 40 } }),
-    ).toThrow(/maxCommandsInProcess must be an integer from 1 to maxConnsPerNode \(32\)/);
+    ).toThrow(/maxCommandsInProcess must be an integer from 5 \(the client's minimum\) to maxConnsPerNode \(32\)/);
+    // the C client refuses 1 to 4 when the first client connects (as_event.c as_event_validate_policy)
+    expect(() =>
+      commandQueuePolicy({ hosts: 'a', namespace: 'n', maxConnsPerNode: 4, commandQueue: { maxCommandsInProcess: 4 } }),
+    ).toThrow(/maxCommandsInProcess must be an integer from 5/);
+  });
+});
+
+describe('a failed connect', () => {
+  // issue 31: with AEROSPIKE_MAX_COMMANDS_IN_PROCESS=1 the client's connect failed ("max_commands_in_process 1 must
+  // be 0 or >= 5"), and close() then threw "Event loop is not initialized right now", which start-up reported instead
+  test('is reported with its own error even when closing the client throws', async () => {
+    const closed: string[] = [];
+    const client = {
+      connect: () => {
+        throw Object.assign(
+          new Error('Unable to register default event loop: max_commands_in_process 1 must be 0 or >= 5 [-1]'),
+          { code: -1 },
+        );
+      },
+      close: () => {
+        closed.push('close');
+        throw new Error('Event loop is not initialized right now');
+      },
+    };
+    const err = await connectClient(client, 'h1:3000').catch((e: unknown) => e);
+    expect(closed).toEqual(['close']);
+    expect(err).toBeInstanceOf(EngineError);
+    expect((err as Error).message).toMatch(/connect h1:3000.*max_commands_in_process 1 must be 0 or >= 5/);
+    expect((err as Error).message).not.toMatch(/Event loop is not initialized/);
   });
 });
 

@@ -14,10 +14,11 @@ import { useTestRuntime } from './runtime-env';
 interface MockState {
   clients: { hosts: string; namespace: string }[];
   engines: { options: unknown; closed: number }[];
+  clusterChecks: { configured: number; hosts: string }[];
 }
 
 jest.mock('../../lib/engine/aerospike', () => {
-  const state: MockState = { clients: [], engines: [] };
+  const state: MockState = { clients: [], engines: [], clusterChecks: [] };
   class StandIn {
     readonly kind = 'aerospike';
     closed = 0;
@@ -44,6 +45,10 @@ jest.mock('../../lib/engine/aerospike', () => {
     AerospikeEngine: StandIn,
     // the namespace check at start-up (lib/engine/aerospike/namespace-check.ts; its own tests in test/engine-aerospike)
     checkNamespace: async () => undefined,
+    // and of AEROSPIKE_CLUSTER_SIZE against the cluster (cluster-size-check.ts; also tested there)
+    checkClusterSize: async (_client: unknown, configured: number, hosts: string) => {
+      state.clusterChecks.push({ configured, hosts });
+    },
   };
 });
 
@@ -76,6 +81,8 @@ test('the shared Aerospike client is obtained once and never closed', async () =
       timeouts: { commandMs: 1000, batchMs: 5000 },
     },
   ]);
+  // AEROSPIKE_CLUSTER_SIZE is checked against the cluster once, when the engine opens (0 here: unset)
+  expect(mockState.clusterChecks).toEqual([{ configured: 0, hosts: '10.0.1.5:3000,10.0.2.5:3000' }]);
   expect(mockState.engines).toHaveLength(1);
   expect(mockState.engines[0].options).toEqual({
     client: { shared: true },

@@ -122,6 +122,7 @@ test('bad settings name the variable', async () => {
     details: { field: 'SPEND_ACK_GUARD' },
   });
   await expect(open({ clusterSize: -1 })).rejects.toMatchObject({ details: { field: 'AEROSPIKE_CLUSTER_SIZE' } });
+  await expect(open({ clusterSize: 9 })).rejects.toMatchObject({ details: { field: 'AEROSPIKE_CLUSTER_SIZE' } });
 });
 
 test('refuse (default): acknowledged in a majority cluster that every member answers, migrations or not', async () => {

@@ -4,6 +4,7 @@
  * following ones while the execution environment lives, and never closed by handlers.
  */
 import type { Client, ConfigOptions, Host } from 'aerospike';
+import { MIN_COMMANDS_IN_PROCESS } from '../../domain/engine-limits';
 import { EngineError } from '../port';
 import { mapAerospikeError } from './errors';
 import { loadAerospike, type AerospikeModule } from './native';
@@ -138,9 +139,10 @@ export function commandQueuePolicy(options: AerospikeConnectOptions): CommandQue
   const conns = options.maxConnsPerNode ?? DEFAULT_MAX_CONNS_PER_NODE;
   const inProcess = options.commandQueue?.maxCommandsInProcess ?? conns;
   const inQueue = options.commandQueue?.maxCommandsInQueue ?? DEFAULT_MAX_COMMANDS_IN_QUEUE;
-  if (!Number.isInteger(inProcess) || inProcess < 1 || inProcess > conns) {
+  if (!Number.isInteger(inProcess) || inProcess < MIN_COMMANDS_IN_PROCESS || inProcess > conns) {
     throw invalid(
-      `aerospike: maxCommandsInProcess must be an integer from 1 to maxConnsPerNode (${conns}), got ${inProcess}`,
+      `aerospike: maxCommandsInProcess must be an integer from ${MIN_COMMANDS_IN_PROCESS} (the client's minimum) ` +
+        `to maxConnsPerNode (${conns}), got ${inProcess}`,
     );
   }
   if (!Number.isInteger(inQueue) || inQueue < 1) {
@@ -185,14 +187,7 @@ export async function connectAerospike(options: AerospikeConnectOptions): Promis
   const queue = commandQueuePolicy(options);
   const Aerospike = loadAerospike();
   setupCommandQueue(Aerospike, queue);
-  const client = Aerospike.client(config);
-  try {
-    await client.connect();
-  } catch (err) {
-    client.close();
-    const mapped = mapAerospikeError(err, `connect ${options.hosts}`);
-    throw new EngineError(mapped.code === 'UNKNOWN' ? 'UNAVAILABLE' : mapped.code, mapped.message, { cause: err });
-  }
+  const client = await connectClient(Aerospike.client(config), options.hosts);
   try {
     const info = await client.infoAny('namespaces');
     const names = (info.split('\t')[1] ?? '').trim().split(';').filter(Boolean);
@@ -202,8 +197,33 @@ export async function connectAerospike(options: AerospikeConnectOptions): Promis
       );
     }
   } catch (err) {
-    client.close();
+    closeQuietly(client);
     throw mapAerospikeError(err, 'connect');
+  }
+  return client;
+}
+
+/**
+ * Closes a client whose connect or first check failed. The close itself may throw (the client refuses to close when
+ * its event loop never started: "Event loop is not initialized right now"); that must not replace the error that
+ * says why the connection failed, so it is dropped.
+ */
+function closeQuietly(client: Pick<Client, 'close'>): void {
+  try {
+    client.close();
+  } catch {
+    // the connect error is the one to report
+  }
+}
+
+/** Connects `client` (closing it when that fails); a failure is an EngineError naming the hosts. */
+export async function connectClient<C extends Pick<Client, 'connect' | 'close'>>(client: C, hosts: string): Promise<C> {
+  try {
+    await client.connect();
+  } catch (err) {
+    closeQuietly(client);
+    const mapped = mapAerospikeError(err, `connect ${hosts}`);
+    throw new EngineError(mapped.code === 'UNKNOWN' ? 'UNAVAILABLE' : mapped.code, mapped.message, { cause: err });
   }
   return client;
 }

@@ -14,6 +14,7 @@ export {
 } from './engine';
 export {
   connectAerospike,
+  connectClient,
   getSharedAerospikeClient,
   parseHosts,
   aerospikeConfig,
@@ -43,3 +44,4 @@ export {
   parseNamespaceInfo,
   NAMESPACE_CHECK_DEADLINE_MS,
 } from './namespace-check';
+export { checkClusterSize, clusterSizeProblem, CLUSTER_SIZE_CHECK_DEADLINE_MS, type ClusterSizeFacts } from './cluster-size-check';
