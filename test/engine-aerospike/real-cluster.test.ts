@@ -14,6 +14,7 @@
 import type { Client } from 'aerospike';
 import {
   AerospikeEngine,
+  checkClusterSize,
   connectAerospike,
   getSharedAerospikeClient,
   indexName,
@@ -133,6 +134,19 @@ if (!hosts) {
     const third = await acquireRangeLocks(engine, ranges, 60);
     expect([third.held, third.busy, third.failed]).toEqual([ranges, [], []]);
     await third.release();
+  });
+
+  // issue 31 (decision 0008): AEROSPIKE_CLUSTER_SIZE against what the nodes report; the cluster's size is the number of
+  // hosts unless AEROSPIKE_CLUSTER_SIZE says otherwise
+  test(`AEROSPIKE_CLUSTER_SIZE on Aerospike ${hosts}: a size whose majority the cluster holds starts, a larger is refused`, async () => {
+    const c = await client();
+    const nodes = Number(process.env.AEROSPIKE_CLUSTER_SIZE ?? hosts.split(',').length);
+    await checkClusterSize(c, nodes, hosts);
+    await checkClusterSize(c, 2 * nodes - 1, hosts);
+    await expect(checkClusterSize(c, 2 * nodes, hosts)).rejects.toMatchObject({
+      variable: 'AEROSPIKE_CLUSTER_SIZE',
+      message: expect.stringContaining(`reports cluster_size ${nodes} `),
+    });
   });
 
   // issue 31: index names that fit whatever the set, and the rename of an index under the old `<set>_<bin>` name

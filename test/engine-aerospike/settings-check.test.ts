@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'crypto';
 import { mapLimited } from '../../lib/domain/concurrency';
-import { MAX_SET_NAME_LENGTH } from '../../lib/domain/engine-limits';
+import { CE_MAX_CLUSTER_SIZE, MAX_SET_NAME_LENGTH } from '../../lib/domain/engine-limits';
 import {
   booleanCases,
   documentedSettings,
@@ -53,6 +53,20 @@ if (!hosts) {
       // B is fixed for the life of a store (recorded on its first start): each value gets a set of its own
       if (s.name === 'UTXO_BATCH_SIZE') {
         return ints.map((c) => ({ ...c, with: { UTXO_STORE: store(`settings_${tag}_b${c.value}`.slice(0, 63)) } }));
+      }
+      // every size a Community cluster may have: those whose majority this cluster (as many nodes as hosts, unless
+      // AEROSPIKE_CLUSTER_SIZE says otherwise) cannot hold must be refused at start-up naming the setting (decision
+      // 0008; before, 7 started and every spend answered 503)
+      if (s.name === 'AEROSPIKE_CLUSTER_SIZE') {
+        const nodes = Number(clusterSize);
+        return [
+          ...Array.from({ length: CE_MAX_CLUSTER_SIZE + 1 }, (_, n) => ({
+            name: s.name,
+            value: String(n),
+            expect: Math.floor(n / 2) + 1 > nodes && n > 0 ? ('invalid' as const) : ('valid' as const),
+          })),
+          ...['-1', String(CE_MAX_CLUSTER_SIZE + 1)].map((value) => ({ name: s.name, value, expect: 'invalid' as const })),
+        ];
       }
       if (s.name === 'AEROSPIKE_MAX_COMMANDS_IN_PROCESS') {
         return ints.map((c) => ({ ...c, with: { AEROSPIKE_MAX_CONNS_PER_NODE: '10000' } }));
