@@ -6,6 +6,9 @@
  * - stop-writes on the namespace (any node)
  * - device use above deviceUsedAlarmPercent (stop-writes-used-pct is 80)
  * - client connections above CONNECTIONS_ALARM_SHARE of proto-fd-max (a node refuses connections past it)
+ * - a refill: migrations pending on some node for REFILL_ALARM_MINUTES (a replaced node, a node the watchdog wiped, or
+ *   the migrations after a restart on a large store): until they end some partitions are short of a copy, and a
+ *   second node must not be stopped (docs/runbook.md; docs/reliability.md, durability)
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -25,6 +28,12 @@ export interface ClusterAlarmsProps {
 }
 
 const MINUTE = Duration.minutes(1);
+
+/**
+ * Minutes of pending migrations before the refill alarm: longer than the migrations after a restart of a small store
+ * (about 70 s with 400,000 records, docs/reliability.md), shorter than any refill of a real one (hours at 10^8 records).
+ */
+export const REFILL_ALARM_MINUTES = 10;
 
 /** An exporter metric of the cluster (dimension cluster_name, and ns for namespace metrics). */
 export function aerospikeMetric(
@@ -108,6 +117,18 @@ export class ClusterAlarms extends Construct {
       connections,
       cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       `Client connections above ${connections} on some node (proto-fd-max ${a.protoFdMax} refuses more)`,
+    );
+    add(
+      'Refill',
+      aerospikeMetric(ns, AEROSPIKE_METRICS.migrateRx, 'Maximum'),
+      0,
+      cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      `Namespace ${a.namespace}: migrations pending for ${REFILL_ALARM_MINUTES} minutes: a node is refilling ` +
+        '(replaced, wiped by its watchdog, or restarted on a large store) and some partitions are short of a copy ' +
+        `(replication-factor ${Math.min(a.replicationFactor, a.nodeCount)}): do not stop, restart or replace another ` +
+        'node until it clears (docs/runbook.md)',
+      cloudwatch.TreatMissingData.NOT_BREACHING,
+      REFILL_ALARM_MINUTES,
     );
     props.nodes.forEach((instance, i) =>
       add(

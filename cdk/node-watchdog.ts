@@ -129,7 +129,13 @@ esac
 `;
 }
 
-/** The watchdog's systemd unit (a service of its own, restarted if it dies) and aerospike.service's start hook. */
+/** systemd's RestartSec for asd after a failure (the watchdog's SIGKILL, a crash) */
+export const RESTART_SECONDS = 1;
+
+/**
+ * The watchdog's systemd unit (a service of its own, restarted if it dies) and aerospike.service's drop-in: the
+ * start hook (check-start) and a restart after a failure.
+ */
 export function renderWatchdogUnits(): { service: string; startHook: string } {
   return {
     service: `[Unit]
@@ -144,8 +150,12 @@ RestartSec=1
 [Install]
 WantedBy=multi-user.target
 `,
+    // the package's aerospike.service has no Restart=: without it a node the watchdog killed would stay down until an
+    // operator started it; with it systemd starts it again (empty, its mark set) and it is refilled by migration
     startHook: `[Service]
 ExecStartPre=/usr/local/sbin/aerospike-watchdog check-start
+Restart=on-failure
+RestartSec=${RESTART_SECONDS}
 `,
   };
 }

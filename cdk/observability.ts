@@ -1,7 +1,7 @@
 /**
  * CloudWatch dashboard and alarms: API requests/errors by route, spend latency, signal queue depth/age, DLQ depths,
  * cleanup deleted/kept per pass (EMF metrics of lib/cleanup/report.ts, emitted by Powertools Metrics with its default
- * `service` dimension), the Aerospike cluster's own metrics (exporter -> CloudWatch agent, cdk/cluster-alarms.ts has
+ * `service` dimension), spends refused by the acknowledgement guard by reason (SpendsRefused, lib/http/observability.ts), the Aerospike cluster's own metrics (exporter -> CloudWatch agent, cdk/cluster-alarms.ts has
  * their alarms); alarms notify the optional SNS topic of the cluster stack (email from the config).
  */
 import { Duration } from 'aws-cdk-lib';
@@ -30,6 +30,13 @@ export interface ObservabilityProps {
 }
 
 const MINUTE = Duration.minutes(1);
+
+/**
+ * Consecutive minutes with spends refused by the acknowledgement guard before the SpendsRefused alarm: longer than
+ * any measured refusal window of a routine event or a partition (at most 8.5 s, bounded at about 14 s per event:
+ * docs/reliability.md), so the alarm means a state that does not heal on its own (docs/runbook.md).
+ */
+export const SPENDS_REFUSED_ALARM_MINUTES = 3;
 
 export class Observability extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
@@ -131,6 +138,17 @@ export class Observability extends Construct {
       'A cleanup pass could not query the index of some partition ranges (rangeError in its report and log: an ' +
         'index not ready, a query past its deadline); nothing is deleted there until it can. See docs/failure-modes.md',
     );
+    // SpendsRefused (lib/http/observability.ts emitSpendRefused): txs answered in doubt by the acknowledgement guard
+    alarm(
+      'SpendsRefused',
+      emf('SpendsRefused'),
+      0,
+      `Spends refused by the acknowledgement guard (503 in doubt) in each of ${SPENDS_REFUSED_ALARM_MINUTES} ` +
+        'consecutive minutes, longer than any measured cluster event: a node the functions reach is an orphan or ' +
+        'between clusters, the nodes disagree, or no majority answers. The dashboard says which (by reason); see ' +
+        'docs/runbook.md, "Spends answer 503"',
+      SPENDS_REFUSED_ALARM_MINUTES,
+    );
     alarm(
       'DoubleAcknowledgedOutputs',
       emf('DoubleAcknowledgedOutputs'),
@@ -172,6 +190,20 @@ export class Observability extends Construct {
         ],
       ),
       w('API 5xx error rate (%)', [errorRate]),
+    );
+    // one series per reason the store emitted (lib/store/ack-guard.ts AckRefusalReason), whatever they are
+    const refusedByReason = new cloudwatch.MathExpression({
+      expression: `SEARCH('{${ns},service,reason} service="${service}" MetricName="SpendsRefused"', 'Sum', 60)`,
+      usingMetrics: {},
+      label: '',
+      period: MINUTE,
+    });
+    this.dashboard.addWidgets(
+      w(
+        'Spends refused by the acknowledgement guard (txs per minute, by reason; all reasons on the right)',
+        [refusedByReason],
+        [emf('SpendsRefused').with({ label: 'all reasons' })],
+      ),
     );
     this.dashboard.addWidgets(
       w('Signal queue depth', [queueDepth.with({ label: 'visible' })], [queueAge.with({ label: 'oldest (s)' })]),

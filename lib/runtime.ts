@@ -22,7 +22,7 @@ import { LazyQueue } from './signals/lazy-queue';
 import type { SignalHandler, SignalQueue } from './signals/port';
 import { Reconciler } from './signals/reconciler';
 import { createUtxoStore } from './store/utxo-store';
-import type { UtxoStore } from './store/types';
+import type { SpendRefusal, UtxoStore } from './store/types';
 
 export interface Runtime {
   config: Config;
@@ -122,13 +122,31 @@ function isInline(queue: SignalQueue): queue is InlineQueueLike {
   return typeof (queue as Partial<InlineQueueLike>).setHandler === 'function';
 }
 
+/** What an entry point observes of the store it runs (the functions: the SpendsRefused metric). */
+export interface RuntimeHooks {
+  onSpendRefused?: (refusal: SpendRefusal) => void;
+}
+
+let runtimeHooks: RuntimeHooks = {};
+
+/** The hooks of the runtimes built from now on (an entry point sets them once, before its first getRuntime()). */
+export function setRuntimeHooks(hooks: RuntimeHooks): void {
+  runtimeHooks = hooks;
+}
+
 /** Builds a runtime from a configuration (exported for tests and tools; handlers use getRuntime()). */
-export async function buildRuntime(config: Config): Promise<Runtime> {
+export async function buildRuntime(config: Config, hooks: RuntimeHooks = runtimeHooks): Promise<Runtime> {
   const engine = await openEngine(config);
   try {
     const blobs = openBlobStore(config);
     const queue = openQueue(config);
-    const store = await createUtxoStore({ engine, blobs, signals: queue, settings: config.settings }).catch(
+    const store = await createUtxoStore({
+      engine,
+      blobs,
+      signals: queue,
+      settings: config.settings,
+      onSpendRefused: hooks.onSpendRefused,
+    }).catch(
       (err: unknown) => {
         // a setting the store refuses when it opens (UTXO_BATCH_SIZE against the one the store was created with) is
         // a configuration error naming it, like any other refused setting: `npm start` says so, a Lambda answers

@@ -131,7 +131,9 @@ export function aerospikeDefaults(stage: string): AerospikeConfig {
       'aerospike-server-community_8.1.2.5_tools-13.0.3_amzn2023_x86_64.tgz',
     namespace: 'utxo',
     set: 'utxos',
-    replicationFactor: 2,
+    // 3 copies where there are 3 nodes (capped at nodeCount: 2 on 2 nodes): a second node lost while a wiped or
+    // replaced node refills keeps a copy of every partition (docs/reliability.md, durability); 1.5x the storage of RF 2
+    replicationFactor: 3,
     nsupPeriodSeconds: 120,
     rootVolumeGb: 30,
     terminationProtection: true,

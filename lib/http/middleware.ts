@@ -12,9 +12,9 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { getRuntime, warmRuntime } from '../runtime';
+import { getRuntime, setRuntimeHooks, warmRuntime } from '../runtime';
 import { HttpError, invalidArgument, mapError } from './errors';
-import { cleanupMetrics, emitSingle, logger, metrics, MetricUnit } from './observability';
+import { cleanupMetrics, emitSingle, emitSpendRefused, logger, metrics, MetricUnit } from './observability';
 import { matchRoute, paramNames, ROUTES, routesOf, type FunctionName, type Route } from './routes';
 import { callerOf, type Caller } from './caller';
 import { isDirectInvocation, directInvocationProblem, toDirectResult, toProxyEvent } from './direct-invocation';
@@ -279,6 +279,7 @@ function serialize(statusCode: number, body: unknown, context: Context): APIGate
 export function httpHandler(fn: FunctionName): ApiHandler {
   const routes = routesOf(fn);
   // connect during the init phase (functions/<fn>.ts builds its handler at module load)
+  setRuntimeHooks({ onSpendRefused: emitSpendRefused });
   warmRuntime();
   const base = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
     const validated = state.get(event)?.validated;

@@ -6,6 +6,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { CleanupMetrics } from '../cleanup';
+import type { SpendRefusal } from '../store/types';
 
 const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? 'bsv-utxo-store';
 
@@ -30,4 +31,16 @@ export function emitSingle(name: string, dimensions: Record<string, string>, val
   const single = metrics.singleMetric();
   single.addDimensions(dimensions);
   single.addMetric(name, MetricUnit.Count, value);
+}
+
+/**
+ * SpendsRefused: txs whose applied spends the acknowledgement guard answered in doubt instead of OK (SPEND_ACK_GUARD,
+ * docs/decisions/0007), published twice: the total (dimension `service`, the alarm's) and by `reason`
+ * (`service`, `reason`: the dashboard's; lib/store/ack-guard.ts AckRefusalReason). A warning log line says what each
+ * node answered.
+ */
+export function emitSpendRefused(refusal: SpendRefusal): void {
+  emitSingle('SpendsRefused', {}, refusal.txs);
+  emitSingle('SpendsRefused', { reason: refusal.reason }, refusal.txs);
+  logger.warn('spends refused by the acknowledgement guard', { ...refusal });
 }

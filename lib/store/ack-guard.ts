@@ -18,10 +18,31 @@
  */
 import type { ClusterView, RecordEngine } from '../engine/port';
 
+/**
+ * Why the guard refused an acknowledgement, as a class (the `reason` dimension of the functions' SpendsRefused metric):
+ *  - `unstable`: a node answered it is an orphan or between two clusters (`cluster-stable` ERROR);
+ *  - `disagree`: the nodes that answered name different clusters;
+ *  - `belowMajority`: fewer nodes agree than the majority of AEROSPIKE_CLUSTER_SIZE (without it: not every node the
+ *    client knows answered);
+ *  - `noAnswer`: no node answered at all;
+ *  - `unsettled`: SPEND_ACK_GUARD=settled, the cluster not whole or migrating.
+ */
+export type AckRefusalReason = 'unstable' | 'disagree' | 'belowMajority' | 'noAnswer' | 'unsettled';
+
+export const ACK_REFUSAL_REASONS: readonly AckRefusalReason[] = [
+  'unstable',
+  'disagree',
+  'belowMajority',
+  'noAnswer',
+  'unsettled',
+];
+
 export interface GuardVerdict {
   ok: boolean;
   /** why not (or what was seen), for the in-doubt error */
   detail: string;
+  /** the class of a refusal (undefined when ok) */
+  reason?: AckRefusalReason;
 }
 
 /** The majority of a cluster of `clusterSize` nodes (its min-cluster-size); 0 when the size is not configured. */
@@ -36,16 +57,16 @@ export function majorityOf(clusterSize: number | undefined): number {
 export function judgeView(view: ClusterView, minSize: number): GuardVerdict {
   const seen = view.nodes.map((n) => `${n.node}=${n.state === 'member' ? n.key : n.state}`);
   const detail = (why: string) => `${why} (${seen.join(', ') || 'no nodes'})`;
+  const refuse = (reason: AckRefusalReason, why: string): GuardVerdict => ({ ok: false, reason, detail: detail(why) });
   const unstable = view.nodes.find((n) => n.state === 'unstable');
-  if (unstable) return { ok: false, detail: detail(`node ${unstable.node} is not a settled member`) };
+  if (unstable) return refuse('unstable', `node ${unstable.node} is not a settled member`);
   const members = view.nodes.flatMap((n) => (n.state === 'member' ? [n] : []));
-  if (members.length === 0) return { ok: false, detail: detail('no node answered') };
-  if (members.some((m) => m.key !== members[0].key))
-    return { ok: false, detail: detail('nodes disagree on the cluster') };
+  if (members.length === 0) return refuse('noAnswer', 'no node answered');
+  if (members.some((m) => m.key !== members[0].key)) return refuse('disagree', 'nodes disagree on the cluster');
   if (minSize === 0 && members.length !== view.nodes.length)
-    return { ok: false, detail: detail('a node did not answer and no AEROSPIKE_CLUSTER_SIZE says what a majority is') };
+    return refuse('belowMajority', 'a node did not answer and no AEROSPIKE_CLUSTER_SIZE says what a majority is');
   if (members.length < minSize)
-    return { ok: false, detail: detail(`${members.length} node(s) agree, fewer than the majority ${minSize}`) };
+    return refuse('belowMajority', `${members.length} node(s) agree, fewer than the majority ${minSize}`);
   return { ok: true, detail: detail('majority cluster') };
 }
 

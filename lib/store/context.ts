@@ -6,7 +6,7 @@ import type { BlobStore } from '../blob/port';
 import { InvalidArgumentError } from '../domain/errors';
 import type { RecordEngine } from '../engine/port';
 import type { SignalQueue } from '../signals/port';
-import type { StoreSettings } from './types';
+import type { SpendRefusal, StoreSettings } from './types';
 
 export interface StoreContext {
   engine: RecordEngine;
@@ -17,6 +17,8 @@ export interface StoreContext {
   now: () => number;
   /** chain tip H */
   tip: () => Promise<number>;
+  /** told of every spend request the acknowledgement guard refused (the functions' SpendsRefused metric) */
+  onSpendRefused?: (refusal: SpendRefusal) => void;
 }
 
 /**

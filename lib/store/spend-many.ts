@@ -50,6 +50,8 @@ export async function spendMany(
   if (guard === 'off' || !results.some((r) => r.ok)) return results;
   const verdict = await judge(ctx, guard);
   if (!verdict || verdict.ok) return results;
+  const refused = results.filter((r) => r.ok).length;
+  ctx.onSpendRefused?.({ reason: verdict.reason ?? 'unsettled', txs: refused, detail: verdict.detail });
   return results.map((r): ItemResult<SpendResult> => {
     if (!r.ok) return r;
     const first = r.value.spends[0];
@@ -57,7 +59,7 @@ export async function spendMany(
       ok: false,
       error: new StorageError(
         `spend applied while the cluster was changing, not acknowledged (in doubt: retry once the cluster is stable); ${verdict.detail}`,
-        { txid: first?.txid, vout: first?.vout, inDoubt: true },
+        { txid: first?.txid, vout: first?.vout, inDoubt: true, ackRefusal: verdict.reason ?? 'unsettled' },
       ),
     };
   });
@@ -68,7 +70,7 @@ async function judge(ctx: StoreContext, guard: 'refuse' | 'settled'): Promise<Gu
   if (guard === 'settled') {
     if (!ctx.engine.clusterState) return undefined;
     const state = await ctx.engine.clusterState(ctx.settings.clusterSize || undefined);
-    return { ok: state.stable, detail: state.detail };
+    return { ok: state.stable, detail: state.detail, ...(state.stable ? {} : { reason: 'unsettled' as const }) };
   }
   const tracker = trackerOf(ctx.engine);
   if (!tracker) return undefined;

@@ -3,6 +3,7 @@
  * the HTTP layer serializes these shapes as they are.
  */
 import type { ItemOutcome, UtxoStoreError } from '../domain/errors';
+import type { AckRefusalReason } from './ack-guard';
 
 export type { StoreSettings } from '../domain/store-settings';
 
@@ -149,6 +150,15 @@ export interface UnminedQuery {
 export interface UnminedPage {
   txids: string[];
   cursor?: string;
+}
+
+/** A spend request the acknowledgement guard refused (UtxoStoreDeps.onSpendRefused). */
+export interface SpendRefusal {
+  reason: AckRefusalReason;
+  /** txs of the request whose spends were applied and are answered in doubt instead of OK */
+  txs: number;
+  /** what each node answered */
+  detail: string;
 }
 
 export interface HealthReport {

@@ -22,7 +22,7 @@ import { getSpend, getSpendMany } from './utxo-status';
 import { previousOutputs } from './previous-outputs';
 import { spend, spendMany } from './spend-many';
 import { unspend } from './unspend';
-import type { HealthReport, StoreSettings, UtxoStore } from './types';
+import type { HealthReport, SpendRefusal, StoreSettings, UtxoStore } from './types';
 import { storageError } from './udf-call';
 import { loadUdfSource, udfModuleName } from './udf-module';
 import { iterateUnmined } from './unmined-iterator';
@@ -36,6 +36,11 @@ export interface UtxoStoreDeps {
   now?: () => number;
   /** UDF source (default: loadUdfSource()) */
   udfSource?: string;
+  /**
+   * Told of every spend request whose applied spends the acknowledgement guard refused (SPEND_ACK_GUARD; the functions
+   * emit it as the SpendsRefused metric by reason). Called synchronously; it must not throw.
+   */
+  onSpendRefused?: (refusal: SpendRefusal) => void;
 }
 
 function checkSettings(s: StoreSettings): StoreSettings {
@@ -83,6 +88,7 @@ export async function createUtxoStore(deps: UtxoStoreDeps): Promise<UtxoStore & 
     moduleName,
     now: deps.now ?? Date.now,
     tip: () => readChainTip(engine),
+    onSpendRefused: deps.onSpendRefused,
   };
 
   return {

@@ -85,13 +85,14 @@ export function clusterParameters(stack: StackArtifact): Map<string, string> {
  * output: the value and a newline) and `cloudformation describe-stack-resource` with the parameter resources'
  * metadata, so the scripts check the pins as on a node.
  */
-function runScript(
+export function runScript(
   work: string,
   script: string,
   args: string[],
   params: Map<string, string>,
   env: Record<string, string>,
-) {
+  withStderr = false,
+): string {
   const bin = path.join(work, 'bin');
   const paramDir = path.join(work, 'params');
   const metaDir = path.join(work, 'meta');
@@ -117,7 +118,7 @@ function runScript(
     env: { PATH: `${bin}:/usr/bin:/bin`, REGION: 'us-east-1', ...env },
   });
   if (run.status !== 0) throw new LocalClusterError(`${path.basename(file)} failed: ${run.stderr || run.stdout}`);
-  return run.stdout;
+  return withStderr ? `${run.stdout}${run.stderr}` : run.stdout;
 }
 
 /**
@@ -227,7 +228,7 @@ export function prepareNode(o: LocalClusterOptions, index: number): NodeSetup & 
   return { index, conf, confFile, servicePort: o.basePort + 10 * index, dir, substitutions };
 }
 
-function waitForPort(port: number, timeoutMs: number): Promise<void> {
+export function waitForPort(port: number, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
     const attempt = () => {
@@ -284,7 +285,7 @@ export async function startLocalCluster(o: LocalClusterOptions): Promise<Running
   };
 }
 
-function tail(file: string, lines = 15): string {
+export function tail(file: string, lines = 15): string {
   try {
     return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
   } catch {

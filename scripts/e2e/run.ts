@@ -17,7 +17,8 @@ import { REPO_ROOT } from '../../cdk/bundling';
 import { withDeadline } from '../../lib/engine/deadline';
 import { readAssembly, type Assembly } from './assembly';
 import { findNode22 } from './node22';
-import { startLocalCluster, type RunningCluster } from './local-cluster';
+import { startSupervisedCluster, type SupervisedCluster } from './node-supervisor';
+import { runWatchdogScenario } from './watchdog-scenario';
 import { LocalDeployment } from './local-deployment';
 import {
   compareRuns,
@@ -241,7 +242,7 @@ async function main(): Promise<void> {
 
   const work = mkdtempSync(path.join(process.env.E2E_DIR ?? tmpdir(), 'utxo-e2e-'));
   const basePort = Number(process.env.E2E_PORT ?? 4200);
-  let cluster: RunningCluster | undefined;
+  let cluster: SupervisedCluster | undefined;
   let deployment: LocalDeployment | undefined;
   let server: ChildProcess | undefined;
   try {
@@ -255,8 +256,8 @@ async function main(): Promise<void> {
       const nodeCount = Object.values(clusterStack!.template.Resources).filter(
         (r) => r.Type === 'AWS::EC2::Instance',
       ).length;
-      console.log(`starting the cluster stack conf on ${nodeCount} local nodes...`);
-      cluster = await startLocalCluster({
+      console.log(`starting the cluster stack conf on ${nodeCount} local nodes (with their watchdog and start hook)...`);
+      cluster = await startSupervisedCluster({
         stack: clusterStack!,
         asd: asd!,
         dir: path.join(work, 'cluster'),
@@ -370,6 +371,17 @@ async function main(): Promise<void> {
     else ok(`every function ran (${d.invocations.length} invocations, ${cold.length} cold starts)`);
     for (const c of cold)
       console.log(`    cold start ${c.fn} (${c.trigger}): ${Math.round(c.ms)} ms to the first answer`);
+
+    // the node scripts' watchdog and start-up rule (decision 0007), on the cluster started from them
+    if (!cluster) console.log('watchdog scenario SKIPPED: the cluster was given (AEROSPIKE_HOSTS), not started here');
+    else if (cluster.nodes.length < 3)
+      console.log(`watchdog scenario SKIPPED: ${cluster.nodes.length} node(s), the scenario needs a majority without one`);
+    else {
+      console.log('watchdog scenario (a node paused, then another restarted by systemd):');
+      const problems = await runWatchdogScenario({ cluster, namespace, settings, log: (l) => console.log(l) });
+      problems.forEach(fail);
+      if (problems.length === 0) ok('the watchdog killed the paused node, its start wiped it, it rejoined; spends acknowledged');
+    }
   } finally {
     server?.kill('SIGTERM');
     await deployment?.stop();

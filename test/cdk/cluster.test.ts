@@ -10,6 +10,7 @@ import { AEROSPIKE_METRICS } from '../../cdk/aerospike-scripts';
 import { arnPath, ROUTES } from '../../cdk/api';
 import { connectionBudget, defaultConfig, FUNCTION_NAMES, maxRecordSizeBytes } from '../../cdk/config';
 import { clusterStackPolicy } from '../../cdk/stack-policy';
+import { REFILL_ALARM_MINUTES } from '../../cdk/cluster-alarms';
 import { API_ROLES, roleAllows } from '../../lib/http/roles';
 import { logicalId, resourcesOf, synth, type Synth } from './helpers';
 
@@ -113,9 +114,9 @@ describe('cluster stack', () => {
     }
   });
 
-  test('conf in SSM: replication 2, min-cluster-size 2 (a majority), proto-fd-max, mesh seeds, log file', () => {
+  test('conf in SSM: replication 3, min-cluster-size 2 (a majority), proto-fd-max, mesh seeds, log file', () => {
     const conf = param(s, `${PREFIX}/conf`);
-    expect(conf).toContain('replication-factor 2');
+    expect(conf).toContain('replication-factor 3');
     expect(conf).toContain('min-cluster-size 2');
     expect(conf).toContain('proto-fd-max 15000');
     expect(conf).toContain(
@@ -233,6 +234,23 @@ describe('cluster monitoring', () => {
     expect(by(AEROSPIKE_METRICS.deviceUsedPct)).toMatchObject({ Threshold: 70 });
     expect(by(AEROSPIKE_METRICS.clientConnections)).toMatchObject({ Threshold: 13500 });
     expect(alarms.filter((a) => a.MetricName === 'StatusCheckFailed')).toHaveLength(3);
+  });
+
+  test('refill alarm: migrations pending on some node for REFILL_ALARM_MINUTES (a node refilling), with its runbook', () => {
+    const alarms = Object.values(resourcesOf(s.clusterTemplate, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties!);
+    const refill = alarms.filter((a) => a.MetricName === AEROSPIKE_METRICS.migrateRx);
+    expect(refill).toHaveLength(1);
+    expect(refill[0]).toMatchObject({
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Statistic: 'Maximum',
+      Period: 60,
+      EvaluationPeriods: REFILL_ALARM_MINUTES,
+      TreatMissingData: 'notBreaching',
+      Dimensions: expect.arrayContaining([{ Name: 'ns', Value: 'utxo' }]) as unknown,
+    });
+    expect(REFILL_ALARM_MINUTES).toBeGreaterThanOrEqual(5);
+    expect(refill[0].AlarmDescription).toMatch(/replication-factor 3.*docs\/runbook\.md/);
   });
 });
 

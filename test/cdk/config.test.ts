@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { standaloneContext } from '../../cdk/app';
-import { connectionBudget, defaultConfig, loadConfig, maxRecordSizeBytes, minClusterSize } from '../../cdk/config';
+import { connectionBudget, defaultConfig, effectiveReplication, loadConfig, maxRecordSizeBytes, minClusterSize } from '../../cdk/config';
 
 const PROD_ASSUMERS = {
   validator: ['arn:aws:iam::123456789012:role/validator-*'],
@@ -12,12 +12,23 @@ const PROD_ASSUMERS = {
 };
 const ctx = (values: Record<string, unknown>) => ({ tryGetContext: (k: string) => values[k] });
 
-test('defaults: 3 x i4i.large in 3 AZs, replication 2, B = 20000, retention 288, dev stage', () => {
+test('defaults: 3 x i4i.large in 3 AZs, replication 3, B = 20000, retention 288, dev stage', () => {
   const c = loadConfig(ctx({}));
   expect(c).toMatchObject({ stage: 'dev', natGateways: 1, maxAzs: 3 });
-  expect(c.aerospike).toMatchObject({ replicationFactor: 2, terminationProtection: true, protoFdMax: 15000 });
+  expect(c.aerospike).toMatchObject({ replicationFactor: 3, terminationProtection: true, protoFdMax: 15000 });
   expect(c.aerospike).toMatchObject({ nodeCount: 3, instanceType: 'i4i.large', namespace: 'utxo', set: 'utxos' });
   expect(c.store).toMatchObject({ utxoBatchSize: 20000, blockHeightRetention: 288, maxTxSizeInStore: 1048576 });
+});
+
+test('replication: 3 copies by default where there are 3 nodes, capped at the node count; 2 still chosen by context', () => {
+  const rf = (values: Record<string, unknown>) => {
+    return effectiveReplication(loadConfig(ctx(values)).aerospike);
+  };
+  expect(rf({})).toBe(3);
+  expect(rf({ nodeCount: '2' })).toBe(2);
+  expect(rf({ nodeCount: '1' })).toBe(1);
+  expect(rf({ nodeCount: '5' })).toBe(3);
+  expect(rf({ replicationFactor: '2' })).toBe(2);
 });
 
 test('cleanupShards: 1 by default; up to the partition ranges with the reserved concurrency to run them', () => {
@@ -73,7 +84,7 @@ test.each([
   [{ nodeCount: '9', replicationFactor: '3' }, /nodeCount.*from 1 to 8/],
   [{ instanceType: 'i4i.xlarge' }, /instanceType.*640 GB/],
   // 4 nodes over 3 AZs: one AZ holds 2, so 2 copies could both be there
-  [{ nodeCount: '4' }, /replicationFactor.*at least 3/],
+  [{ nodeCount: '4', replicationFactor: '2' }, /replicationFactor.*at least 3/],
   [{ nodeCount: '4', maxAzs: '2', replicationFactor: '2' }, /replicationFactor.*at least 3/],
   [{ aerospikeAmi: 'ami-0123456789abcdef0' }, /aerospikeAmi.*explicit region/],
   [{ aerospikeAmi: 'eu-west-1:ami-0123456789abcdef0', region: 'us-east-1' }, /aerospikeAmi.*us-east-1/],

@@ -41,10 +41,10 @@ function nodeStatements(x: Synth): Record<string, unknown>[] {
 }
 
 describe('Community Edition (default): what narrows the partition window', () => {
-  test('conf: a majority min-cluster-size, RF 2, heartbeat 150 ms x 20, generation conflict resolution, AP', () => {
+  test('conf: a majority min-cluster-size, RF 3, heartbeat 150 ms x 20, generation conflict resolution, AP', () => {
     const conf = param(ce, `${PREFIX}/conf`);
     expect(conf).toMatch(/^\s+min-cluster-size 2$/m);
-    expect(conf).toMatch(/^\s+replication-factor 2$/m);
+    expect(conf).toMatch(/^\s+replication-factor 3$/m);
     expect(conf).toMatch(/^\s+interval 150$/m);
     expect(conf).toMatch(/^\s+timeout 20$/m);
     expect(conf).toMatch(/^\s+conflict-resolution-policy generation$/m);

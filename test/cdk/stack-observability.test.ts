@@ -5,6 +5,7 @@
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ROUTES } from '../../cdk/api';
 import { ACKNOWLEDGEMENTS } from '../../cdk/nag';
+import { SPENDS_REFUSED_ALARM_MINUTES } from '../../cdk/observability';
 import { logicalId, resourcesOf, synthBeforeAll } from './helpers';
 
 const s = synthBeforeAll();
@@ -19,6 +20,20 @@ describe('observability', () => {
     expect(byMetric('ApproximateAgeOfOldestMessage')).toHaveLength(1);
     expect(byMetric('5XXError')).toHaveLength(1);
     expect(byMetric('Errors')).toHaveLength(1);
+    // spends refused by the guard in each of SPENDS_REFUSED_ALARM_MINUTES minutes (the total, under `service`)
+    expect(byMetric('SpendsRefused')).toHaveLength(1);
+    expect(byMetric('SpendsRefused')[0]).toMatchObject({
+      Namespace: 'BsvUtxoStore',
+      Statistic: 'Sum',
+      Period: 60,
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: SPENDS_REFUSED_ALARM_MINUTES,
+      TreatMissingData: 'notBreaching',
+      Dimensions: [{ Name: 'service', Value: 'bsv-utxo-store' }],
+      AlarmDescription: expect.stringMatching(/docs\/runbook\.md/) as unknown,
+    });
+    expect(SPENDS_REFUSED_ALARM_MINUTES).toBeGreaterThanOrEqual(2);
     t.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     const body = JSON.stringify(
       Object.values(resourcesOf(t, 'AWS::CloudWatch::Dashboard'))[0].Properties!.DashboardBody,
@@ -102,6 +117,15 @@ describe('observability', () => {
     for (const metric of ['aerospike_namespace_data_used_pct', 'aerospike_namespace_stop_writes'])
       expect(use.some((m) => m.includes(`"${metric}","cluster_name","bsv-utxo-store-dev","ns","utxo"`))).toBe(true);
     widget(/^Aerospike utxo: migrations remaining/);
+    // spends refused by the acknowledgement guard: one series per reason the functions emitted (a search on the
+    // `reason` dimension: lib/http/observability.ts emitSpendRefused), the total on the right
+    const refused = widget(/^Spends refused by the acknowledgement guard/);
+    expect(refused.find((m) => m.includes('SEARCH('))).toMatch(
+      /SEARCH\('\{BsvUtxoStore,service,reason\} service=\\"bsv-utxo-store\\" MetricName=\\"SpendsRefused\\"', 'Sum', 60\)/,
+    );
+    expect(
+      refused.some((m) => m.includes('"BsvUtxoStore","SpendsRefused","service","bsv-utxo-store"') && m.includes('right')),
+    ).toBe(true);
     // no alarm email configured: no topic
     t.resourceCountIs('AWS::SNS::Topic', 0);
   });

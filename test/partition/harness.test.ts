@@ -11,7 +11,8 @@ const options = {
   asdBin: '/nonexistent/asd',
   prefix: 'us19',
   workDir: '/tmp/us19/test',
-  conf: aerospikeConfSettings(d.aerospike, d.store, 'utxo-partition', []),
+  // as scripts/partition/run.ts: RF 2 (issue 27's figures), not the deployment's default 3
+  conf: aerospikeConfSettings({ ...d.aerospike, replicationFactor: 2 }, d.store, 'utxo-partition', []),
 };
 
 test('the harness refuses without ASD_BIN, naming it', () => {

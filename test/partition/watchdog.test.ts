@@ -126,6 +126,9 @@ test('the node script carries the same limits; the unit restarts the watchdog an
   expect(parameterNames('/p').watchdogScript).toBe('/p/aerospike-watchdog');
   expect(units.service).toMatch(/Restart=always/);
   expect(units.startHook).toContain('ExecStartPre=/usr/local/sbin/aerospike-watchdog check-start');
+  // the package's unit has no Restart=: the drop-in restarts asd after the watchdog's kill (it then starts empty)
+  expect(units.startHook).toMatch(/^Restart=on-failure$/m);
+  expect(units.startHook).toMatch(/^RestartSec=1$/m);
 });
 
 test('npm run partition runs every nemesis the issue names', () => {

@@ -9,7 +9,7 @@ import { openEmbeddedEngine } from '../../lib/engine/embedded';
 import type { ClusterState, ClusterView, RecordEngine } from '../../lib/engine/port';
 import { InlineQueue } from '../../lib/signals';
 import { createUtxoStore } from '../../lib/store/utxo-store';
-import type { StoreSettings } from '../../lib/store/types';
+import type { SpendRefusal, StoreSettings } from '../../lib/store/types';
 import { makeTx, rootTx } from '../fixtures/txs';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
@@ -25,6 +25,7 @@ async function open(settings: Partial<StoreSettings>) {
   let view: ClusterView = MAJORITY_OF_3;
   const sizes: (number | undefined)[] = [];
   const views: number[] = [];
+  const refusals: SpendRefusal[] = [];
   const engine: RecordEngine = new Proxy(inner, {
     get(target, prop, receiver) {
       if (prop === 'clusterState')
@@ -46,12 +47,14 @@ async function open(settings: Partial<StoreSettings>) {
     blobs: new FileBlobStore({ dir }),
     signals: new InlineQueue(),
     settings: { ...BASE_SETTINGS, ...settings },
+    onSpendRefused: (r) => refusals.push(r),
   });
   await store.setChainTip(1000, { force: true });
   return {
     store,
     sizes,
     views,
+    refusals,
     setState: (s: ClusterState) => (state = s),
     setView: (v: ClusterView) => (view = v),
     close: () => inner.close(),
@@ -176,5 +179,49 @@ test('refuse: nodes disagreeing, fewer than the majority agreeing, or no size co
   await expect(g.store.spend({ tx: makeTx({ inputs: [{ parent: q, vout: 0 }] }).hex })).rejects.toMatchObject({
     message: expect.stringMatching(/no AEROSPIKE_CLUSTER_SIZE/),
   });
+  await g.close();
+});
+
+test('every refusal is told with its reason class and the number of txs answered in doubt; acknowledgements are not', async () => {
+  const h = await open({ clusterSize: 3 });
+  const p = rootTx(10);
+  await h.store.create(p.hex);
+  const spendOf = (vout: number) => makeTx({ inputs: [{ parent: p, vout }] }).hex;
+  const silent = { node: 'c', state: 'unreachable' as const, detail: 'timeout' };
+  const cases: [ClusterView, string][] = [
+    [{ nodes: [member('a', 'K2'), member('b', 'K2'), { node: 'c', state: 'unstable', detail: 'ERROR' }] }, 'unstable'],
+    [{ nodes: [member('a', 'K1'), member('b', 'K2'), member('c', 'K2')] }, 'disagree'],
+    [{ nodes: [member('a', 'K2'), { ...silent, node: 'b' }, silent] }, 'belowMajority'],
+    [{ nodes: [{ ...silent, node: 'a' }, { ...silent, node: 'b' }, silent] }, 'noAnswer'],
+  ];
+  let vout = 0;
+  for (const [view, reason] of cases) {
+    h.setView(view);
+    const [ok, failed] = await h.store.spendMany([{ tx: spendOf(vout++) }, { tx: spendOf(vout++) }]);
+    expect([ok, failed]).toMatchObject([
+      { ok: false, error: { code: 'STORAGE_ERROR', details: { inDoubt: true, ackRefusal: reason } } },
+      { ok: false, error: { code: 'STORAGE_ERROR', details: { inDoubt: true, ackRefusal: reason } } },
+    ]);
+  }
+  expect(h.refusals.map((r) => [r.reason, r.txs])).toEqual(cases.map(([, reason]) => [reason, 2]));
+  expect(h.refusals[0].detail).toMatch(/node c is not a settled member \(a=K2, b=K2, c=unstable\)/);
+  // a spend that failed on its own (SPENT) is not refused by the guard, and an acknowledged one is not told
+  h.setView({ nodes: [member('a', 'K2'), member('b', 'K2'), member('c', 'K1')] });
+  await expect(h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex })).rejects.toMatchObject({
+    code: 'SPENT',
+  });
+  h.setView(MAJORITY_OF_3);
+  await expect(h.store.spend({ tx: spendOf(vout) })).resolves.toMatchObject({ spends: [{ status: 'OK' }] });
+  expect(h.refusals).toHaveLength(cases.length);
+  await h.close();
+
+  const g = await open({ spendAckGuard: 'settled', clusterSize: 3 });
+  const q = rootTx(1);
+  await g.store.create(q.hex);
+  g.setState(UNSETTLED);
+  await expect(g.store.spend({ tx: makeTx({ inputs: [{ parent: q, vout: 0 }] }).hex })).rejects.toMatchObject({
+    details: { ackRefusal: 'unsettled' },
+  });
+  expect(g.refusals).toEqual([{ reason: 'unsettled', txs: 1, detail: UNSETTLED.detail }]);
   await g.close();
 });
