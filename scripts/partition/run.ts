@@ -402,7 +402,7 @@ async function main(): Promise<void> {
     results.map((r) => ({
       nemesis: r.name,
       ...availabilityRow(r.availability),
-      'fault ended (s)': (r.faultEndMs / 1000).toFixed(1),
+      'rolling restart ended (s)': r.rolling ? (r.faultEndMs / 1000).toFixed(1) : '-',
       covered: r.covered ? 'yes' : 'NO',
     })),
   );
