@@ -335,8 +335,8 @@ async function main(): Promise<void> {
     workDir,
     conf,
     extra: settings.conf,
-    // the filler's records (and their copies) with room to spare
-    fileSizeMb: Math.max(1024, Math.ceil((args.filler * 1500) / 2 ** 20) + 1024),
+    // the filler's records (and their copies: RF of them over 3 nodes) with room to spare
+    fileSizeMb: Math.max(1024, Math.ceil((args.filler * 750 * rf) / 2 ** 20) + 1024),
     log,
   });
   const watchdog = new HarnessWatchdog(cluster, log);
