@@ -3,13 +3,18 @@
  * nemeses so that migrations after a node change take as long as they would on a real store (the records migrate
  * with the store's own). Written straight through an aerospike client, CONCURRENCY puts in flight, in a process of
  * its own (the client's global command queue is set up once per process, by the store's runtime in the harness):
- * `tsx scripts/partition/filler.ts <hosts> <namespace> <records>`.
+ * `tsx scripts/partition/filler.ts <hosts> <namespace> <records>`. A put refused by stop-writes (status 8: on a shared
+ * machine the system memory of other processes counts, stop-writes-sys-memory-pct) is retried for up to
+ * STOP_WRITES_WAIT_MS.
  */
 import { loadAerospike } from '../../lib/engine/aerospike/native';
 
 export const FILLER_SET = 'filler';
 export const RECORD_BYTES = 500;
 const CONCURRENCY = 128;
+/** AEROSPIKE_ERR_SERVER_FULL: stop-writes (storage or system memory) */
+const SERVER_FULL = 8;
+const STOP_WRITES_WAIT_MS = 300_000;
 
 export async function fill(
   hosts: string,
@@ -32,7 +37,20 @@ export async function fill(
     const worker = async () => {
       while (next < records) {
         const i = next++;
-        await client.put(new Aerospike.Key(namespace, FILLER_SET, i), { i, b: body });
+        for (const firstRefusal = Date.now(); ; ) {
+          try {
+            await client.put(new Aerospike.Key(namespace, FILLER_SET, i), { i, b: body });
+            break;
+          } catch (err) {
+            if ((err as { code?: number }).code !== SERVER_FULL || Date.now() - firstRefusal > STOP_WRITES_WAIT_MS)
+              throw err;
+            if (Date.now() - lastLog > 10_000) {
+              lastLog = Date.now();
+              log(`filler: stop-writes (${(err as Error).message}), retrying`);
+            }
+            await new Promise((r) => setTimeout(r, 1000));
+          }
+        }
         written++;
         if (Date.now() - lastLog > 10_000) {
           lastLog = Date.now();

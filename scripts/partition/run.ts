@@ -11,26 +11,37 @@
  *
  *   npm run partition -- [--nemesis cut-off,split,...] [--runs 1] [--outputs 1000] [--clients 4] [--spenders 2]
  *                        [--fault-ms 8000] [--settings baseline|settled|deployed] [--filler 0] [--retries 20]
- *                        [--tail-ms 4000] [--prefix us19] [--subnet 10.19.0]
+ *                        [--tail-ms 4000] [--rf 2] [--prefix us19] [--subnet 10.19.0]
  *                        [--out DIR] [--no-repair]
  * (nemeses: nemesis.ts; a watchdog per node as on the cluster stack: watchdog.ts; availability: availability.ts)
  */
 import { spawn } from 'child_process';
 import { mkdirSync, readFileSync, writeFileSync, existsSync, rmSync } from 'fs';
+import { loadavg } from 'os';
 import * as path from 'path';
-import { aerospikeConfSettings, defaultConfig } from '../../cdk/config';
+import { aerospikeConfSettings } from '../../cdk/config';
+import { effectiveReplication } from '../../cdk/config/aerospike';
 import { loadConfig } from '../../lib/domain/config';
 import { buildRuntime, type Runtime } from '../../lib/runtime';
 import { availability, availabilityRow, type Availability } from './availability';
 import { checkHistory, summaryRow, type CheckReport } from './checker';
 import { Cluster, preconditions, sleep } from './cluster';
 import { RECORD_BYTES } from './filler';
-import { afterWorkload, applyFault, healFault, NEMESES, victimOf, type Nemesis, type NemesisContext } from './nemesis';
+import {
+  afterWorkload,
+  applyFault,
+  healFault,
+  NEMESES,
+  victimOf,
+  type Nemesis,
+  type NemesisContext,
+  type RollingStep,
+} from './nemesis';
 import { HarnessWatchdog } from './watchdog';
 import { outpointKey, parseHistory, type FinalState, type HistoryEvent } from './history';
 import { buildPlan, type Plan } from './plan';
 import { repairDoubleAcknowledged, type RepairReport } from './repair';
-import { clusterSettings, type SettingsProfile } from './settings';
+import { clusterSettings, harnessDeployment, type SettingsProfile } from './settings';
 import type { WorkerJob } from './worker';
 
 interface Args {
@@ -49,6 +60,8 @@ interface Args {
   retries: number;
   /** the workload goes on this long after the heal */
   tailMs: number;
+  /** replication factor (undefined: the deployment's) */
+  rf?: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -84,6 +97,7 @@ function parseArgs(argv: string[]): Args {
     filler: int('filler', 0, 0),
     tailMs: int('tail-ms', 4000),
     retries: int('retries', 20, 0),
+    rf: get('rf') === undefined ? undefined : int('rf', 2),
   };
 }
 
@@ -136,6 +150,14 @@ interface RunResult {
   name: string;
   report: CheckReport;
   availability: Availability;
+  /** ms from the run's start to the end of the fault as applied (a rolling restart's last node settled) */
+  faultEndMs: number;
+  /** rolling restart: per node, rejoined and settled ms after its stop */
+  rolling?: RollingStep[];
+  /** the workload's spends fell due until after the fault ended (false: --fault-ms too short, the run fails) */
+  covered: boolean;
+  /** the machine's load average (1, 5, 15 min) when the run's records were read */
+  loadAverage?: number[];
   repair?: RepairReport;
   afterRepair?: CheckReport;
 }
@@ -233,7 +255,13 @@ async function runOne(
 
   await sleep(t0 + faultAtMs - Date.now());
   log(`${name}: fault: ${nemesis} node ${victimOf(nemesis)}`);
-  await applyFault(nc, nemesis);
+  const rolling = (await applyFault(nc, nemesis)) ?? undefined;
+  const faultEndMs = Date.now() - t0;
+  const covered = faultEndMs <= healAtMs;
+  if (!covered)
+    log(
+      `${name}: WORKLOAD TOO SHORT: the fault ended at ${faultEndMs} ms, after the planned heal at ${healAtMs} ms: raise --fault-ms (this run fails)`,
+    );
   await sleep(t0 + healAtMs - Date.now());
   log(`${name}: heal`);
   await healFault(nc, nemesis);
@@ -247,9 +275,17 @@ async function runOne(
   const events = parseHistory(readFileSync(historyPath, 'utf8'));
   const final = await readFinal(store, plan);
   const report = checkHistory(events, final);
-  const result: RunResult = { name, report, availability: availability(events, faultAtMs) };
+  const result: RunResult = {
+    name,
+    report,
+    availability: availability(events, faultAtMs),
+    faultEndMs,
+    rolling,
+    covered,
+  };
+  result.loadAverage = loadavg().map((l) => Number(l.toFixed(2)));
   log(
-    `${name}: ${JSON.stringify(availabilityRow(result.availability))}; windows > 1 s: ${JSON.stringify(result.availability.gaps)}`,
+    `${name}: ${JSON.stringify(availabilityRow(result.availability))}; windows > 1 s: ${JSON.stringify(result.availability.gaps)}; load average ${result.loadAverage.join(' ')}`,
   );
   if (args.repair && (report.doubleAcknowledged.length > 0 || report.lostSpends.length > 0)) {
     result.repair = await repairDoubleAcknowledged(store, events);
@@ -287,20 +323,22 @@ async function main(): Promise<void> {
     return;
   }
   const workDir = `/tmp/${args.prefix}/cluster`;
-  const deployment = defaultConfig('partition');
-  // RF 2, not the deployment's default 3: issue 27's figures are stated on RF 2, the case in which a wiped or
-  // restarted node leaves one copy of some partitions (docs/reliability.md, durability)
-  const a = { ...deployment.aerospike, replicationFactor: 2 };
+  // RF 2 unless --rf says otherwise, not the deployment's default 3: issue 27's figures are stated on RF 2, the case
+  // in which a wiped or restarted node leaves one copy of some partitions (docs/reliability.md, durability)
+  const deployment = harnessDeployment(args.rf ?? 2);
+  const a = deployment.aerospike;
+  const rf = effectiveReplication(a);
   const settings = clusterSettings(args.settings, a.nodeCount);
+  const conf = aerospikeConfSettings(a, deployment.store, 'utxo-partition', []);
   const cluster = new Cluster({
     asdBin: process.env.ASD_BIN!,
     prefix: args.prefix,
     subnet: args.subnet,
     workDir,
-    conf: aerospikeConfSettings(a, deployment.store, 'utxo-partition', []),
+    conf,
     extra: settings.conf,
-    // the filler's records (and their copies) with room to spare
-    fileSizeMb: Math.max(1024, Math.ceil((args.filler * 1500) / 2 ** 20) + 1024),
+    // the filler's records (and their copies: RF of them over 3 nodes) with room to spare
+    fileSizeMb: Math.max(1024, Math.ceil((args.filler * 750 * rf) / 2 ** 20) + 1024),
     log,
   });
   const watchdog = new HarnessWatchdog(cluster, log);
@@ -323,7 +361,7 @@ async function main(): Promise<void> {
 
   const results: RunResult[] = [];
   try {
-    log(`settings "${args.settings}": ${JSON.stringify(settings)}`);
+    log(`settings "${args.settings}": ${JSON.stringify(settings)}; 3 nodes, RF ${rf}, min-cluster-size ${conf.minClusterSize}`);
     cluster.setUpNetwork();
     if (existsSync(workDir)) rmSync(workDir, { recursive: true, force: true });
     for (const n of cluster.nodes) cluster.start(n.index, true);
@@ -355,9 +393,21 @@ async function main(): Promise<void> {
     await cleanup();
   }
 
-  console.log(`\nsettings: ${args.settings}; 3 nodes, RF 2, filler ${args.filler} records`);
+  console.log(
+    `\nsettings: ${args.settings}; 3 nodes, RF ${rf}, filler ${args.filler} records, fault ${args.faultMs} ms; ` +
+      `load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} at the end`,
+  );
   console.table(results.map((r) => summaryRow(r.name, r.report)));
-  console.table(results.map((r) => ({ nemesis: r.name, ...availabilityRow(r.availability) })));
+  console.table(
+    results.map((r) => ({
+      nemesis: r.name,
+      ...availabilityRow(r.availability),
+      'rolling restart ended (s)': r.rolling ? (r.faultEndMs / 1000).toFixed(1) : '-',
+      covered: r.covered ? 'yes' : 'NO',
+    })),
+  );
   if (watchdog.kills.length > 0) log(`watchdog kills: ${JSON.stringify(watchdog.kills)}`);
   const repaired = results.filter((r) => r.afterRepair);
   if (repaired.length > 0) {
@@ -375,6 +425,14 @@ async function main(): Promise<void> {
     JSON.stringify(
       results.map((r) => ({
         name: r.name,
+        nodes: 3,
+        rf,
+        filler: args.filler,
+        faultMs: args.faultMs,
+        faultEndMs: r.faultEndMs,
+        rolling: r.rolling,
+        covered: r.covered,
+        loadAverage: r.loadAverage,
         before: summaryRow(r.name, r.report),
         availability: r.availability,
         after: r.afterRepair ? summaryRow(r.name, r.afterRepair) : undefined,
@@ -384,7 +442,7 @@ async function main(): Promise<void> {
       1,
     ),
   );
-  process.exit(results.every((r) => (r.afterRepair ?? r.report).ok) ? 0 : 1);
+  process.exit(results.every((r) => (r.afterRepair ?? r.report).ok && r.covered) ? 0 : 1);
 }
 
 main().catch((err: unknown) => {

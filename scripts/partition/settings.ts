@@ -6,6 +6,9 @@
  *  - deployed: the deployment as it is now (the conf as rendered; the functions' environment as the CDK sets it:
  *    SPEND_ACK_GUARD=refuse, decision 0007), with the node watchdog the harness always runs.
  */
+import { defaultConfig } from '../../cdk/config';
+import type { UtxoStoreConfig } from '../../cdk/config';
+
 export type SettingsProfile = 'baseline' | 'settled' | 'deployed';
 
 export interface ProfileSettings {
@@ -18,4 +21,16 @@ export function clusterSettings(profile: SettingsProfile, nodeCount: number): Pr
   if (profile === 'settled')
     return { conf: {}, clientEnv: { SPEND_ACK_GUARD: 'settled', AEROSPIKE_CLUSTER_SIZE: String(nodeCount) } };
   return { conf: {}, clientEnv: { SPEND_ACK_GUARD: 'refuse', AEROSPIKE_CLUSTER_SIZE: String(nodeCount) } };
+}
+
+/**
+ * The deployment the harness runs (cdk/config.ts defaultConfig), with `--rf`: the replication factor (1 to the node
+ * count, the deployment's 2 by default; `min-cluster-size` stays the majority of the nodes).
+ */
+export function harnessDeployment(rf?: number): UtxoStoreConfig {
+  const d = defaultConfig('partition');
+  if (rf === undefined) return d;
+  if (!Number.isInteger(rf) || rf < 1 || rf > d.aerospike.nodeCount)
+    throw new Error(`--rf: expected an integer from 1 to ${d.aerospike.nodeCount} (the node count), got ${rf}`);
+  return { ...d, aerospike: { ...d.aerospike, replicationFactor: rf } };
 }

@@ -5,6 +5,8 @@
  */
 import { aerospikeConfSettings, defaultConfig } from '../../cdk/config';
 import { Cluster, nodeConf, preconditions } from '../../scripts/partition/cluster';
+import { rollingRestart, RollingRestartError, type NemesisContext } from '../../scripts/partition/nemesis';
+import { harnessDeployment } from '../../scripts/partition/settings';
 
 const d = defaultConfig('partition');
 const options = {
@@ -50,4 +52,53 @@ test('extra conf lines of a settings profile land in their sections', () => {
   );
   expect(conf).toMatch(/service \{\n(\s+.*\n)*?\s+migrate-fill-delay 0/);
   expect(conf).toMatch(/namespace utxo \{\n\s+conflict-resolution-policy last-update-time/);
+});
+
+test('--rf sets the replication factor of every node and keeps min-cluster-size the majority; bad values are named', () => {
+  const d3 = harnessDeployment(3);
+  const o3 = { ...options, conf: aerospikeConfSettings(d3.aerospike, d3.store, 'utxo-partition', []) };
+  const cluster = new Cluster(o3);
+  const conf = nodeConf(o3, cluster.nodes[0], cluster.nodes);
+  expect(conf).toContain('replication-factor 3');
+  expect(conf).toContain('min-cluster-size 2');
+  expect(harnessDeployment().aerospike.replicationFactor).toBe(2);
+  expect(() => harnessDeployment(4)).toThrow(/--rf: expected an integer from 1 to 3/);
+  expect(() => harnessDeployment(0)).toThrow(/--rf/);
+});
+
+describe('rolling restart (the runbook: the next node only when migrations are done)', () => {
+  const context = (answer: (command: string) => string) => {
+    const stopped: number[] = [];
+    const cluster = {
+      nodes: [1, 2, 3].map((index) => ({ index })),
+      kill: (index: number) => {
+        stopped.push(index);
+        return Promise.resolve();
+      },
+      info: (_index: number, command: string) => Promise.resolve(answer(command)),
+    };
+    const c = {
+      cluster,
+      watchdog: { startNode: () => undefined },
+      faultMs: 0,
+      log: () => undefined,
+    } as unknown as NemesisContext;
+    return { c, stopped };
+  };
+
+  test('restarts nodes 1, 2, 3 in turn once each settles', async () => {
+    const { c, stopped } = context(() => 'ABC123');
+    const steps = await rollingRestart(c, 5000);
+    expect(stopped).toEqual([1, 2, 3]);
+    expect(steps.map((s) => s.node)).toEqual([1, 2, 3]);
+  });
+
+  test('fails loudly, without stopping the next node, when migrations are not done within the budget', async () => {
+    const { c, stopped } = context((cmd) => (cmd.includes('ignore-migrations=false') ? 'ERROR' : 'ABC123'));
+    await expect(rollingRestart(c, 600)).rejects.toThrow(
+      /node 1 rejoined after \d+ ms, but migrations were not done within 600 ms/,
+    );
+    await expect(rollingRestart(c, 600)).rejects.toBeInstanceOf(RollingRestartError);
+    expect(stopped).toEqual([1, 1]);
+  });
 });
