@@ -60,7 +60,7 @@ interface Args {
   retries: number;
   /** the workload goes on this long after the heal */
   tailMs: number;
-  /** replication factor (undefined: the deployment's) */
+  /** replication factor (undefined: 2, the figures of docs/reliability.md) */
   rf?: number;
 }
 
