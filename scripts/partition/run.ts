@@ -323,9 +323,7 @@ async function main(): Promise<void> {
     return;
   }
   const workDir = `/tmp/${args.prefix}/cluster`;
-  // RF 2 unless --rf says otherwise, not the deployment's default 3: issue 27's figures are stated on RF 2, the case
-  // in which a wiped or restarted node leaves one copy of some partitions (docs/reliability.md, durability)
-  const deployment = harnessDeployment(args.rf ?? 2);
+  const deployment = harnessDeployment(args.rf);
   const a = deployment.aerospike;
   const rf = effectiveReplication(a);
   const settings = clusterSettings(args.settings, a.nodeCount);
