@@ -8,6 +8,31 @@ import type { KeptReason } from './report';
 import { isDeletedChild } from './child-safety';
 import { slotState, spendingChildOf, type SpendingChild } from './record-facts';
 
+/**
+ * The bins cleanup reads of a candidate master (masterDecision, collectChildren, and phase 2's inputs and blobs), and
+ * the queried bin: the DAH query asks for these only, not the tx's other bins (outputs, txID, fee, ...).
+ */
+export const CANDIDATE_BINS: readonly string[] = [
+  BIN.deleteAtHeight,
+  BIN.totalExtraRecs,
+  BIN.deleting,
+  BIN.preserveUntil,
+  BIN.creating,
+  BIN.conflicting,
+  BIN.locked,
+  BIN.blockIDs,
+  BIN.unminedSince,
+  BIN.reassignments,
+  BIN.utxos,
+  BIN.deletedChildren,
+  BIN.isCoinbase,
+  BIN.inputs,
+  BIN.external,
+];
+
+/** The bins cleanup reads of a pagination record: its slots, the children cleanup recorded, its mark. */
+export const PAGE_BINS: readonly string[] = [BIN.utxos, BIN.deletedChildren, BIN.deleting];
+
 /** Masters only: pagination records carry `deleteAtHeight` too but have no `totalExtraRecs`. */
 export function isMaster(record: EngineRecord): boolean {
   const total = record.bins[BIN.totalExtraRecs];

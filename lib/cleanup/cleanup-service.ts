@@ -5,7 +5,15 @@
 import type { BlobStore } from '../blob/port';
 import { splitPartitions, type Bins, type EngineRecord, type PartitionRange, type RecordEngine } from '../engine/port';
 import { BIN } from '../domain/bins';
-import { collectChildren, extraRecordCount, isMaster, masterDecision, type ChildRef } from './candidates';
+import {
+  CANDIDATE_BINS,
+  PAGE_BINS,
+  collectChildren,
+  extraRecordCount,
+  isMaster,
+  masterDecision,
+  type ChildRef,
+} from './candidates';
 import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
 import {
   abandonDeletes,
@@ -205,8 +213,11 @@ export class CleanupService {
         // each range pages the DAH index on its own; a range ending early (deadline, engine failure) stops no other
         const outcomes = await Promise.allSettled(
           held.map((range) =>
-            this.pageRange(range, { bin: 'deleteAtHeight', min: 1, max: tip }, checkDeadline, (records) =>
-              this.processChunk(tip, records.filter(isMaster), report, checkDeadline),
+            this.pageRange(
+              range,
+              { bin: 'deleteAtHeight', min: 1, max: tip, bins: [...CANDIDATE_BINS] },
+              checkDeadline,
+              (records) => this.processChunk(tip, records.filter(isMaster), report, checkDeadline),
             ),
           ),
         );
@@ -425,7 +436,7 @@ export class CleanupService {
     let pages: (EngineRecord | null)[] = [];
     if (keys.length > 0) {
       try {
-        pages = await this.engine.batchGet(keys);
+        pages = await this.engine.batchGet(keys, [...PAGE_BINS]);
       } catch {
         addKept(report, 'record_read_error', masters.length);
         return [];
