@@ -33,13 +33,18 @@ export function childVerdict(read: ChildRead | undefined, tip: number, safetyWin
   return { safe: false, reason: 'child_unstable' };
 }
 
+/** The record's `deletedChildren` map (child display hex -> true), or undefined when it has none (or not a map). */
+export function deletedChildrenOf(bins: Bins): Readonly<Record<string, unknown>> | undefined {
+  const map = bins[BIN.deletedChildren];
+  if (map === null || map === undefined || typeof map !== 'object' || Array.isArray(map) || Buffer.isBuffer(map)) {
+    return undefined;
+  }
+  return map as Record<string, unknown>;
+}
+
 /** A child recorded in the parent's `deletedChildren` was itself cleaned up after becoming stable: safe. */
 export function isDeletedChild(parentBins: Bins, childHex: string): boolean {
-  const map = parentBins[BIN.deletedChildren];
-  if (map === null || map === undefined || typeof map !== 'object' || Array.isArray(map) || Buffer.isBuffer(map)) {
-    return false;
-  }
-  return (map as Record<string, unknown>)[childHex] === true;
+  return deletedChildrenOf(parentBins)?.[childHex] === true;
 }
 
 /**
