@@ -7,8 +7,14 @@ import { BIN } from '../domain/bins';
 import type { KeptReason } from './report';
 import { deletedChildrenOf } from './child-safety';
 import { txidHex, type SpendingChild } from './record-facts';
-import { SPENT_SLOT_BYTES, UNSPENT_SLOT_BYTES } from '../domain/slots';
-import { FROZEN_SPENDING_DATA, SPENDING_DATA_BYTES } from '../domain/spending-data';
+import * as slots from '../domain/slots';
+import * as spendingData from '../domain/spending-data';
+
+// read once: collectChildren's loop runs per slot of every candidate (a module's exports may be getters)
+const UNSPENT_SLOT_BYTES = slots.UNSPENT_SLOT_BYTES;
+const SPENT_SLOT_BYTES = slots.SPENT_SLOT_BYTES;
+const SPENDING_DATA_BYTES = spendingData.SPENDING_DATA_BYTES;
+const FROZEN_SPENDING_DATA = spendingData.FROZEN_SPENDING_DATA;
 
 /**
  * The bins cleanup reads of a candidate master (masterDecision, collectChildren, and phase 2's inputs and blobs), and

@@ -22,6 +22,9 @@ function heights(value: unknown): number[] | null {
   return out;
 }
 
+/** The verdict of every safe child (one object, not one per child). */
+const SAFE: ChildVerdict = Object.freeze({ safe: true });
+
 export function childVerdict(read: ChildRead | undefined, tip: number, safetyWindow: number): ChildVerdict {
   if (read === undefined || read instanceof Error) return { safe: false, reason: 'child_read_error' };
   if (read === null) return { safe: false, reason: 'child_missing' };
@@ -29,7 +32,7 @@ export function childVerdict(read: ChildRead | undefined, tip: number, safetyWin
   if (unminedSince !== undefined && unminedSince !== null) return { safe: false, reason: 'child_unmined' };
   const hs = heights(read[BIN.blockHeights]);
   if (hs === null) return { safe: false, reason: 'child_unmined' };
-  if (tip >= Math.max(...hs) + safetyWindow) return { safe: true };
+  if (tip >= Math.max(...hs) + safetyWindow) return SAFE;
   return { safe: false, reason: 'child_unstable' };
 }
 

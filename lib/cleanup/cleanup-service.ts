@@ -476,23 +476,28 @@ export class CleanupService {
 
   /** Reads every child of the chunk in one batch. */
   private async readChildren(tip: number, checked: Checked[]): Promise<Map<string, ChildVerdict>> {
+    // display hex -> the child's txid (its master's key), each child once
     const wanted = new Map<string, Buffer>();
     for (const c of checked) {
-      for (const ch of c.children) {
-        wanted.set(ch.txidHex, ch.txid);
-      }
+      for (const ch of c.children) wanted.set(ch.txidHex, ch.txid);
     }
     const verdicts = new Map<string, ChildVerdict>();
     if (wanted.size === 0) return verdicts;
-    const hexes = [...wanted.keys()];
-    let reads: ChildRead[];
+    const window = this.settings.cleanupSafetyWindow;
+    let records: (EngineRecord | null)[];
     try {
-      const records = await this.engine.batchGet([...wanted.values()], [BIN.unminedSince, BIN.blockHeights]);
-      reads = records.map((r) => (r === null ? null : r.bins));
+      records = await this.engine.batchGet([...wanted.values()], [BIN.unminedSince, BIN.blockHeights]);
     } catch (err) {
-      reads = hexes.map(() => (err instanceof Error ? err : new Error(String(err))));
+      const error = err instanceof Error ? err : new Error(String(err));
+      for (const hex of wanted.keys()) verdicts.set(hex, childVerdict(error, tip, window));
+      return verdicts;
     }
-    hexes.forEach((hex, i) => verdicts.set(hex, childVerdict(reads[i], tip, this.settings.cleanupSafetyWindow)));
+    let i = 0;
+    for (const hex of wanted.keys()) {
+      const r: EngineRecord | null | undefined = records[i++];
+      const read: ChildRead | undefined = r === undefined ? undefined : r === null ? null : r.bins;
+      verdicts.set(hex, childVerdict(read, tip, window));
+    }
     return verdicts;
   }
 }
