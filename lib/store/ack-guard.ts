@@ -3,7 +3,8 @@
  *
  * `refuse` (the default) refuses only what can later be lost: an acknowledgement while some node that may hold writes
  * applied outside the majority could bring them back into a merge. Acknowledged iff, in a view of the cluster asked
- * after the spend's writes were answered:
+ * after the answers the acknowledgement rests on were in (the spend's writes, and the reads that judged them:
+ * spend-many.ts):
  *   - no node the client knows answers that it is an orphan or between two clusters (`unstable`);
  *   - every node that answers names the same cluster key;
  *   - at least the majority of AEROSPIKE_CLUSTER_SIZE (the deployment's min-cluster-size) answered so: that cluster
