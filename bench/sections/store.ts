@@ -2,7 +2,8 @@
  * Store throughput: one-item spendMulti UDF calls straight on the engine, and creates, spends, setMined and gets
  * through the store. On the embedded engine (':memory:') always; on Aerospike too when AEROSPIKE_HOSTS is set,
  * beside a raw batchApply of the same spendMulti (the ratio is the store's overhead). The batched rows (createMany,
- * spendMany at batch sizes 1-1000 beside the raw batched limit) are in store-batched.ts.
+ * spendMany at batch sizes 1-1000 beside the raw batched limit) are in store-batched.ts, the acknowledgement guard's
+ * cost (BENCH_GUARD_ONLY=1: only those rows) in store-guard.ts.
  */
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
@@ -15,6 +16,7 @@ import { BENCH_SETTINGS, nullQueue } from '../store-settings';
 import { registerBench, timeOps, type BenchRow } from '../registry';
 import { rawSpendCall } from '../raw-spend';
 import { benchBatched } from './store-batched';
+import { benchGuard } from './store-guard';
 
 const N = Number(process.env.BENCH_OPS ?? 3000);
 const BUDGET_MS = Number(process.env.BENCH_BUDGET_MS ?? 4000);
@@ -120,43 +122,3 @@ registerBench('store (Aerospike)', async () => {
     rmSync(dir, { recursive: true, force: true });
   }
 });
-
-/**
- * The acknowledgement guard's cost (SPEND_ACK_GUARD, docs/decisions/0007): the same sequential single spend with each
- * guard, in GUARD_ROUNDS interleaved rounds (a busy machine drifts between rounds; each mode's best round is kept), beside
- * `off`. `refuse` asks every node cluster-stable (migrations ignored) after the writes were answered. (`settled`, the
- * rule of decision 0006, refuses while any migration is pending, which a shared cluster often has.)
- */
-async function benchGuard(section: string, engine: RecordEngine, blobs: BlobStore): Promise<BenchRow[]> {
-  const GUARD_ROUNDS = 3;
-  const modes = ['refuse', 'off'] as const;
-  const best = new Map<string, BenchRow>();
-  for (let round = 0; round < GUARD_ROUNDS; round++) {
-    for (const guard of modes) {
-      const store = await createUtxoStore({
-        engine,
-        blobs,
-        signals: nullQueue,
-        settings: { ...settings, spendAckGuard: guard },
-      });
-      const n = Math.ceil(N / GUARD_ROUNDS);
-      const parents = Array.from({ length: n }, () => rootTx(2));
-      for (let i = 0; i < parents.length; i += 500)
-        await store.createMany(parents.slice(i, i + 500).map((p) => ({ tx: p.hex })));
-      const hexes = parents.map((p) => makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex);
-      const row = await timeOps(
-        section,
-        `store spend, guard ${guard} (1 input, EF)`,
-        n,
-        BUDGET_MS / GUARD_ROUNDS,
-        (i) => store.spend({ tx: hexes[i] }),
-      );
-      if ((best.get(guard)?.opsPerSec ?? -1) < row.opsPerSec) best.set(guard, row);
-    }
-  }
-  const off = best.get('off')!;
-  const rows = modes.map((m) => best.get(m)!);
-  for (const r of rows.slice(0, 1))
-    r.note = `best of ${GUARD_ROUNDS} interleaved rounds; on/off = ${(r.opsPerSec / Math.max(off.opsPerSec, 1)).toFixed(2)}`;
-  return rows;
-}

@@ -3,7 +3,8 @@
  *
  * `refuse` (the default) refuses only what can later be lost: an acknowledgement while some node that may hold writes
  * applied outside the majority could bring them back into a merge. Acknowledged iff, in a view of the cluster asked
- * after the spend's writes were answered:
+ * after the answers the acknowledgement rests on were in (the spend's writes, and the reads that judged them:
+ * spend-many.ts):
  *   - no node the client knows answers that it is an orphan or between two clusters (`unstable`);
  *   - every node that answers names the same cluster key;
  *   - at least the majority of AEROSPIKE_CLUSTER_SIZE (the deployment's min-cluster-size) answered so: that cluster
@@ -39,8 +40,8 @@ export const ACK_REFUSAL_REASONS: readonly AckRefusalReason[] = [
 
 export interface GuardVerdict {
   ok: boolean;
-  /** why not (or what was seen), for the in-doubt error */
-  detail: string;
+  /** why not (or what was seen), for the in-doubt error; built when read (an acknowledgement never reads it) */
+  readonly detail: string;
   /** the class of a refusal (undefined when ok) */
   reason?: AckRefusalReason;
 }
@@ -50,33 +51,54 @@ export function majorityOf(clusterSize: number | undefined): number {
   return clusterSize ? Math.floor(clusterSize / 2) + 1 : 0;
 }
 
-/**
- * The rule of `refuse`, a pure function of one view. `minSize` 0 (no AEROSPIKE_CLUSTER_SIZE): every node the client
- * knows must answer as a member of one cluster.
- */
-export function judgeView(view: ClusterView, minSize: number): GuardVerdict {
-  const seen = view.nodes.map((n) => `${n.node}=${n.state === 'member' ? n.key : n.state}`);
-  const detail = (why: string) => `${why} (${seen.join(', ') || 'no nodes'})`;
-  const refuse = (reason: AckRefusalReason, why: string): GuardVerdict => ({ ok: false, reason, detail: detail(why) });
-  const unstable = view.nodes.find((n) => n.state === 'unstable');
-  if (unstable) return refuse('unstable', `node ${unstable.node} is not a settled member`);
-  const members = view.nodes.flatMap((n) => (n.state === 'member' ? [n] : []));
-  if (members.length === 0) return refuse('noAnswer', 'no node answered');
-  if (members.some((m) => m.key !== members[0].key)) return refuse('disagree', 'nodes disagree on the cluster');
-  if (minSize === 0 && members.length !== view.nodes.length)
-    return refuse('belowMajority', 'a node did not answer and no AEROSPIKE_CLUSTER_SIZE says what a majority is');
-  if (members.length < minSize)
-    return refuse('belowMajority', `${members.length} node(s) agree, fewer than the majority ${minSize}`);
-  return { ok: true, detail: detail('majority cluster') };
+/** A verdict whose detail names what each node said, built only if read. */
+function verdict(ok: boolean, view: ClusterView, why: () => string, reason?: AckRefusalReason): GuardVerdict {
+  return {
+    ok,
+    ...(reason ? { reason } : {}),
+    get detail() {
+      const seen = view.nodes.map((n) => `${n.node}=${n.state === 'member' ? n.key : n.state}`);
+      return `${why()} (${seen.join(', ') || 'no nodes'})`;
+    },
+  };
 }
 
 /**
- * Shares cluster views between the spends of one store. A spend may use a view only if it was asked after that
- * spend's writes were answered (mark() once they are, since(mark) then): a write applied in a changed cluster was
- * applied by a node that had committed the change before it answered, so that node's later answer to the view names
- * the new cluster. No view is reused by time alone (a TTL would acknowledge writes applied in a cluster the view
- * predates). At most one view request is in flight; spends that marked after it was sent share the next one, so
- * concurrent spends cost one round trip per node per round, however many they are.
+ * The rule of `refuse`, a pure function of one view. `minSize` 0 (no AEROSPIKE_CLUSTER_SIZE): every node the client
+ * knows must answer as a member of one cluster. One pass over the nodes, nothing built for an acknowledgement.
+ */
+export function judgeView(view: ClusterView, minSize: number): GuardVerdict {
+  let key: string | undefined;
+  let members = 0;
+  let disagree = false;
+  for (const n of view.nodes) {
+    if (n.state === 'unstable') return verdict(false, view, () => `node ${n.node} is not a settled member`, 'unstable');
+    if (n.state !== 'member') continue;
+    members++;
+    if (key === undefined) key = n.key;
+    else if (n.key !== key) disagree = true;
+  }
+  if (members === 0) return verdict(false, view, () => 'no node answered', 'noAnswer');
+  if (disagree) return verdict(false, view, () => 'nodes disagree on the cluster', 'disagree');
+  if (minSize === 0 && members !== view.nodes.length)
+    return verdict(
+      false,
+      view,
+      () => 'a node did not answer and no AEROSPIKE_CLUSTER_SIZE says what a majority is',
+      'belowMajority',
+    );
+  if (members < minSize)
+    return verdict(false, view, () => `${members} node(s) agree, fewer than the majority ${minSize}`, 'belowMajority');
+  return verdict(true, view, () => 'majority cluster');
+}
+
+/**
+ * Shares cluster views between the spends of one store. A spend may use a view only if it was asked after every
+ * answer its acknowledgement rests on (mark() once they are in, since(mark) then): a write applied in a changed
+ * cluster was applied by a node that had committed the change before it answered, so that node's later answer to
+ * the view names the new cluster. No view is reused by time alone (a TTL would acknowledge writes applied in a
+ * cluster the view predates). At most one view request is in flight; spends that marked after it was sent share
+ * the next one, so concurrent spends cost one round trip per node per round, however many they are.
  */
 export class ClusterViewTracker {
   private sent = 0;
@@ -86,7 +108,7 @@ export class ClusterViewTracker {
 
   constructor(private readonly ask: () => Promise<ClusterView>) {}
 
-  /** Call once a spend's writes were answered; pass the result to since(). */
+  /** Call once the answers a spend's acknowledgement rests on are in; pass the result to since(). */
   mark(): number {
     return this.sent;
   }
@@ -94,32 +116,31 @@ export class ClusterViewTracker {
   /** A view asked after `mark` (shared when one is in flight or done; otherwise asked now or right after the one in flight). */
   since(mark: number): Promise<ClusterView> {
     if (this.last && this.last.id > mark) return this.last.view;
-    if (this.inFlight && this.inFlight.id > mark) return this.inFlight.view;
-    if (!this.inFlight) return this.send();
-    this.next ??= this.inFlight.view.then(
-      () => this.afterFlight(),
-      () => this.afterFlight(),
-    );
+    const inFlight = this.inFlight;
+    if (!inFlight) return this.send();
+    if (inFlight.id > mark) return inFlight.view;
+    // the view in flight never rejects (send): one reaction sends the next when it is answered
+    this.next ??= inFlight.view.then(() => {
+      this.next = undefined;
+      return this.send();
+    });
     return this.next;
   }
 
-  private afterFlight(): Promise<ClusterView> {
-    this.next = undefined;
-    return this.send();
-  }
-
   private send(): Promise<ClusterView> {
-    const id = ++this.sent;
-    const view = this.ask().catch((err: unknown) => ({
-      nodes: [{ node: '?', state: 'unreachable' as const, detail: err instanceof Error ? err.message : String(err) }],
-    }));
-    const entry = { id, view };
-    this.inFlight = entry;
-    void view.then(() => {
+    const entry = { id: ++this.sent, view: undefined as unknown as Promise<ClusterView> };
+    const answered = (view: ClusterView): ClusterView => {
       if (this.inFlight === entry) this.inFlight = undefined;
-      if (!this.last || this.last.id < id) this.last = entry;
-    });
-    return view;
+      if (!this.last || this.last.id < entry.id) this.last = entry;
+      return view;
+    };
+    entry.view = this.ask().then(answered, (err: unknown) =>
+      answered({
+        nodes: [{ node: '?', state: 'unreachable', detail: err instanceof Error ? err.message : String(err) }],
+      }),
+    );
+    this.inFlight = entry;
+    return entry.view;
   }
 }
 

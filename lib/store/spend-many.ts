@@ -33,39 +33,52 @@ import { hasFailed, isLive, type SpendFlags, type TxSpend } from './spend-state'
 import type { SpendOptions, SpendRequest, SpendResult } from './types';
 
 /**
- * Spends, then the acknowledgement guard (SPEND_ACK_GUARD, lib/store/ack-guard.ts; docs/decisions/0007): on a
+ * Spends, with the acknowledgement guard (SPEND_ACK_GUARD, lib/store/ack-guard.ts; docs/decisions/0007): on a
  * replicated engine, a spend applied while a node outside the majority may still bring other writes back into a
  * merge (a node cut off, paused or orphaned, nodes disagreeing on the cluster) may be lost when the cluster heals,
  * while another side acknowledges a second spender. Such a spend is not acknowledged: every tx that succeeded answers
  * STORAGE_ERROR (in doubt, retry later; the retry of the same tx is idempotent: OK if its spend stood, SPENT if
  * another spender's did). It is not rolled back: a rollback is a write into the same cluster.
+ *
+ * The view is asked as soon as every answer an acknowledgement rests on is in (the spend writes, and the reads that
+ * judge a record-level TX_NOT_FOUND: `judged` below), while the rollback of the losers and the signals are still
+ * being sent: those writes touch only losers' inputs (never acknowledged) and the reconciler's queue, and a later
+ * write of this request to a record is no different from another request's. A retry round (retryBlocked) writes
+ * again and asks a view of its own after its answers; the verdict is that last view's, asked after every answer.
  */
 export async function spendMany(
   ctx: StoreContext,
   requests: SpendRequest[],
   options: SpendOptions = {},
 ): Promise<ItemResult<SpendResult>[]> {
-  const results = await spendManyUnguarded(ctx, requests, options);
   const guard = ctx.settings.spendAckGuard ?? 'refuse';
-  if (guard === 'off' || !results.some((r) => r.ok)) return results;
-  const verdict = await judge(ctx, guard);
-  if (!verdict || verdict.ok) return results;
+  if (guard === 'off') return spendManyUnguarded(ctx, requests, options);
+  let verdict: Promise<GuardVerdict | undefined> | undefined;
+  const judged = () => {
+    verdict = judge(ctx, guard);
+    verdict.catch(() => undefined); // awaited below unless nothing succeeded or a retry round replaced it
+  };
+  const results = await spendManyUnguarded(ctx, requests, options, undefined, judged);
+  if (!results.some((r) => r.ok)) return results;
+  // every tx that can end OK was still standing when judged() ran; should one not have been, the view is asked now
+  const v = await (verdict ?? judge(ctx, guard));
+  if (!v || v.ok) return results;
   const refused = results.filter((r) => r.ok).length;
-  ctx.onSpendRefused?.({ reason: verdict.reason ?? 'unsettled', txs: refused, detail: verdict.detail });
+  ctx.onSpendRefused?.({ reason: v.reason ?? 'unsettled', txs: refused, detail: v.detail });
   return results.map((r): ItemResult<SpendResult> => {
     if (!r.ok) return r;
     const first = r.value.spends[0];
     return {
       ok: false,
       error: new StorageError(
-        `spend applied while the cluster was changing, not acknowledged (in doubt: retry once the cluster is stable); ${verdict.detail}`,
-        { txid: first?.txid, vout: first?.vout, inDoubt: true, ackRefusal: verdict.reason ?? 'unsettled' },
+        `spend applied while the cluster was changing, not acknowledged (in doubt: retry once the cluster is stable); ${v.detail}`,
+        { txid: first?.txid, vout: first?.vout, inDoubt: true, ackRefusal: v.reason ?? 'unsettled' },
       ),
     };
   });
 }
 
-/** The guard's verdict on the cluster after the writes were answered; undefined when the engine has no cluster. */
+/** The guard's verdict on the cluster, asked now; undefined when the engine has no cluster. */
 async function judge(ctx: StoreContext, guard: 'refuse' | 'settled'): Promise<GuardVerdict | undefined> {
   if (guard === 'settled') {
     if (!ctx.engine.clusterState) return undefined;
@@ -83,6 +96,8 @@ async function spendManyUnguarded(
   options: SpendOptions = {},
   /** a retry's height: the batch's own, already bounded and read (no second tip read) */
   trusted?: { height: number },
+  /** called once the outcomes are judged, if some tx may still succeed: the guard's view is asked then */
+  judged?: () => void,
 ): Promise<ItemResult<SpendResult>[]> {
   const list = listArg<SpendRequest>(requests, 'txs');
   const ignoreConflicting = optionalBoolArg(options.ignoreConflicting, 'ignoreConflicting');
@@ -106,9 +121,10 @@ async function spendManyUnguarded(
   const groups = groupByRecord(txs);
   const answers = await applySpends(ctx, txs, groups, flags);
   await judgeOutcomes(ctx, txs, groups, answers, flags.height, signals);
+  if (judged && txs.some((tx) => !tx.error && !hasFailed(tx))) judged();
   await rollBackLosers(ctx, txs, flags.height, signals);
   const results = settle(await sendSignals(ctx, txs, signals));
-  return retryBlocked(ctx, list, txs, results, options, flags.height - 1);
+  return retryBlocked(ctx, list, txs, results, options, flags.height - 1, judged);
 }
 
 /**
@@ -123,6 +139,7 @@ async function retryBlocked(
   results: ItemResult<SpendResult>[],
   options: SpendOptions,
   height: number,
+  judged?: () => void,
 ): Promise<ItemResult<SpendResult>[]> {
   const undone = new Set(
     txs.filter((tx, i) => !results[i].ok && tx.items.length > 0).map((tx) => tx.items[0].spendingTxid),
@@ -141,6 +158,7 @@ async function retryBlocked(
     blocked.map((i) => requests[i]),
     options,
     { height },
+    judged,
   );
   blocked.forEach((i, n) => (results[i] = again[n]));
   return results;

@@ -90,3 +90,22 @@ test('a node that is gone fails with a negative code (no answer, not an answer)'
   expect((err as { code: number }).code).toBeLessThan(0);
   sockets.close();
 });
+
+test('one timer per socket: a request answered in time leaves no timeout behind, the earliest deadline decides', async () => {
+  const node = await fakeNode((cmd) => (cmd === 'slow' ? null : 'K1'));
+  const sockets = new InfoSockets();
+  // answered well within 30 ms; the socket's timer, armed for it, must not fail the socket when it fires later
+  await expect(sockets.request(node.address, 'fast', 30)).resolves.toBe('fast\tK1\n');
+  await new Promise((r) => setTimeout(r, 80));
+  await expect(sockets.request(node.address, 'fast', 1000)).resolves.toBe('fast\tK1\n');
+  expect(node.connections).toHaveLength(1);
+  // a long deadline first, then a short one behind it: the short one times out on its own deadline
+  const start = performance.now();
+  const long = sockets.request(node.address, 'slow', 5000).catch((e: { code: number }) => e);
+  const short = sockets.request(node.address, 'slow', 60).catch((e: { code: number }) => e);
+  expect(await short).toMatchObject({ code: 9 });
+  expect(await long).toMatchObject({ code: 9 }); // answers come in order: what waits behind a late answer fails too
+  expect(performance.now() - start).toBeLessThan(2000);
+  sockets.close();
+  await node.close();
+});

@@ -22,30 +22,48 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function open(settings: Partial<StoreSettings>) {
   const inner = await openEmbeddedEngine({ path: ':memory:' });
   let state: ClusterState = { stable: true, detail: 'cluster-stable on 3 node(s): K, K, K' };
-  let view: ClusterView = MAJORITY_OF_3;
+  let view: ClusterView | ((n: number) => ClusterView) = MAJORITY_OF_3;
   const sizes: (number | undefined)[] = [];
   const views: number[] = [];
   const refusals: SpendRefusal[] = [];
+  /** what happened, in order: `<udf fns> answered` per UDF batch, `view` when a view is asked, `signals` when sent */
+  const events: string[] = [];
+  const udfFns = (calls: unknown): string =>
+    [...new Set((calls as { fn?: string }[]).map((c) => c.fn))].join(',') || 'none';
   const engine: RecordEngine = new Proxy(inner, {
     get(target, prop, receiver) {
       if (prop === 'clusterState')
         return async (size?: number) => {
           sizes.push(size);
+          events.push('view');
           return state;
         };
       if (prop === 'clusterView')
         return async () => {
           views.push(1);
-          return view;
+          events.push('view');
+          return typeof view === 'function' ? view(views.length) : view;
+        };
+      if (prop === 'batchApply')
+        return async (calls: unknown) => {
+          const answers = await target.batchApply(calls as never);
+          events.push(`${udfFns(calls)} answered`);
+          return answers;
         };
       const value = Reflect.get(target, prop, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+  const queue = new InlineQueue({ handler: { handle: async () => undefined } }); // the reconciler's work is not this test's
+  const send = queue.send.bind(queue);
+  queue.send = async (batch) => {
+    events.push('signals');
+    return send(batch);
+  };
   const store = await createUtxoStore({
     engine,
     blobs: new FileBlobStore({ dir }),
-    signals: new InlineQueue(),
+    signals: queue,
     settings: { ...BASE_SETTINGS, ...settings },
     onSpendRefused: (r) => refusals.push(r),
   });
@@ -55,8 +73,9 @@ async function open(settings: Partial<StoreSettings>) {
     sizes,
     views,
     refusals,
+    events,
     setState: (s: ClusterState) => (state = s),
-    setView: (v: ClusterView) => (view = v),
+    setView: (v: ClusterView | ((n: number) => ClusterView)) => (view = v),
     close: () => inner.close(),
   };
 }
@@ -224,4 +243,93 @@ test('every refusal is told with its reason class and the number of txs answered
   });
   expect(g.refusals).toEqual([{ reason: 'unsettled', txs: 1, detail: UNSETTLED.detail }]);
   await g.close();
+});
+test('refuse: the view is asked once the spend writes are answered, before the rollback and the signals', async () => {
+  const h = await open({ clusterSize: 3, utxoBatchSize: 2 });
+  const p = rootTx(2);
+  const q = rootTx(3); // outputs 0-1 on its master, 2 on page 1
+  await h.store.createMany([{ tx: p.hex }, { tx: q.hex }]);
+  // mined: spending page 1's only output makes it fully spent (an ALLSPENT signal)
+  await h.store.setMined({ txids: [q.txid], blockId: 1, blockHeight: 1000, subtreeIdx: 0 });
+  const a = makeTx({ inputs: [{ parent: p, vout: 0 }] });
+  // b loses p:0 to a: its p:1 is given back (a rollback write); c spends q:2 (a signal)
+  const b = makeTx({
+    inputs: [
+      { parent: p, vout: 1 },
+      { parent: p, vout: 0 },
+    ],
+  });
+  const c = makeTx({ inputs: [{ parent: q, vout: 2 }] });
+  h.events.length = 0;
+  const [ra, rb, rc] = await h.store.spendMany([{ tx: a.hex }, { tx: b.hex }, { tx: c.hex }]);
+  expect([ra.ok, rb.ok, rc.ok]).toEqual([true, false, true]);
+  expect(h.events).toEqual(['spendMulti answered', 'view', 'unspend answered', 'signals']);
+  // a verdict asked before the rollback still decides: an orphan in it puts a and c in doubt, b keeps its SPENT
+  h.setView({ nodes: [member('a', 'K2'), { node: 'b', state: 'unstable', detail: 'ERROR' }] });
+  const p2 = rootTx(2);
+  await h.store.create(p2.hex);
+  const d = makeTx({ inputs: [{ parent: p2, vout: 0 }] });
+  const e = makeTx({
+    inputs: [
+      { parent: p2, vout: 1 },
+      { parent: p2, vout: 0 },
+    ],
+  });
+  const [rd, re] = await h.store.spendMany([{ tx: d.hex }, { tx: e.hex }]);
+  expect(rd).toMatchObject({ ok: false, error: { code: 'STORAGE_ERROR', details: { inDoubt: true } } });
+  expect(re).toMatchObject({ ok: false, error: { code: 'SPENT' } });
+  await h.close();
+});
+
+test('refuse: a request where nothing stands after the writes asks no view; settled asks its check at the same point', async () => {
+  const h = await open({ clusterSize: 3 });
+  const p = rootTx(1);
+  await h.store.create(p.hex);
+  await h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex });
+  h.events.length = 0;
+  await expect(h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex })).rejects.toMatchObject({
+    code: 'SPENT',
+  });
+  expect(h.events).toEqual(['spendMulti answered']);
+  await h.close();
+  const g = await open({ spendAckGuard: 'settled', utxoBatchSize: 2 });
+  const q = rootTx(3);
+  await g.store.create(q.hex);
+  await g.store.setMined({ txids: [q.txid], blockId: 1, blockHeight: 1000, subtreeIdx: 0 });
+  g.events.length = 0;
+  await g.store.spend({ tx: makeTx({ inputs: [{ parent: q, vout: 2 }] }).hex });
+  expect(g.events).toEqual(['spendMulti answered', 'view', 'signals']);
+  await g.close();
+});
+
+test('refuse: a retry round writes again and is judged by a view asked after its own writes', async () => {
+  const h = await open({ clusterSize: 3 });
+  const p = rootTx(1);
+  const x = rootTx(1);
+  const r = rootTx(2);
+  await h.store.createMany([{ tx: p.hex }, { tx: x.hex }, { tx: r.hex }]);
+  await h.store.spend({ tx: makeTx({ inputs: [{ parent: x, vout: 0 }] }).hex });
+  // a takes p:0 but fails on x:0 (already spent) and gives p:0 back; b lost p:0 to a, so it is tried again
+  const a = makeTx({
+    inputs: [
+      { parent: p, vout: 0 },
+      { parent: x, vout: 0 },
+    ],
+  });
+  const b = makeTx({ inputs: [{ parent: p, vout: 0 }] });
+  const c = makeTx({ inputs: [{ parent: r, vout: 0 }] });
+  // the view asked after the first round's writes is a majority's; the one after the retry's writes sees an orphan
+  h.setView((n) =>
+    n === 1 ? MAJORITY_OF_3 : { nodes: [member('a', 'K2'), { node: 'b', state: 'unstable', detail: 'E' }] },
+  );
+  h.views.length = 0;
+  h.events.length = 0;
+  const [ra, rb, rc] = await h.store.spendMany([{ tx: a.hex }, { tx: b.hex }, { tx: c.hex }]);
+  expect(h.events).toEqual(['spendMulti answered', 'view', 'unspend answered', 'spendMulti answered', 'view']);
+  expect(ra).toMatchObject({ ok: false, error: { code: 'SPENT' } });
+  // the last view, asked after every write, decides for both rounds
+  expect(rb).toMatchObject({ ok: false, error: { code: 'STORAGE_ERROR', details: { inDoubt: true } } });
+  expect(rc).toMatchObject({ ok: false, error: { code: 'STORAGE_ERROR', details: { inDoubt: true } } });
+  expect(await h.store.getSpend({ txid: p.txid, vout: 0 })).toMatchObject({ status: 'SPENT', spendingTxid: b.txid });
+  await h.close();
 });

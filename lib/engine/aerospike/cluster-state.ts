@@ -65,26 +65,30 @@ export function isNoAnswer(err: unknown): boolean {
  * each with its own deadline; a node that does not answer is `unreachable`, never an error of the whole view. Over
  * the kept `sockets` when given (info-socket.ts), else through the client.
  */
-export async function clusterView(client: Client, sockets?: InfoSockets): Promise<ClusterView> {
+export function clusterView(client: Client, sockets?: InfoSockets): Promise<ClusterView> {
   let nodes: { name: string; address?: string }[];
   try {
     nodes = client.getNodes();
   } catch {
-    return { nodes: [] };
+    return Promise.resolve({ nodes: [] });
   }
-  const views = await Promise.all(
-    nodes.map(async (n): Promise<NodeView> => {
-      try {
-        const response =
-          sockets && n.address
-            ? await sockets.request(n.address, CLUSTER_VIEW_REQUEST, CLUSTER_STATE_TIMEOUT_MS)
-            : await client.infoNode(CLUSTER_VIEW_REQUEST, n, { timeout: CLUSTER_STATE_TIMEOUT_MS } as never);
-        return parseNodeView(n.name, String(response));
-      } catch (err) {
-        const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
-        return { node: n.name, state: isNoAnswer(err) ? 'unreachable' : 'unstable', detail };
-      }
-    }),
-  );
-  return { nodes: views };
+  return Promise.all(nodes.map((n) => nodeView(client, n, sockets))).then((views) => ({ nodes: views }));
+}
+
+/** One node asked (no async frame: the guard's only cost should be the round trip). */
+function nodeView(client: Client, n: { name: string; address?: string }, sockets?: InfoSockets): Promise<NodeView> {
+  const answered = (response: unknown): NodeView => parseNodeView(n.name, String(response));
+  const failed = (err: unknown): NodeView => {
+    const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    return { node: n.name, state: isNoAnswer(err) ? 'unreachable' : 'unstable', detail };
+  };
+  try {
+    const response =
+      sockets && n.address
+        ? sockets.request(n.address, CLUSTER_VIEW_REQUEST, CLUSTER_STATE_TIMEOUT_MS)
+        : client.infoNode(CLUSTER_VIEW_REQUEST, n, { timeout: CLUSTER_STATE_TIMEOUT_MS } as never);
+    return Promise.resolve(response).then(answered, failed);
+  } catch (err) {
+    return Promise.resolve(failed(err));
+  }
 }

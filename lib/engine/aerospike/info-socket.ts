@@ -11,13 +11,34 @@ import { Socket } from 'net';
 interface Pending {
   resolve: (answer: string) => void;
   reject: (err: Error) => void;
-  timer: NodeJS.Timeout;
+  /** performance.now() past which the answer is late */
+  deadline: number;
+  command: string;
+}
+
+/** The framed request of a command (8-byte header, body "<command>\n"). */
+function frame(command: string): Buffer {
+  const body = Buffer.from(`${command}\n`);
+  const framed = Buffer.alloc(8 + body.length);
+  framed.writeUInt8(2, 0);
+  framed.writeUInt8(1, 1);
+  framed.writeUIntBE(body.length, 2, 6);
+  body.copy(framed, 8);
+  return framed;
 }
 
 class InfoSocket {
   private socket?: Socket;
   private buffer: Buffer = Buffer.alloc(0);
   private readonly queue: Pending[] = [];
+  /** the last command's frame (the guard sends one command again and again) */
+  private framed?: { command: string; bytes: Buffer };
+  /**
+   * One timer per socket, not one per request: armed for the earliest deadline while requests wait, held (ref) only
+   * then, and re-armed when it fires early; a request answered in time costs no timer call.
+   */
+  private timer?: NodeJS.Timeout;
+  private timerAt = Infinity;
 
   constructor(
     private readonly host: string,
@@ -26,23 +47,43 @@ class InfoSocket {
 
   request(command: string, timeoutMs: number): Promise<string> {
     const socket = this.open();
+    if (this.framed?.command !== command) this.framed = { command, bytes: frame(command) };
+    const bytes = this.framed.bytes;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => this.fail(new InfoSocketError(`info ${command} on ${this.host}:${this.port}: timeout`, 9)),
-        timeoutMs,
-      );
-      this.queue.push({ resolve, reject, timer });
-      const body = Buffer.from(`${command}\n`);
-      const header = Buffer.alloc(8);
-      header.writeUInt8(2, 0);
-      header.writeUInt8(1, 1);
-      header.writeUIntBE(body.length, 2, 6);
-      socket.write(Buffer.concat([header, body]));
+      const deadline = performance.now() + timeoutMs;
+      this.queue.push({ resolve, reject, deadline, command });
+      if (this.queue.length === 1) this.timer?.ref();
+      if (deadline < this.timerAt) this.arm(deadline);
+      socket.write(bytes);
     });
   }
 
   close(): void {
     this.fail(new InfoSocketError('closed', -1));
+  }
+
+  private arm(at: number): void {
+    this.timerAt = at;
+    const delay = Math.max(0, Math.ceil(at - performance.now()));
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.expire(), delay);
+  }
+
+  /** The timer fired: fail the socket if a waiting request is late, else wait for the earliest deadline. */
+  private expire(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    if (this.queue.length === 0) return;
+    const now = performance.now();
+    let earliest = Infinity;
+    for (const p of this.queue) {
+      if (p.deadline <= now) {
+        this.fail(new InfoSocketError(`info ${p.command} on ${this.host}:${this.port}: timeout`, 9));
+        return;
+      }
+      earliest = Math.min(earliest, p.deadline);
+    }
+    this.arm(earliest);
   }
 
   private open(): Socket {
@@ -65,11 +106,12 @@ class InfoSocket {
     while (this.buffer.length >= 8) {
       const length = this.buffer.readUIntBE(2, 6);
       if (this.buffer.length < 8 + length) return;
-      const text = this.buffer.subarray(8, 8 + length).toString();
+      const text = this.buffer.toString('utf8', 8, 8 + length);
       this.buffer = this.buffer.subarray(8 + length);
       const pending = this.queue.shift();
       if (!pending) continue;
-      clearTimeout(pending.timer);
+      // nothing waits: the timer stays armed (it fires once, finds nothing, and stops) but no longer holds the process
+      if (this.queue.length === 0) this.timer?.unref();
       pending.resolve(text);
     }
   }
@@ -79,10 +121,10 @@ class InfoSocket {
     this.socket = undefined;
     this.buffer = Buffer.alloc(0);
     socket?.destroy();
-    for (const p of this.queue.splice(0)) {
-      clearTimeout(p.timer);
-      p.reject(err);
-    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    for (const p of this.queue.splice(0)) p.reject(err);
   }
 }
 

@@ -1,0 +1,130 @@
+/**
+ * The acknowledgement guard's cost (SPEND_ACK_GUARD, docs/decisions/0007), `refuse` beside `off` on the same engine,
+ * GUARD_ROUNDS interleaved rounds (a busy machine drifts between rounds; each mode's best round is kept):
+ *   - sequential single spends: every spend waits for its own view (one info round trip per node after its writes);
+ *   - single spends with BENCH_GUARD_IN_FLIGHT (default 16,64) in flight, as node services call (many validators at
+ *     once): spends whose writes were answered while a view was in flight share the next one;
+ *   - spendMany of GUARD_BATCH txs, sequential: one view per request, whatever its size.
+ * `refuse` asks every node cluster-stable (migrations ignored) once a request's outcomes are judged. (`settled`, the
+ * rule of decision 0006, refuses while any migration is pending, which a shared cluster often has.)
+ */
+import type { BlobStore } from '../../lib/blob/port';
+import type { RecordEngine } from '../../lib/engine/port';
+import type { UtxoStore } from '../../lib/store/types';
+import { createUtxoStore } from '../../lib/store/utxo-store';
+import type { UtxoStoreError } from '../../lib/domain/errors';
+import { makeTx, rootTx, type Fixture } from '../../test/fixtures/txs';
+import type { BenchRow } from '../registry';
+import { BENCH_SETTINGS, nullQueue } from '../store-settings';
+
+const N = Number(process.env.BENCH_OPS ?? 3000);
+const BUDGET_MS = Number(process.env.BENCH_BUDGET_MS ?? 4000);
+const IN_FLIGHT = (process.env.BENCH_GUARD_IN_FLIGHT ?? '16,64').split(',').map(Number);
+const GUARD_ROUNDS = 3;
+const GUARD_BATCH = 100;
+const MODES = ['refuse', 'off'] as const;
+
+interface Shape {
+  measure: string;
+  /** txs per request */
+  batch: number;
+  inFlight: number;
+}
+
+/** `ops` spend requests of `shape.batch` fresh one-input txs each, run `shape.inFlight` at a time within `budgetMs`. */
+async function run(store: UtxoStore, section: string, shape: Shape, ops: number, budgetMs: number): Promise<BenchRow> {
+  const parents = Array.from({ length: ops * shape.batch }, () => rootTx(2));
+  for (let i = 0; i < parents.length; i += 500) await createAll(store, parents.slice(i, i + 500));
+  const hexes = parents.map((p) => makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex);
+  let next = 0;
+  let done = 0;
+  let failed = 0;
+  let firstError = '';
+  const start = performance.now();
+  const worker = async () => {
+    while (next < ops && performance.now() - start < budgetMs) {
+      const i = next++;
+      const results =
+        shape.batch === 1
+          ? [
+              await store.spend({ tx: hexes[i] }).then(
+                () => ({ ok: true as const }),
+                (error: UtxoStoreError) => ({ ok: false as const, error }),
+              ),
+            ]
+          : await store.spendMany(hexes.slice(i * shape.batch, (i + 1) * shape.batch).map((tx) => ({ tx })));
+      for (const r of results) {
+        if (r.ok) done++;
+        else {
+          failed++;
+          firstError ||= `${r.error.code} ${r.error.message}`.slice(0, 120);
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: shape.inFlight }, worker));
+  const ms = performance.now() - start;
+  return {
+    section,
+    measure: shape.measure,
+    ops: done,
+    ms: Math.round(ms),
+    opsPerSec: Math.round((done * 1000) / ms),
+    // a loaded machine times requests out: they are counted, not timed as spends
+    note: failed ? `${failed} failed (${firstError})` : undefined,
+  };
+}
+
+/** Creates `parents`, again for those whose create failed (timeouts on a loaded machine), up to 5 times. */
+async function createAll(store: UtxoStore, parents: Fixture[]): Promise<void> {
+  let left = parents;
+  for (let attempt = 0; left.length > 0; attempt++) {
+    const results = await store.createMany(left.map((p) => ({ tx: p.hex })));
+    const failed = results.flatMap((r, i) => (r.ok || r.error.code === 'TX_EXISTS' ? [] : [i]));
+    if (failed.length > 0 && attempt === 4) {
+      const r = results[failed[0]];
+      throw new Error(`bench createMany: ${r.ok ? '' : `${r.error.code} ${r.error.message}`}`);
+    }
+    left = failed.map((i) => left[i]);
+  }
+}
+
+export async function benchGuard(section: string, engine: RecordEngine, blobs: BlobStore): Promise<BenchRow[]> {
+  const shapes: Shape[] = [
+    { measure: 'store spend (1 input, EF), sequential', batch: 1, inFlight: 1 },
+    ...IN_FLIGHT.map((k) => ({ measure: `store spend (1 input, EF), ${k} in flight`, batch: 1, inFlight: k })),
+    { measure: `store spendMany (${GUARD_BATCH} txs), sequential`, batch: GUARD_BATCH, inFlight: 1 },
+  ];
+  const stores = new Map<string, UtxoStore>();
+  for (const guard of MODES)
+    stores.set(
+      guard,
+      await createUtxoStore({
+        engine,
+        blobs,
+        signals: nullQueue,
+        settings: { ...BENCH_SETTINGS, spendAckGuard: guard },
+      }),
+    );
+  const rows: BenchRow[] = [];
+  for (const shape of shapes) {
+    const best = new Map<string, BenchRow>();
+    const ops = Math.ceil(N / GUARD_ROUNDS / shape.batch) * (shape.batch === 1 ? 1 : 4);
+    for (let round = 0; round < GUARD_ROUNDS; round++) {
+      for (const guard of MODES) {
+        const row = await run(
+          stores.get(guard)!,
+          section,
+          { ...shape, measure: `${shape.measure}, guard ${guard}` },
+          ops,
+          BUDGET_MS / GUARD_ROUNDS,
+        );
+        if ((best.get(guard)?.opsPerSec ?? -1) < row.opsPerSec) best.set(guard, row);
+      }
+    }
+    const [on, off] = MODES.map((m) => best.get(m)!);
+    on.note = `${on.note ? `${on.note}; ` : ''}best of ${GUARD_ROUNDS} interleaved rounds; refuse/off = ${(on.opsPerSec / Math.max(off.opsPerSec, 1)).toFixed(2)}`;
+    rows.push(on, off);
+  }
+  return rows;
+}
