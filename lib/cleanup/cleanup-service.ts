@@ -14,7 +14,7 @@ import {
   masterDecision,
   type ChildRef,
 } from './candidates';
-import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
+import { childVerdict, parentVerdict, type ChildVerdict } from './child-safety';
 import {
   abandonDeletes,
   clearStaleMarks,
@@ -211,13 +211,11 @@ export class CleanupService {
       if (tip >= 1 && held.length > 0) {
         await settledOrThrow(held.map((r) => this.expirePreserved(tip, r, report, checkDeadline)));
         // each range pages the DAH index on its own; a range ending early (deadline, engine failure) stops no other
+        const dah = { bin: 'deleteAtHeight' as const, min: 1, max: tip, bins: [...CANDIDATE_BINS] };
         const outcomes = await Promise.allSettled(
           held.map((range) =>
-            this.pageRange(
-              range,
-              { bin: 'deleteAtHeight', min: 1, max: tip, bins: [...CANDIDATE_BINS] },
-              checkDeadline,
-              (records) => this.processChunk(tip, records.filter(isMaster), report, checkDeadline),
+            this.pageRange(range, dah, checkDeadline, (records) =>
+              this.processChunk(tip, records.filter(isMaster), report, checkDeadline),
             ),
           ),
         );
@@ -476,7 +474,6 @@ export class CleanupService {
 
   /** Reads every child of the chunk in one batch. */
   private async readChildren(tip: number, checked: Checked[]): Promise<Map<string, ChildVerdict>> {
-    // display hex -> the child's txid (its master's key), each child once
     const wanted = new Map<string, Buffer>();
     for (const c of checked) {
       for (const ch of c.children) wanted.set(ch.txidHex, ch.txid);
@@ -489,14 +486,13 @@ export class CleanupService {
       records = await this.engine.batchGet([...wanted.values()], [BIN.unminedSince, BIN.blockHeights]);
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
-      for (const hex of wanted.keys()) verdicts.set(hex, childVerdict(error, tip, window));
+      wanted.forEach((_, hex) => verdicts.set(hex, childVerdict(error, tip, window)));
       return verdicts;
     }
     let i = 0;
     for (const hex of wanted.keys()) {
       const r: EngineRecord | null | undefined = records[i++];
-      const read: ChildRead | undefined = r === undefined ? undefined : r === null ? null : r.bins;
-      verdicts.set(hex, childVerdict(read, tip, window));
+      verdicts.set(hex, childVerdict(r === undefined ? undefined : r === null ? null : r.bins, tip, window));
     }
     return verdicts;
   }

@@ -488,20 +488,3 @@ describe('AerospikeEngine UDFs', () => {
     expect(parseUdfList('udf-list\t')).toEqual([]);
   });
 });
-
-test('batchRemove / batchUpdate: the batch policy with the filter is the configured batchParentWrite one', async () => {
-  const configured = { totalTimeout: 7000, socketTimeout: 7000, maxRetries: 0 };
-  const { engine, callsOf } = engineWith({
-    config: { policies: { batchParentWrite: configured } },
-    batchWrite: [{ status: AS_STATUS.OK, record: { bins: {} } }],
-  });
-  await engine.batchRemove([{ key: KEY }]);
-  await engine.batchUpdate([{ key: KEY, bins: { a: 1 } }]);
-  for (const call of callsOf('batchWrite')) {
-    expect(call.args[1]).toEqual({
-      ...configured,
-      filterExpression: Aerospike.exp.not(Aerospike.exp.binExists(TOMBSTONE_BIN)),
-    });
-  }
-  expect(callsOf('batchWrite')).toHaveLength(2);
-});
