@@ -51,7 +51,11 @@ export async function spendMany(
   const verdict = await judge(ctx, guard);
   if (!verdict || verdict.ok) return results;
   const refused = results.filter((r) => r.ok).length;
-  ctx.onSpendRefused?.({ reason: verdict.reason ?? 'unsettled', txs: refused, detail: verdict.detail });
+  try {
+    ctx.onSpendRefused?.({ reason: verdict.reason ?? 'unsettled', txs: refused, detail: verdict.detail });
+  } catch {
+    // an observer's failure (a metric not emitted) never changes the answer
+  }
   return results.map((r): ItemResult<SpendResult> => {
     if (!r.ok) return r;
     const first = r.value.spends[0];
