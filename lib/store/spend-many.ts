@@ -64,7 +64,11 @@ export async function spendMany(
   const v = await (verdict ?? judge(ctx, guard));
   if (!v || v.ok) return results;
   const refused = results.filter((r) => r.ok).length;
-  ctx.onSpendRefused?.({ reason: v.reason ?? 'unsettled', txs: refused, detail: v.detail });
+  try {
+    ctx.onSpendRefused?.({ reason: v.reason ?? 'unsettled', txs: refused, detail: v.detail });
+  } catch {
+    // an observer's failure (a metric not emitted) never changes the answer
+  }
   return results.map((r): ItemResult<SpendResult> => {
     if (!r.ok) return r;
     const first = r.value.spends[0];

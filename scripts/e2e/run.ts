@@ -245,6 +245,7 @@ async function main(): Promise<void> {
   let cluster: SupervisedCluster | undefined;
   let deployment: LocalDeployment | undefined;
   let server: ChildProcess | undefined;
+  let finished = false;
   try {
     const assembly = synthesize(work);
     const clusterStack = assembly.stacks.find(
@@ -264,6 +265,8 @@ async function main(): Promise<void> {
         basePort: Number(process.env.E2E_CLUSTER_PORT ?? 3200),
         nodes: nodeCount,
         fileSize: 1024 * 1024 * 1024,
+        // what systemd and the watchdog did to each node (a kill, a wiped start), as it happens
+        log: (l) => console.log(l),
       });
       hosts = cluster.hosts;
       console.log(`  cluster ${hosts}; conf substitutions: ${cluster.nodes[0].substitutions.join('; ')}`);
@@ -382,11 +385,12 @@ async function main(): Promise<void> {
       problems.forEach(fail);
       if (problems.length === 0) ok('the watchdog killed the paused node, its start wiped it, it rejoined; spends acknowledged');
     }
+    finished = true;
   } finally {
     server?.kill('SIGTERM');
     await deployment?.stop();
     await cluster?.stop();
-    if (process.env.E2E_KEEP === '1' || failures.length > 0) console.log(`work directory kept: ${work}`);
+    if (process.env.E2E_KEEP === '1' || failures.length > 0 || !finished) console.log(`work directory kept: ${work}`);
     else rmSync(work, { recursive: true, force: true });
   }
   if (failures.length > 0) {

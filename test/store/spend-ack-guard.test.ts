@@ -19,7 +19,7 @@ import { BASE_SETTINGS } from './store-contract';
 const dir = mkdtempSync(path.join(tmpdir(), 'ack-guard-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function open(settings: Partial<StoreSettings>) {
+async function open(settings: Partial<StoreSettings>, hook?: (r: SpendRefusal) => void) {
   const inner = await openEmbeddedEngine({ path: ':memory:' });
   let state: ClusterState = { stable: true, detail: 'cluster-stable on 3 node(s): K, K, K' };
   let view: ClusterView | ((n: number) => ClusterView) = MAJORITY_OF_3;
@@ -65,7 +65,7 @@ async function open(settings: Partial<StoreSettings>) {
     blobs: new FileBlobStore({ dir }),
     signals: queue,
     settings: { ...BASE_SETTINGS, ...settings },
-    onSpendRefused: (r) => refusals.push(r),
+    onSpendRefused: hook ?? ((r) => refusals.push(r)),
   });
   await store.setChainTip(1000, { force: true });
   return {
@@ -331,5 +331,19 @@ test('refuse: a retry round writes again and is judged by a view asked after its
   expect(rb).toMatchObject({ ok: false, error: { code: 'STORAGE_ERROR', details: { inDoubt: true } } });
   expect(rc).toMatchObject({ ok: false, error: { code: 'STORAGE_ERROR', details: { inDoubt: true } } });
   expect(await h.store.getSpend({ txid: p.txid, vout: 0 })).toMatchObject({ status: 'SPENT', spendingTxid: b.txid });
+  await h.close();
+});
+
+test("an observer that throws does not change the answer: still in doubt, the guard's own error", async () => {
+  const h = await open({ clusterSize: 3 }, () => {
+    throw new Error('metrics down');
+  });
+  const p = rootTx(1);
+  await h.store.create(p.hex);
+  h.setView({ nodes: [member('a', 'K1'), member('b', 'K2'), member('c', 'K2')] });
+  await expect(h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex })).rejects.toMatchObject({
+    code: 'STORAGE_ERROR',
+    details: { inDoubt: true, ackRefusal: 'disagree' },
+  });
   await h.close();
 });
