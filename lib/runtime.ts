@@ -146,18 +146,16 @@ export async function buildRuntime(config: Config, hooks: RuntimeHooks = runtime
       signals: queue,
       settings: config.settings,
       onSpendRefused: hooks.onSpendRefused,
-    }).catch(
-      (err: unknown) => {
-        // a setting the store refuses when it opens (UTXO_BATCH_SIZE against the one the store was created with) is
-        // a configuration error naming it, like any other refused setting: `npm start` says so, a Lambda answers
-        // 500 CONFIG_ERROR
-        const field = err instanceof InvalidArgumentError ? err.details.field : undefined;
-        if (field && /^[A-Z][A-Z0-9_]+$/.test(field)) {
-          throw new ConfigError(field, err instanceof Error ? err.message.replace(`${field}: `, '') : String(err));
-        }
-        throw err;
-      },
-    );
+    }).catch((err: unknown) => {
+      // a setting the store refuses when it opens (UTXO_BATCH_SIZE against the one the store was created with) is
+      // a configuration error naming it, like any other refused setting: `npm start` says so, a Lambda answers
+      // 500 CONFIG_ERROR
+      const field = err instanceof InvalidArgumentError ? err.details.field : undefined;
+      if (field && /^[A-Z][A-Z0-9_]+$/.test(field)) {
+        throw new ConfigError(field, err instanceof Error ? err.message.replace(`${field}: `, '') : String(err));
+      }
+      throw err;
+    });
     const getTip = () => store.getChainTip();
     const reconciler = new Reconciler({
       engine,

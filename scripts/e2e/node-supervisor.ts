@@ -167,7 +167,11 @@ export class NodeSupervisor {
   startWatchdog(): void {
     const file = path.join(this.o.node.dir, 'aerospike-watchdog');
     writeFileSync(file, this.script('aerospike-watchdog'));
-    const child = spawn('bash', [file, 'run'], { env: this.env(), stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    const child = spawn('bash', [file, 'run'], {
+      env: this.env(),
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    });
     child.unref();
     writeFileSync(path.join(this.o.node.dir, 'watchdog.pid'), String(child.pid));
     let buffered = '';

@@ -257,7 +257,9 @@ async function main(): Promise<void> {
       const nodeCount = Object.values(clusterStack!.template.Resources).filter(
         (r) => r.Type === 'AWS::EC2::Instance',
       ).length;
-      console.log(`starting the cluster stack conf on ${nodeCount} local nodes (with their watchdog and start hook)...`);
+      console.log(
+        `starting the cluster stack conf on ${nodeCount} local nodes (with their watchdog and start hook)...`,
+      );
       cluster = await startSupervisedCluster({
         stack: clusterStack!,
         asd: asd!,
@@ -378,12 +380,15 @@ async function main(): Promise<void> {
     // the node scripts' watchdog and start-up rule (decision 0007), on the cluster started from them
     if (!cluster) console.log('watchdog scenario SKIPPED: the cluster was given (AEROSPIKE_HOSTS), not started here');
     else if (cluster.nodes.length < 3)
-      console.log(`watchdog scenario SKIPPED: ${cluster.nodes.length} node(s), the scenario needs a majority without one`);
+      console.log(
+        `watchdog scenario SKIPPED: ${cluster.nodes.length} node(s), the scenario needs a majority without one`,
+      );
     else {
       console.log('watchdog scenario (a node paused, then another restarted by systemd):');
       const problems = await runWatchdogScenario({ cluster, namespace, settings, log: (l) => console.log(l) });
       problems.forEach(fail);
-      if (problems.length === 0) ok('the watchdog killed the paused node, its start wiped it, it rejoined; spends acknowledged');
+      if (problems.length === 0)
+        ok('the watchdog killed the paused node, its start wiped it, it rejoined; spends acknowledged');
     }
     finished = true;
   } finally {

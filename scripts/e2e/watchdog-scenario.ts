@@ -135,14 +135,16 @@ export async function runWatchdogScenario(o: WatchdogScenarioOptions): Promise<s
     ).catch(() => undefined);
     if (!wiped) fail('the restarted node did not start empty');
     else log(`  ${at(wiped)} ${eventAfter(sup, killed, /check-start/)!.what}`);
-    const joined = await until(`node${victim} rejoining`, 60_000, () =>
-      cluster.supervisors.every((s) => s.settled(n)),
+    const joined = await until(`node${victim} rejoining`, 60_000, () => cluster.supervisors.every((s) => s.settled(n)));
+    await until('the mark cleared', 5_000, () => !sup.markSet()).catch(() =>
+      fail('the mark is still set after rejoining'),
     );
-    await until('the mark cleared', 5_000, () => !sup.markSet()).catch(() => fail('the mark is still set after rejoining'));
-    log(`  ${at(joined)} node${victim} a member of the ${n}-node cluster again; wipe-on-start mark cleared: ${!sup.markSet()}`);
-    const refilled = await until('migrations', 120_000, () =>
-      cluster.supervisors[0].settled(n, false),
-    ).catch(() => undefined);
+    log(
+      `  ${at(joined)} node${victim} a member of the ${n}-node cluster again; wipe-on-start mark cleared: ${!sup.markSet()}`,
+    );
+    const refilled = await until('migrations', 120_000, () => cluster.supervisors[0].settled(n, false)).catch(
+      () => undefined,
+    );
     log(`  ${refilled ? at(refilled) : '(not within 120 s)'} migrations done: node${victim} refilled`);
 
     // 2. an operator's restart of another node (systemd stop, start): not watched, started with its data
@@ -150,9 +152,7 @@ export async function runWatchdogScenario(o: WatchdogScenarioOptions): Promise<s
     const restartAt = Date.now();
     await other.stop();
     other.start();
-    await until(`node${n - 1} back after its restart`, 60_000, () =>
-      other.settled(n),
-    );
+    await until(`node${n - 1} back after its restart`, 60_000, () => other.settled(n));
     const wipedAgain = eventAfter(other, restartAt, /starting empty/);
     const killedAgain = eventAfter(other, restartAt, /SIGKILL/);
     log(

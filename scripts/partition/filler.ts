@@ -37,7 +37,7 @@ export async function fill(
     const worker = async () => {
       while (next < records) {
         const i = next++;
-        for (const firstRefusal = Date.now(); ; ) {
+        for (const firstRefusal = Date.now(); ;) {
           try {
             await client.put(new Aerospike.Key(namespace, FILLER_SET, i), { i, b: body });
             break;

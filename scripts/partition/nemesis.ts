@@ -113,7 +113,9 @@ export async function rollingRestart(c: NemesisContext, budgetMs: number): Promi
         `rolling restart: node ${n} rejoined after ${rejoinedMs} ms, but migrations were not done within ${budgetMs} ms of its stop`,
       );
     steps.push({ node: n, rejoinedMs, settledMs: Date.now() - t });
-    c.log(`rolling restart: node ${n} rejoined after ${rejoinedMs} ms, migrations done ${Date.now() - t} ms after its stop`);
+    c.log(
+      `rolling restart: node ${n} rejoined after ${rejoinedMs} ms, migrations done ${Date.now() - t} ms after its stop`,
+    );
   }
   return steps;
 }

@@ -359,7 +359,9 @@ async function main(): Promise<void> {
 
   const results: RunResult[] = [];
   try {
-    log(`settings "${args.settings}": ${JSON.stringify(settings)}; 3 nodes, RF ${rf}, min-cluster-size ${conf.minClusterSize}`);
+    log(
+      `settings "${args.settings}": ${JSON.stringify(settings)}; 3 nodes, RF ${rf}, min-cluster-size ${conf.minClusterSize}`,
+    );
     cluster.setUpNetwork();
     if (existsSync(workDir)) rmSync(workDir, { recursive: true, force: true });
     for (const n of cluster.nodes) cluster.start(n.index, true);

@@ -3,7 +3,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { standaloneContext } from '../../cdk/app';
-import { connectionBudget, defaultConfig, effectiveReplication, loadConfig, maxRecordSizeBytes, minClusterSize } from '../../cdk/config';
+import {
+  connectionBudget,
+  defaultConfig,
+  effectiveReplication,
+  loadConfig,
+  maxRecordSizeBytes,
+  minClusterSize,
+} from '../../cdk/config';
 
 const PROD_ASSUMERS = {
   validator: ['arn:aws:iam::123456789012:role/validator-*'],

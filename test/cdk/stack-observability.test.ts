@@ -124,7 +124,9 @@ describe('observability', () => {
       /SEARCH\('\{BsvUtxoStore,service,reason\} service=\\"bsv-utxo-store\\" MetricName=\\"SpendsRefused\\"', 'Sum', 60\)/,
     );
     expect(
-      refused.some((m) => m.includes('"BsvUtxoStore","SpendsRefused","service","bsv-utxo-store"') && m.includes('right')),
+      refused.some(
+        (m) => m.includes('"BsvUtxoStore","SpendsRefused","service","bsv-utxo-store"') && m.includes('right'),
+      ),
     ).toBe(true);
     // no alarm email configured: no topic
     t.resourceCountIs('AWS::SNS::Topic', 0);

@@ -14,7 +14,10 @@ function cluster(sizes: number[], min = 1) {
     infoAll: (command: string) =>
       command === 'statistics'
         ? sizes.map((n) => ({ host: {}, info: `statistics\tcluster_size=${n};cluster_key=ABC;uptime=10\n` }))
-        : sizes.map(() => ({ host: {}, info: `get-config:context=service\tmin-cluster-size=${min};proto-fd-max=15000\n` })),
+        : sizes.map(() => ({
+            host: {},
+            info: `get-config:context=service\tmin-cluster-size=${min};proto-fd-max=15000\n`,
+          })),
   });
 }
 

@@ -65,7 +65,11 @@ if (!hosts) {
             value: String(n),
             expect: Math.floor(n / 2) + 1 > nodes && n > 0 ? ('invalid' as const) : ('valid' as const),
           })),
-          ...['-1', String(CE_MAX_CLUSTER_SIZE + 1)].map((value) => ({ name: s.name, value, expect: 'invalid' as const })),
+          ...['-1', String(CE_MAX_CLUSTER_SIZE + 1)].map((value) => ({
+            name: s.name,
+            value,
+            expect: 'invalid' as const,
+          })),
         ];
       }
       if (s.name === 'AEROSPIKE_MAX_COMMANDS_IN_PROCESS') {

@@ -44,4 +44,9 @@ export {
   parseNamespaceInfo,
   NAMESPACE_CHECK_DEADLINE_MS,
 } from './namespace-check';
-export { checkClusterSize, clusterSizeProblem, CLUSTER_SIZE_CHECK_DEADLINE_MS, type ClusterSizeFacts } from './cluster-size-check';
+export {
+  checkClusterSize,
+  clusterSizeProblem,
+  CLUSTER_SIZE_CHECK_DEADLINE_MS,
+  type ClusterSizeFacts,
+} from './cluster-size-check';
