@@ -153,7 +153,7 @@ export async function openEngine(set: string): Promise<Opened> {
   const client = await connectAerospike({
     hosts: AEROSPIKE,
     namespace,
-    timeouts: { commandMs: 20000, batchMs: 60000, queryMs: 120000 },
+    timeouts: { commandMs: 20000, batchMs: 60000, queryMs: 120000, connectMs: 5000 },
   });
   const engine: RecordEngine = new AerospikeEngine({ client, namespace, set });
   return {
