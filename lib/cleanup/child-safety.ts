@@ -22,6 +22,9 @@ function heights(value: unknown): number[] | null {
   return out;
 }
 
+/** The verdict of every safe child (one object, not one per child). */
+const SAFE: ChildVerdict = Object.freeze({ safe: true });
+
 export function childVerdict(read: ChildRead | undefined, tip: number, safetyWindow: number): ChildVerdict {
   if (read === undefined || read instanceof Error) return { safe: false, reason: 'child_read_error' };
   if (read === null) return { safe: false, reason: 'child_missing' };
@@ -29,17 +32,22 @@ export function childVerdict(read: ChildRead | undefined, tip: number, safetyWin
   if (unminedSince !== undefined && unminedSince !== null) return { safe: false, reason: 'child_unmined' };
   const hs = heights(read[BIN.blockHeights]);
   if (hs === null) return { safe: false, reason: 'child_unmined' };
-  if (tip >= Math.max(...hs) + safetyWindow) return { safe: true };
+  if (tip >= Math.max(...hs) + safetyWindow) return SAFE;
   return { safe: false, reason: 'child_unstable' };
+}
+
+/** The record's `deletedChildren` map (child display hex -> true), or undefined when it has none (or not a map). */
+export function deletedChildrenOf(bins: Bins): Readonly<Record<string, unknown>> | undefined {
+  const map = bins[BIN.deletedChildren];
+  if (map === null || map === undefined || typeof map !== 'object' || Array.isArray(map) || Buffer.isBuffer(map)) {
+    return undefined;
+  }
+  return map as Record<string, unknown>;
 }
 
 /** A child recorded in the parent's `deletedChildren` was itself cleaned up after becoming stable: safe. */
 export function isDeletedChild(parentBins: Bins, childHex: string): boolean {
-  const map = parentBins[BIN.deletedChildren];
-  if (map === null || map === undefined || typeof map !== 'object' || Array.isArray(map) || Buffer.isBuffer(map)) {
-    return false;
-  }
-  return (map as Record<string, unknown>)[childHex] === true;
+  return deletedChildrenOf(parentBins)?.[childHex] === true;
 }
 
 /**

@@ -5,7 +5,15 @@
 import type { BlobStore } from '../blob/port';
 import { splitPartitions, type Bins, type EngineRecord, type PartitionRange, type RecordEngine } from '../engine/port';
 import { BIN } from '../domain/bins';
-import { collectChildren, extraRecordCount, isMaster, masterDecision, type ChildRef } from './candidates';
+import {
+  CANDIDATE_BINS,
+  PAGE_BINS,
+  collectChildren,
+  extraRecordCount,
+  isMaster,
+  masterDecision,
+  type ChildRef,
+} from './candidates';
 import { childVerdict, parentVerdict, type ChildRead, type ChildVerdict } from './child-safety';
 import {
   abandonDeletes,
@@ -205,8 +213,11 @@ export class CleanupService {
         // each range pages the DAH index on its own; a range ending early (deadline, engine failure) stops no other
         const outcomes = await Promise.allSettled(
           held.map((range) =>
-            this.pageRange(range, { bin: 'deleteAtHeight', min: 1, max: tip }, checkDeadline, (records) =>
-              this.processChunk(tip, records.filter(isMaster), report, checkDeadline),
+            this.pageRange(
+              range,
+              { bin: 'deleteAtHeight', min: 1, max: tip, bins: [...CANDIDATE_BINS] },
+              checkDeadline,
+              (records) => this.processChunk(tip, records.filter(isMaster), report, checkDeadline),
             ),
           ),
         );
@@ -425,7 +436,7 @@ export class CleanupService {
     let pages: (EngineRecord | null)[] = [];
     if (keys.length > 0) {
       try {
-        pages = await this.engine.batchGet(keys);
+        pages = await this.engine.batchGet(keys, [...PAGE_BINS]);
       } catch {
         addKept(report, 'record_read_error', masters.length);
         return [];
@@ -465,23 +476,28 @@ export class CleanupService {
 
   /** Reads every child of the chunk in one batch. */
   private async readChildren(tip: number, checked: Checked[]): Promise<Map<string, ChildVerdict>> {
+    // display hex -> the child's txid (its master's key), each child once
     const wanted = new Map<string, Buffer>();
     for (const c of checked) {
-      for (const ch of c.children) {
-        wanted.set(ch.txidHex, ch.txid);
-      }
+      for (const ch of c.children) wanted.set(ch.txidHex, ch.txid);
     }
     const verdicts = new Map<string, ChildVerdict>();
     if (wanted.size === 0) return verdicts;
-    const hexes = [...wanted.keys()];
-    let reads: ChildRead[];
+    const window = this.settings.cleanupSafetyWindow;
+    let records: (EngineRecord | null)[];
     try {
-      const records = await this.engine.batchGet([...wanted.values()], [BIN.unminedSince, BIN.blockHeights]);
-      reads = records.map((r) => (r === null ? null : r.bins));
+      records = await this.engine.batchGet([...wanted.values()], [BIN.unminedSince, BIN.blockHeights]);
     } catch (err) {
-      reads = hexes.map(() => (err instanceof Error ? err : new Error(String(err))));
+      const error = err instanceof Error ? err : new Error(String(err));
+      for (const hex of wanted.keys()) verdicts.set(hex, childVerdict(error, tip, window));
+      return verdicts;
     }
-    hexes.forEach((hex, i) => verdicts.set(hex, childVerdict(reads[i], tip, this.settings.cleanupSafetyWindow)));
+    let i = 0;
+    for (const hex of wanted.keys()) {
+      const r: EngineRecord | null | undefined = records[i++];
+      const read: ChildRead | undefined = r === undefined ? undefined : r === null ? null : r.bins;
+      verdicts.set(hex, childVerdict(read, tip, window));
+    }
     return verdicts;
   }
 }

@@ -191,28 +191,54 @@ function alive(txs: readonly Going[]): Going[] {
 }
 
 function pageKeys(master: EngineRecord): Buffer[] {
-  return Array.from({ length: extraRecordCount(master.bins) }, (_, i) => keyOfRecord(master.key, i + 1));
+  const count = extraRecordCount(master.bins);
+  const keys: Buffer[] = [];
+  for (let n = 1; n <= count; n++) keys.push(keyOfRecord(master.key, n));
+  return keys;
 }
 
-/** The parent records (the ones holding the outputs each tx spent) of each tx, distinct per tx. */
+/**
+ * The parent records (the ones holding the outputs each tx spent) of each tx, distinct per tx. Only an external tx
+ * without an `inputs` bin needs a blob read (BLOB_CALLS_AT_ONCE at a time); the others are read from their bins.
+ */
 async function parentKeysOf(deps: DeleteDeps, txs: readonly Going[]): Promise<Buffer[][]> {
-  return mapLimited([...txs], BLOB_CALLS_AT_ONCE, async (t) => {
+  const out: Buffer[][] = new Array<Buffer[]>(txs.length);
+  const fromBlobs: number[] = [];
+  txs.forEach((t, i) => {
     try {
-      const keys = new Map<string, Buffer>();
-      for (const o of (await ownInputs(deps, t.hex, t.master.bins)) ?? []) {
-        if (isNullOutpoint(o)) continue;
-        const key = keyOfRecord(o.txid, Math.floor(o.vout / deps.utxoBatchSize));
-        keys.set(key.toString('hex'), key);
-      }
-      return [...keys.values()];
+      const known = inputsFromBins(t.hex, t.master.bins);
+      if (known === undefined) fromBlobs.push(i);
+      else out[i] = parentKeys(deps, known);
     } catch (err) {
       t.error = err;
-      return [];
+      out[i] = [];
     }
   });
+  await mapLimited(fromBlobs, BLOB_CALLS_AT_ONCE, async (i) => {
+    const t = txs[i];
+    try {
+      out[i] = parentKeys(deps, (await inputsFromBlob(deps, t.hex)) ?? []);
+    } catch (err) {
+      t.error = err;
+      out[i] = [];
+    }
+  });
+  return out;
 }
 
-async function ownInputs(deps: DeleteDeps, hex: string, bins: Bins): Promise<Outpoint[] | null> {
+function parentKeys(deps: DeleteDeps, outpoints: readonly Outpoint[]): Buffer[] {
+  if (outpoints.length === 0) return [];
+  const keys = new Map<string, Buffer>();
+  for (const o of outpoints) {
+    if (isNullOutpoint(o)) continue;
+    const key = keyOfRecord(o.txid, Math.floor(o.vout / deps.utxoBatchSize));
+    keys.set(key.toString('hex'), key);
+  }
+  return [...keys.values()];
+}
+
+/** The outpoints a tx spent as its bins tell them; undefined when only its `.tx` blob can (an external tx). */
+function inputsFromBins(hex: string, bins: Bins): Outpoint[] | undefined {
   if (bins[BIN.isCoinbase] === true) return [];
   const inputs = bins[BIN.inputs];
   if (inputs !== undefined && inputs !== null) {
@@ -220,16 +246,19 @@ async function ownInputs(deps: DeleteDeps, hex: string, bins: Bins): Promise<Out
     if (outpoints === null) throw new CleanupDeleteError(hex, 'the inputs bin does not parse');
     return outpoints;
   }
-  if (bins[BIN.external] === true) {
-    const tx = await deps.blobs.get(hex, 'tx');
-    // blob already deleted: a previous pass got past the deletedChildren step
-    if (tx === null) return null;
-    const outpoints = outpointsOfTx(tx);
-    if (outpoints === null) throw new CleanupDeleteError(hex, 'the .tx blob does not parse');
-    return outpoints;
-  }
+  if (bins[BIN.external] === true) return undefined;
   // a tx without inputs (no-input tx): no parent to update
   return [];
+}
+
+/** The outpoints of an external tx from its `.tx` blob; null when the blob is gone already. */
+async function inputsFromBlob(deps: DeleteDeps, hex: string): Promise<Outpoint[] | null> {
+  const tx = await deps.blobs.get(hex, 'tx');
+  // blob already deleted: a previous pass got past the deletedChildren step
+  if (tx === null) return null;
+  const outpoints = outpointsOfTx(tx);
+  if (outpoints === null) throw new CleanupDeleteError(hex, 'the .tx blob does not parse');
+  return outpoints;
 }
 
 /**

@@ -22,11 +22,15 @@ export interface ParsedInput {
   /** EF only: the previous output */
   satoshis?: number;
   lockingScript?: Buffer;
+  /** the input's bytes as they stand in the parsed tx (EF form when the tx is EF): what serializeInput writes */
+  wire?: Buffer;
 }
 
 export interface ParsedOutput {
   satoshis: number;
   lockingScript: Buffer;
+  /** the output's bytes as they stand in the parsed tx: what serializeOutput writes */
+  wire?: Buffer;
 }
 
 export interface ParsedTx {
@@ -51,7 +55,8 @@ export interface ParsedTx {
 }
 
 /**
- * Reads the wire format. `what` names the part read for the error message; inside an input or output (at()) it is
+ * Reads the wire format. The parts it returns (txids, scripts, an input's or output's wire bytes) are views of the
+ * parsed bytes, not copies: they live as long as the tx's own bytes (`raw`/`ef`) do. `what` names the part read for the error message; inside an input or output (at()) it is
  * prefixed with "input 3 " or "output 3 " only when a message is built, so a read allocates no text.
  */
 class Reader {
@@ -130,10 +135,12 @@ function toBytes(tx: string | Buffer, field: string): Buffer {
   if (Buffer.isBuffer(tx)) return tx;
   if (typeof tx !== 'string') throw new InvalidArgumentError(field, 'expected a hex-encoded transaction');
   if (tx.length === 0) throw new InvalidArgumentError(field, 'empty transaction');
-  if (tx.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(tx)) {
+  // Buffer.from stops decoding at the first pair that is not hex: a short result is the check (no second pass)
+  const bytes = tx.length % 2 === 0 ? Buffer.from(tx, 'hex') : undefined;
+  if (bytes === undefined || bytes.length * 2 !== tx.length) {
     throw new InvalidArgumentError(field, 'expected a hex-encoded transaction (0-9, a-f in pairs)');
   }
-  return Buffer.from(tx, 'hex');
+  return bytes;
 }
 
 export function isEf(bytes: Buffer): boolean {
@@ -151,24 +158,38 @@ export function parseTx(tx: string | Buffer, field = 'tx'): ParsedTx {
   const inputs: ParsedInput[] = [];
   for (let i = 0; i < inputCount; i++) {
     r.at('input', i);
-    const prevTxid = Buffer.from(r.bytes(32, 'previous txid'));
+    const start = r.pos;
+    const prevTxid = r.bytes(32, 'previous txid');
     const vout = r.u32('previous output index');
-    const unlockingScript = Buffer.from(r.script('unlocking script'));
+    const unlockingScript = r.script('unlocking script');
     const sequence = r.u32('sequence');
-    const input: ParsedInput = { prevTxid, prevTxidHex: txidToHex(prevTxid), vout, unlockingScript, sequence };
+    let satoshis: number | undefined;
+    let lockingScript: Buffer | undefined;
     if (extended) {
-      input.satoshis = r.satoshis('previous satoshis');
-      input.lockingScript = Buffer.from(r.script('previous locking script'));
+      satoshis = r.satoshis('previous satoshis');
+      lockingScript = r.script('previous locking script');
     }
-    inputs.push(input);
+    const wire = bytes.subarray(start, r.pos);
+    inputs.push({
+      prevTxid,
+      prevTxidHex: txidToHex(prevTxid),
+      vout,
+      unlockingScript,
+      sequence,
+      satoshis,
+      lockingScript,
+      wire,
+    });
   }
   r.at(undefined);
   const outputCount = r.varint('output count');
   const outputs: ParsedOutput[] = [];
   for (let i = 0; i < outputCount; i++) {
     r.at('output', i);
+    const start = r.pos;
     const satoshis = r.satoshis('satoshis');
-    outputs.push({ satoshis, lockingScript: Buffer.from(r.script('locking script')) });
+    const lockingScript = r.script('locking script');
+    outputs.push({ satoshis, lockingScript, wire: bytes.subarray(start, r.pos) });
   }
   r.at(undefined);
   const locktime = r.u32('locktime');

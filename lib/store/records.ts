@@ -4,7 +4,7 @@
  */
 import type { BlobKind } from '../blob/port';
 import type { BinValue, Bins } from '../engine/port';
-import { BIN } from '../domain/bins';
+import { BIN, type BinName } from '../domain/bins';
 import { recordCount } from '../domain/keys';
 import { encodeOutputsBlob } from '../domain/outputs-blob';
 import { isStoredOutput } from '../domain/slots';
@@ -74,54 +74,79 @@ export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: 
   // DAH rule for a conflicting tx: deletable R blocks after its creation
   const conflictingDah = options.conflicting && R > 0 ? options.height + R : undefined;
 
-  // Each record's bins are built fresh (a literal, then the other bins) rather than spread from shared common bins:
-  // in V8 a spread followed by more keyed stores costs tens of microseconds per record, the create path's top cost.
-  const recordBins = (utxos: (Buffer | null)[]): Bins => {
-    const bins: Bins = {
-      [BIN.txID]: parsed.txid,
-      [BIN.version]: parsed.version,
-      [BIN.locktime]: parsed.locktime,
-      [BIN.fee]: parsed.fee,
-      [BIN.sizeInBytes]: parsed.sizeInBytes,
-      [BIN.extendedSize]: parsed.extendedSize,
-      [BIN.isCoinbase]: options.isCoinbase,
-      [BIN.conflicting]: options.conflicting,
-      [BIN.locked]: options.locked,
-    };
-    if (options.isCoinbase) bins[BIN.spendingHeight] = coinbaseHeight(options) + settings.coinbaseMaturity;
+  // Each record's bins are one object literal with the bin names written out (BinName-checked), then the few bins
+  // that depend on the tx: V8 keeps such an object in fast mode. Computed names ([BIN.x]) followed by keyed stores
+  // turned every record into a dictionary-mode object (about 2 us a record to build and walk), and a spread from
+  // shared common bins cost tens of microseconds.
+  const coinbaseSpendingHeight = options.isCoinbase ? coinbaseHeight(options) + settings.coinbaseMaturity : undefined;
+  const conditional = (bins: Bins): Bins => {
+    if (coinbaseSpendingHeight !== undefined) bins[BIN.spendingHeight] = coinbaseSpendingHeight;
     if (multi) bins[BIN.creating] = true;
     if (conflictingDah !== undefined) bins[BIN.deleteAtHeight] = conflictingDah;
-    bins[BIN.utxos] = utxos;
-    bins[BIN.recordUtxos] = countStored(utxos);
-    bins[BIN.spentUtxos] = 0;
     return bins;
   };
   const pages: Bins[] = [];
-  for (let n = 1; n < count; n++) pages.push(recordBins(slots.slice(n * B, (n + 1) * B)));
-  const master = recordBins(multi ? slots.slice(0, B) : slots);
-  const mined = options.minedBlocks;
+  for (let n = 1; n < count; n++) {
+    const utxos = slots.slice(n * B, (n + 1) * B);
+    const page = {
+      txID: parsed.txid,
+      version: parsed.version,
+      locktime: parsed.locktime,
+      fee: parsed.fee,
+      sizeInBytes: parsed.sizeInBytes,
+      extendedSize: parsed.extendedSize,
+      isCoinbase: options.isCoinbase,
+      conflicting: options.conflicting,
+      locked: options.locked,
+      utxos,
+      recordUtxos: countStored(utxos),
+      spentUtxos: 0,
+    } satisfies Partial<Record<BinName, BinValue>>;
+    pages.push(conditional(page));
+  }
   // a pagination record without any slot is fully spent from the start
   let spentExtraRecs = 0;
   for (const p of pages) if (p[BIN.recordUtxos] === 0) spentExtraRecs++;
-  master[BIN.totalUtxos] = parsed.outputs.length;
-  master[BIN.totalExtraRecs] = count - 1;
-  master[BIN.spentExtraRecs] = spentExtraRecs;
-  master[BIN.blockIDs] = mined.map((m) => m.blockId);
-  master[BIN.blockHeights] = mined.map((m) => m.blockHeight);
-  master[BIN.subtreeIdxs] = mined.map((m) => m.subtreeIdx);
+  const mined = options.minedBlocks;
+  const utxos = multi ? slots.slice(0, B) : slots;
+  const recordUtxos = countStored(utxos);
+  const master: Bins = conditional({
+    txID: parsed.txid,
+    version: parsed.version,
+    locktime: parsed.locktime,
+    fee: parsed.fee,
+    sizeInBytes: parsed.sizeInBytes,
+    extendedSize: parsed.extendedSize,
+    isCoinbase: options.isCoinbase,
+    conflicting: options.conflicting,
+    locked: options.locked,
+    utxos,
+    recordUtxos,
+    spentUtxos: 0,
+    totalUtxos: parsed.outputs.length,
+    totalExtraRecs: count - 1,
+    spentExtraRecs,
+    blockIDs: mined.map((m) => m.blockId),
+    blockHeights: mined.map((m) => m.blockHeight),
+    subtreeIdxs: mined.map((m) => m.subtreeIdx),
+    createdAt: options.createdAt,
+    external: options.external,
+  } satisfies Partial<Record<BinName, BinValue>>);
   if (mined.length === 0) master[BIN.unminedSince] = options.height;
   // DAH rule at creation: a mined single-record tx without a stored output is fully spent from the start, and no
   // later UDF call would run the rule on it
-  const fullySpent = !multi && master[BIN.recordUtxos] === 0;
+  const fullySpent = !multi && recordUtxos === 0;
   if (fullySpent && mined.length > 0 && !options.locked && !options.conflicting && R > 0) {
     master[BIN.deleteAtHeight] = options.height + R;
   }
-  master[BIN.createdAt] = options.createdAt;
-  master[BIN.external] = options.external;
   if (!options.external) {
     const extended = parsed.isExtended && !options.isCoinbase;
-    master[BIN.inputs] = parsed.inputs.map((i) => serializeInput(i, extended)) as BinValue[];
-    master[BIN.outputs] = parsed.outputs.map((o) => serializeOutput(o)) as BinValue[];
+    // an input or output stored in the form it came in is its own bytes (a view of the tx): nothing to serialize
+    const asParsed = extended === parsed.isExtended;
+    master[BIN.inputs] = parsed.inputs.map((i) =>
+      asParsed && i.wire ? i.wire : serializeInput(i, extended),
+    ) as BinValue[];
+    master[BIN.outputs] = parsed.outputs.map((o) => o.wire ?? serializeOutput(o)) as BinValue[];
   }
 
   const plan: RecordPlan = { external: options.external, records: [master, ...pages] };

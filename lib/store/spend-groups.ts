@@ -46,7 +46,8 @@ export function groupByRecord(txs: TxSpend[]): RecordGroup[] {
     if (!isLive(tx)) return;
     tx.items.forEach((item, i) => {
       if (tx.outcomes[i].status === 'ERROR') return;
-      const id = item.key.toString('hex');
+      // latin1: one char per byte, a cheaper exact map key than hex
+      const id = item.key.toString('latin1');
       let group = groups.get(id);
       if (!group) {
         group = { key: item.key, first: item, refs: [] };

@@ -1,4 +1,4 @@
-import { collectChildren, isMaster, masterDecision } from '../../lib/cleanup/candidates';
+import { CANDIDATE_BINS, PAGE_BINS, collectChildren, isMaster, masterDecision } from '../../lib/cleanup/candidates';
 import { childVerdict, isDeletedChild, parentVerdict, type ChildVerdict } from '../../lib/cleanup/child-safety';
 import {
   isNullOutpoint,
@@ -11,6 +11,7 @@ import {
   txidHex,
 } from '../../lib/cleanup/record-facts';
 import { Transaction } from '@bsv/sdk';
+import type { Bins } from '../../lib/engine/port';
 import { GOLDEN_EF_HEX, GOLDEN_PARENT_TXID } from '../fixtures/golden-tx';
 
 const hash = Buffer.alloc(32, 1);
@@ -169,5 +170,24 @@ describe('candidate state', () => {
     expect(collectChildren([{ utxos: [spent] }, null], false)).toEqual({ ok: false, reason: 'record_missing' });
     expect(collectChildren([{}], false)).toEqual({ ok: false, reason: 'invalid_record' });
     expect(collectChildren([{ utxos: [Buffer.alloc(3)] }], false)).toEqual({ ok: false, reason: 'invalid_record' });
+  });
+
+  test('the DAH query and the pagination reads ask for every bin the decisions read', () => {
+    // a master with every bin the decisions look at set to something that lets them go on reading
+    const read = new Set<string>();
+    const watched = (bins: Bins): Bins =>
+      new Proxy(bins, {
+        get: (target, name) => {
+          if (typeof name === 'string') read.add(name);
+          return target[name as string];
+        },
+      });
+    masterDecision(watched({ ...mined }));
+    masterDecision(watched({ ...mined, conflicting: true }));
+    collectChildren([watched({ utxos: [spent], deletedChildren: { [txidHex(childId)]: true } })], false);
+    expect([...read].filter((bin) => !CANDIDATE_BINS.includes(bin))).toEqual([]);
+    read.clear();
+    collectChildren([watched({ utxos: [spent], deletedChildren: {} })], false);
+    expect([...read].filter((bin) => !PAGE_BINS.includes(bin))).toEqual([]);
   });
 });

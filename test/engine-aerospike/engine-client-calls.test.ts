@@ -319,6 +319,9 @@ describe('AerospikeEngine UDFs', () => {
       exists: Aerospike.policy.exists.UPDATE,
       key: Aerospike.policy.key.SEND,
       ttl: Aerospike.ttl.DONT_UPDATE,
+    });
+    // a tombstone is not updated: the batch's policy filters every record to live ones (sent once, not per record)
+    expect(callsOf('batchWrite')[0].args[1]).toEqual({
       filterExpression: Aerospike.exp.not(Aerospike.exp.binExists(TOMBSTONE_BIN)),
     });
     expect(sent[1].policy).toMatchObject({ ttl: 60 });
@@ -370,6 +373,9 @@ describe('AerospikeEngine UDFs', () => {
       exists: Aerospike.policy.exists.REPLACE,
       key: Aerospike.policy.key.SEND,
       ttl: DEFAULT_TOMBSTONE_TTL_SECONDS,
+    });
+    // a tombstone is left alone: the batch's policy filters every record to live ones (sent once, not per record)
+    expect(callsOf('batchWrite')[0].args[1]).toEqual({
       filterExpression: Aerospike.exp.not(Aerospike.exp.binExists(TOMBSTONE_BIN)),
     });
     expect(callsOf('put').map((c) => c.args[2])).toEqual([{ ttl: DEFAULT_TOMBSTONE_TTL_SECONDS, gen: 3 }]);
@@ -481,4 +487,21 @@ describe('AerospikeEngine UDFs', () => {
     ]);
     expect(parseUdfList('udf-list\t')).toEqual([]);
   });
+});
+
+test('batchRemove / batchUpdate: the batch policy with the filter is the configured batchParentWrite one', async () => {
+  const configured = { totalTimeout: 7000, socketTimeout: 7000, maxRetries: 0 };
+  const { engine, callsOf } = engineWith({
+    config: { policies: { batchParentWrite: configured } },
+    batchWrite: [{ status: AS_STATUS.OK, record: { bins: {} } }],
+  });
+  await engine.batchRemove([{ key: KEY }]);
+  await engine.batchUpdate([{ key: KEY, bins: { a: 1 } }]);
+  for (const call of callsOf('batchWrite')) {
+    expect(call.args[1]).toEqual({
+      ...configured,
+      filterExpression: Aerospike.exp.not(Aerospike.exp.binExists(TOMBSTONE_BIN)),
+    });
+  }
+  expect(callsOf('batchWrite')).toHaveLength(2);
 });

@@ -25,8 +25,12 @@ export interface BatchContext {
   key(key: Port.RecordKey): Key;
   /** a read record, or null for a tombstone */
   liveRecord(key: Port.RecordKey, record: AerospikeRecord, bins?: string[]): Port.EngineRecord | null;
-  /** a filter expression admitting only tombstones (true) or only live records (false) */
-  tombstoneFilter(tombstone: boolean): unknown;
+  /**
+   * The batch policy (the configured batchParentWrite) with a filter expression admitting only live records, not
+   * tombstones: a batch write's records without a filter of their own are filtered by it on the server (a
+   * tombstone answers FILTERED_OUT), so the expression is converted and sent once per batch, not once per record.
+   */
+  liveOnlyBatchPolicy: object;
   tombstoneTtlSeconds: number;
   /** the KEY_BUSY retry budget of a batch */
   budget: { budgetMs: number };
@@ -101,14 +105,14 @@ export async function batchUpdateChunk(
     key: ctx.key(item.key),
     // a null value removes the bin, as in update()
     ops: Object.entries(toAerospikeBins(item.bins)).map(([bin, v]) => ctx.as.operations.write(bin, v as never)),
-    policy: {
-      exists: exists.UPDATE,
-      key: key.SEND,
-      ttl: item.policy?.ttl ?? ctx.as.ttl.DONT_UPDATE,
-      filterExpression: ctx.tombstoneFilter(false) as never,
-    },
+    policy: { exists: exists.UPDATE, key: key.SEND, ttl: item.policy?.ttl ?? ctx.as.ttl.DONT_UPDATE },
   }));
-  const results = await batchWriteRecords(ctx, records, `batch update of ${items.length} records`);
+  const results = await batchWriteRecords(
+    ctx,
+    records,
+    `batch update of ${items.length} records`,
+    ctx.liveOnlyBatchPolicy,
+  );
   return results.map((r, i): Port.BatchWriteResult => {
     const status = Number(r.status);
     if (status === AS_STATUS.OK) return { ok: true };
@@ -126,19 +130,20 @@ export async function batchRemoveChunk(
 ): Promise<Port.BatchRemoveResult[]> {
   const { exists, key } = ctx.as.policy;
   const tombstone = ctx.as.operations.write(TOMBSTONE_BIN, Math.floor(Date.now() / 1000));
-  const policy = {
-    exists: exists.REPLACE,
-    key: key.SEND,
-    ttl: ctx.tombstoneTtlSeconds,
-    filterExpression: ctx.tombstoneFilter(false) as never,
-  };
+  // a tombstone is left alone (FILTERED_OUT: removed already) by the batch policy's filter
+  const policy = { exists: exists.REPLACE, key: key.SEND, ttl: ctx.tombstoneTtlSeconds };
   const records = items.map((item) => ({
     type: ctx.as.batchType.BATCH_WRITE,
     key: ctx.key(item.key),
     ops: [tombstone],
     policy,
   }));
-  const results = await batchWriteRecords(ctx, records, `batch remove of ${items.length} records`);
+  const results = await batchWriteRecords(
+    ctx,
+    records,
+    `batch remove of ${items.length} records`,
+    ctx.liveOnlyBatchPolicy,
+  );
   return results.map((r, i): Port.BatchRemoveResult => {
     const status = Number(r.status);
     if (status === AS_STATUS.OK) return { ok: true, existed: true };
@@ -176,12 +181,20 @@ export async function batchOrSingle<
   return results;
 }
 
-/** client.batchWrite of write or apply records; KEY_BUSY records are sent again (retry.ts). */
-async function batchWriteRecords(ctx: BatchContext, records: object[], context: string): Promise<BatchResult[]> {
+/**
+ * client.batchWrite of write or apply records (with `policy`, else the configured batchParentWrite); KEY_BUSY records
+ * are sent again (retry.ts).
+ */
+async function batchWriteRecords(
+  ctx: BatchContext,
+  records: object[],
+  context: string,
+  policy?: object,
+): Promise<BatchResult[]> {
   try {
     return await retryBusyItems(
       records,
-      (part) => ctx.client.batchWrite(part as never),
+      (part) => (policy ? ctx.client.batchWrite(part as never, policy as never) : ctx.client.batchWrite(part as never)),
       (r) => isBusy(Number(r.status)),
       ctx.budget,
     );

@@ -110,7 +110,8 @@ export class AerospikeEngine implements port.RecordEngine {
       as: this.as,
       key: (key) => this.key(key),
       liveRecord: (key, record, bins) => this.liveRecord(key, record, bins),
-      tombstoneFilter: (tombstone) => this.tombstoneFilter(tombstone),
+      // built on the configured policy: a policy passed to a command replaces it entirely (configured())
+      liveOnlyBatchPolicy: { ...this.configured('batchParentWrite'), filterExpression: this.tombstoneFilter(false) },
       tombstoneTtlSeconds: this.tombstoneTtlSeconds,
       budget: this.budget('batchParentWrite'),
       udf: (call) => this.udf(call),

@@ -37,6 +37,9 @@ function isPlainObject(v: object): boolean {
 
 /** A map key as Aerospike should store it: integer for canonical decimal strings within int64, else the string. */
 export function toAerospikeMapKey(key: string): string | number | bigint {
+  // most keys are names: a key that starts with neither a digit nor '-' is a string without the regex
+  const first = key.charCodeAt(0);
+  if (first !== 45 && !(first >= 48 && first <= 57)) return key;
   if (!INTEGER_KEY.test(key)) return key;
   const n = BigInt(key);
   if (n < INT64_MIN || n > INT64_MAX) return key;
@@ -59,7 +62,10 @@ export function toAerospikeValue(value: BinValue, path = 'value'): AerospikeValu
     case 'object':
       if (Buffer.isBuffer(value)) return value;
       if (types.isUint8Array(value)) return Buffer.from(value);
-      if (Array.isArray(value)) return value.map((v, i) => toAerospikeValue(v ?? null, `${path}[${i}]`));
+      if (Array.isArray(value))
+        return passesAsIs(value)
+          ? (value as AerospikeValue[])
+          : value.map((v, i) => toAerospikeValue(v ?? null, `${path}[${i}]`));
       if (isPlainObject(value)) {
         const map = new Map<string | number | bigint, AerospikeValue>();
         for (const [k, v] of Object.entries(value)) {
@@ -71,6 +77,19 @@ export function toAerospikeValue(value: BinValue, path = 'value'): AerospikeValu
       break;
   }
   throw invalid(`${path}: unsupported value type ${describe(value)}`);
+}
+
+/**
+ * A list whose elements the conversion would return unchanged (nil, bytes, strings, booleans, finite numbers) is
+ * passed as it is: the create path's slot, input and output lists are not copied.
+ */
+function passesAsIs(list: BinValue[]): boolean {
+  for (const v of list) {
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') continue;
+    if (typeof v === 'number' ? Number.isFinite(v) : Buffer.isBuffer(v)) continue;
+    return false;
+  }
+  return true;
 }
 
 /** A bigint as a number when it is a safe integer (a number is exact there), else as it is. */
