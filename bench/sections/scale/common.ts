@@ -20,7 +20,9 @@ export const IN_FLIGHT = 8;
 export const HANDLER_PAGE = Number(process.env.BENCH_SCALE_PAGE ?? 10000);
 export const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 4);
 /** rounds of the block's replay on the raw engine (BENCH_SCALE_REPLAY_ROUNDS); each phase's best counts */
-export const REPLAY_ROUNDS = Number(process.env.BENCH_SCALE_REPLAY_ROUNDS ?? 2);
+export const REPLAY_ROUNDS = Number(process.env.BENCH_SCALE_REPLAY_ROUNDS ?? 3);
+/** rounds of the block itself, each on a fresh set (BENCH_SCALE_BLOCK_ROUNDS); each phase's best counts */
+export const BLOCK_ROUNDS = Number(process.env.BENCH_SCALE_BLOCK_ROUNDS ?? 3);
 export const R = 288;
 /** utxoBatchSize: 8000 x 68-byte slots fit the test cluster's 1 MiB max-record-size */
 export const B = 8000;
@@ -151,7 +153,7 @@ export async function openEngine(set: string): Promise<Opened> {
   const client = await connectAerospike({
     hosts: AEROSPIKE,
     namespace,
-    timeouts: { commandMs: 20000, batchMs: 60000, queryMs: 120000 },
+    timeouts: { commandMs: 20000, batchMs: 60000, queryMs: 120000, connectMs: 5000 },
   });
   const engine: RecordEngine = new AerospikeEngine({ client, namespace, set });
   return {
