@@ -3,6 +3,7 @@
  * protocol: answers in order on one socket, a timeout (code 9) or a closed connection (negative code) fails what
  * waits and the next request connects again.
  */
+import { spawn } from 'child_process';
 import { createServer, type Server, type Socket } from 'net';
 import { AddressInfo } from 'net';
 import { InfoSockets } from '../../lib/engine/aerospike/info-socket';
@@ -108,4 +109,32 @@ test('one timer per socket: a request answered in time leaves no timeout behind,
   expect(performance.now() - start).toBeLessThan(2000);
   sockets.close();
   await node.close();
+});
+
+test('an answer that arrived while the event loop was busy past the deadline is read, not counted as a timeout', async () => {
+  // the node in a process of its own: it answers while this one is blocked
+  const node = spawn(process.execPath, [
+    '-e',
+    `require('net').createServer((s) => { let b = Buffer.alloc(0); s.on('data', (c) => { b = Buffer.concat([b, c]);
+      while (b.length >= 8 && b.length >= 8 + b.readUIntBE(2, 6)) { const n = b.readUIntBE(2, 6);
+        const cmd = b.subarray(8, 8 + n).toString().trim(); b = b.subarray(8 + n);
+        const body = Buffer.from(cmd + '\\tK1\\n'); const h = Buffer.alloc(8); h.writeUInt8(2, 0); h.writeUInt8(1, 1);
+        h.writeUIntBE(body.length, 2, 6); s.write(Buffer.concat([h, body])); } }); })
+      .listen(0, '127.0.0.1', function () { console.log(this.address().port); });`,
+  ]);
+  try {
+    const port = await new Promise<string>((resolve) =>
+      node.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())),
+    );
+    const sockets = new InfoSockets();
+    const address = `127.0.0.1:${port}`;
+    await expect(sockets.request(address, 'warm', 2000)).resolves.toMatch(/K1/);
+    const answer = sockets.request(address, 'cluster-stable', 100);
+    const until = Date.now() + 500; // busy past the 100 ms deadline; the node answers meanwhile
+    while (Date.now() < until);
+    await expect(answer).resolves.toMatch(/K1/);
+    sockets.close();
+  } finally {
+    node.kill();
+  }
 });

@@ -66,13 +66,17 @@ class InfoSocket {
     this.timerAt = at;
     const delay = Math.max(0, Math.ceil(at - performance.now()));
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.expire(), delay);
+    // the check runs in the check phase (setImmediate), after the poll phase: an answer that arrived while the event
+    // loop was busy past the deadline (a process serving many requests) is read first, not counted as a timeout
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.timerAt = Infinity;
+      setImmediate(() => this.expire());
+    }, delay);
   }
 
   /** The timer fired: fail the socket if a waiting request is late, else wait for the earliest deadline. */
   private expire(): void {
-    this.timer = undefined;
-    this.timerAt = Infinity;
     if (this.queue.length === 0) return;
     const now = performance.now();
     let earliest = Infinity;
@@ -83,7 +87,7 @@ class InfoSocket {
       }
       earliest = Math.min(earliest, p.deadline);
     }
-    this.arm(earliest);
+    if (earliest < this.timerAt) this.arm(earliest);
   }
 
   private open(): Socket {
