@@ -56,10 +56,14 @@ async function openEngine(config: Config): Promise<RecordEngine> {
     timeouts: { commandMs: tuning.commandTimeoutMs, batchMs: tuning.batchTimeoutMs },
     commandQueue: { maxCommandsInProcess: tuning.maxCommandsInProcess, maxCommandsInQueue: tuning.maxCommandsInQueue },
   });
-  // a namespace these settings cannot work with is refused at start-up, naming the setting
-  await aerospike.checkNamespace(client, spec.namespace, { strongConsistency: tuning.strongConsistency });
-  // so is an AEROSPIKE_CLUSTER_SIZE whose majority no cluster of these nodes reaches (every spend would be refused)
-  await aerospike.checkClusterSize(client, config.settings.clusterSize ?? 0, spec.hosts);
+  // a namespace these settings cannot work with is refused at start-up, naming the setting; so is an
+  // AEROSPIKE_CLUSTER_SIZE whose majority no cluster of these nodes reaches (every spend would be refused). The two
+  // checks are independent info requests: asked together, one round trip of the cold start, the namespace's error first
+  const checks = await Promise.allSettled([
+    aerospike.checkNamespace(client, spec.namespace, { strongConsistency: tuning.strongConsistency }),
+    aerospike.checkClusterSize(client, config.settings.clusterSize ?? 0, spec.hosts),
+  ]);
+  for (const c of checks) if (c.status === 'rejected') throw c.reason;
   return new aerospike.AerospikeEngine({
     client,
     namespace: spec.namespace,
