@@ -4,7 +4,8 @@
  * in a phase is the local server's: the handlers, the store, the engine and the native client, what the functions'
  * processes would spend. The block runs BENCH_SCALE_BLOCK_ROUNDS times (default 3), each round on a fresh set with a
  * fresh server; the first round's record operations are recorded and replayed straight on the engine
- * BENCH_SCALE_REPLAY_ROUNDS times (default 3); each phase's best round counts on both sides.
+ * BENCH_SCALE_REPLAY_ROUNDS times (default 3); each phase's best round counts on both sides. BENCH_SCALE_PROFILE=<dir>
+ * profiles each phase of the first round (phase-profile.ts).
  */
 import { fork, type ChildProcess } from 'child_process';
 import { mkdtempSync, rmSync } from 'fs';
@@ -18,6 +19,7 @@ import type { BenchRow } from '../../registry';
 import { EngineRecorder, type ReplayResult } from '../../engine-replay';
 import type { BlockPhase, FromBlockClient, ToBlockClient } from './block-client';
 import { costPerMillionTxs, PRICES, type Cost } from './cost';
+import { profiled } from './phase-profile';
 import {
   SECTION,
   nullQueue,
@@ -127,7 +129,8 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
           const [requests0, gc0] = [requests, gcMs];
           const cpu = process.cpuUsage();
           const t = performance.now();
-          const done = await ask({ type: 'phase', phase: name as BlockPhase });
+          const run = () => ask({ type: 'phase', phase: name as BlockPhase });
+          const done = round === 0 ? await profiled(name, run, progress) : await run();
           const ms = performance.now() - t;
           const used = process.cpuUsage(cpu);
           await new Promise((resolve) => setImmediate(resolve)); // the observer's gc entries of the phase
