@@ -34,12 +34,19 @@ export function restartPolicy(bootstrap: string): { restartMs?: number } {
   return { restartMs: Number(/^RestartSec=(\d+)$/m.exec(dropIn)?.[1] ?? 0) * 1000 };
 }
 
-/** bash stand-in of `asinfo -v <command>` against one node (info protocol v2 type 1, 48-bit big-endian length). */
+/**
+ * bash stand-in of `asinfo [-h host] [-p port] -v <command>` (default: this node; check-start asks the others) over
+ * the info protocol (v2 type 1, 48-bit big-endian length).
+ */
 function asinfoStandIn(port: number): string {
   return `#!/bin/bash
-[ "$1" = -v ] || { echo "asinfo stand-in: only -v" >&2; exit 2; }
-cmd="$2"$'\\n'; len=\${#cmd}
-exec 3<>/dev/tcp/127.0.0.1/${port} || exit 1
+host=127.0.0.1; port=${port}; cmd=''
+while [ $# -gt 0 ]; do
+  case "$1" in -h) host=$2; shift 2 ;; -p) port=$2; shift 2 ;; -v) cmd=$2; shift 2 ;; *) echo "asinfo stand-in: only -h -p -v" >&2; exit 2 ;; esac
+done
+[ -n "$cmd" ] || { echo "asinfo stand-in: -v <command> needed" >&2; exit 2; }
+cmd="$cmd"$'\\n'; len=\${#cmd}
+exec 3<>/dev/tcp/$host/$port || exit 1
 printf "$(printf '\\\\x02\\\\x01\\\\x00\\\\x00\\\\x00\\\\x00\\\\x%02x\\\\x%02x' $((len >> 8 & 255)) $((len & 255)))%s" "$cmd" >&3
 dd bs=1 count=8 <&3 >/dev/null 2>&1
 IFS= read -r line <&3 || exit 1
@@ -109,7 +116,13 @@ export class NodeSupervisor {
   }
 
   private env(): Record<string, string> {
-    return { MARK: this.mark, ASINFO: path.join(this.bin, 'asinfo'), PATH: `${this.bin}:/usr/bin:/bin:/usr/sbin` };
+    // check-start finds the other nodes in the node's conf (its mesh seeds: the local ports)
+    return {
+      MARK: this.mark,
+      ASINFO: path.join(this.bin, 'asinfo'),
+      CONF: this.o.node.confFile,
+      PATH: `${this.bin}:/usr/bin:/bin:/usr/sbin`,
+    };
   }
 
   /** bytes of the node's data file (the stand-in device) */
@@ -127,8 +140,9 @@ export class NodeSupervisor {
       DEVICES_FILE: this.devicesFile,
     });
     const out = runScript(dir, this.script('aerospike-watchdog'), ['check-start'], this.o.params, this.env(), true);
-    const wiped = out.split('\n').find((l) => l.includes('starting empty'));
-    if (wiped) this.note(`check-start: ${wiped.trim()} (data file now ${this.dataBytes()} B)`);
+    // which way check-start went: starting empty (wiped) or, a silent mark without a majority, with its data
+    const said = out.split('\n').find((l) => /starting (empty|with its data)/.test(l));
+    if (said) this.note(`check-start: ${said.trim()} (data file now ${this.dataBytes()} B)`);
     const log = openSync(path.join(dir, 'asd.out'), 'a');
     const child = spawn(this.o.asd, ['--config-file', this.o.node.confFile, '--foreground'], {
       detached: true,

@@ -3,8 +3,9 @@
  * cluster stack's own scripts (scripts/e2e/node-supervisor.ts): spends flow through the store (the deployment's
  * guard, SPEND_ACK_GUARD=refuse with AEROSPIKE_CLUSTER_SIZE = the node count) while
  *   1. one node's asd is paused (SIGSTOP): its watchdog must SIGKILL it within 3 s (below the heartbeat timeout) and
- *      mark it; systemd's restart (the drop-in's Restart=on-failure) runs check-start, which wipes it; it rejoins
- *      empty, the mark is cleared once it is a member, and migrations refill it;
+ *      mark it (silent); systemd's restart (the drop-in's Restart=on-failure) runs check-start, which wipes it (the
+ *      other nodes, a majority, serve without it); it rejoins empty, the mark is cleared once it is a member, and
+ *      migrations refill it;
  *   2. another node is stopped and started by systemd (an operator's restart): not watched, not wiped.
  * Every spend is retried until acknowledged; the report gives the refusals by reason, the longest window without an
  * acknowledged spend, and checks that each record names the spender that was acknowledged.
