@@ -130,8 +130,27 @@ export class NodeSupervisor {
     return statSync(path.join(this.o.node.dir, 'data.dat')).size;
   }
 
-  /** `systemctl start aerospike`: the ExecStartPre checks, then asd in the foreground */
-  start(): number {
+  /**
+   * `aerospike-watchdog check-start`, not blocking the event loop: with a silent mark it may wait up to 10 s for the
+   * other nodes, which systemd starts meanwhile (and this process supervises)
+   */
+  private checkStart(): Promise<string> {
+    const file = path.join(this.o.node.dir, 'script-check-start.sh');
+    writeFileSync(file, this.script('aerospike-watchdog'));
+    return new Promise((resolve, reject) => {
+      const child = spawn('bash', [file, 'check-start'], { env: this.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      child.once('error', reject);
+      child.once('exit', (code) =>
+        code === 0 ? resolve(out) : reject(new LocalClusterError(`check-start failed (${code}): ${out}`)),
+      );
+    });
+  }
+
+  /** `systemctl start aerospike`: the ExecStartPre checks, then asd in the foreground; answers its pid */
+  async start(): Promise<number> {
     this.stopping = false;
     this.setState('activating', 0);
     const { dir } = this.o.node;
@@ -139,10 +158,11 @@ export class NodeSupervisor {
       BYID: path.join(dir, 'by-id'),
       DEVICES_FILE: this.devicesFile,
     });
-    const out = runScript(dir, this.script('aerospike-watchdog'), ['check-start'], this.o.params, this.env(), true);
+    const out = await this.checkStart();
     // which way check-start went: starting empty (wiped) or, a silent mark without a majority, with its data
     const said = out.split('\n').find((l) => /starting (empty|with its data)/.test(l));
     if (said) this.note(`check-start: ${said.trim()} (data file now ${this.dataBytes()} B)`);
+    if (this.closed) throw new LocalClusterError('closed while check-start ran');
     const log = openSync(path.join(dir, 'asd.out'), 'a');
     const child = spawn(this.o.asd, ['--config-file', this.o.node.confFile, '--foreground'], {
       detached: true,
@@ -169,11 +189,7 @@ export class NodeSupervisor {
     if (failed && restartMs !== undefined && !this.closed)
       setTimeout(() => {
         if (this.closed || this.asd) return;
-        try {
-          this.start();
-        } catch (err) {
-          this.note(`restart failed: ${(err as Error).message}`);
-        }
+        this.start().catch((err: unknown) => this.note(`restart failed: ${(err as Error).message}`));
       }, restartMs);
   }
 
@@ -270,7 +286,7 @@ export async function startSupervisedCluster(
       const setup = prepareNode(o, i);
       const sup = new NodeSupervisor({ asd: o.asd, node: setup, params, log: o.log });
       supervisors.push(sup);
-      nodes.push({ ...setup, pid: sup.start() });
+      nodes.push({ ...setup, pid: await sup.start() });
     }
     for (const n of nodes) await waitForPort(n.servicePort, 60_000);
     // the cluster formed (every node a member of one cluster of all of them), as the bootstrap's first start ends
