@@ -30,13 +30,17 @@ export class HarnessWatchdog {
 
   /**
    * `minClusterSize`: the deployment's (a majority); `peerWait`: how long a silent-marked start waits for a majority
-   * without the node (tests shorten it)
+   * without the node (tests shorten it); `info`: the info request (tests answer for the nodes)
    */
   constructor(
     private readonly cluster: Cluster,
     private readonly log: (line: string) => void,
     private readonly minClusterSize: number,
-    private readonly peerWait = { waitMs: WATCHDOG.peerWaitMs, retryMs: WATCHDOG.peerRetryMs },
+    private readonly peerWait: { waitMs: number; retryMs: number } = {
+      waitMs: WATCHDOG.peerWaitMs,
+      retryMs: WATCHDOG.peerRetryMs,
+    },
+    private readonly info: typeof infoCommand = infoCommand,
   ) {
     cluster.onExit = (index) => {
       if (!this.killedByWatchdog.delete(index) || this.stopped) return;
@@ -70,7 +74,7 @@ export class HarnessWatchdog {
         () =>
           Promise.all(
             others.map((n) =>
-              infoCommand(n.address, SERVICE_PORT, 'cluster-stable:ignore-migrations=true', WATCHDOG.peerInfoTimeoutMs)
+              this.info(n.address, SERVICE_PORT, 'cluster-stable:ignore-migrations=true', WATCHDOG.peerInfoTimeoutMs)
                 .then((a) => a.trim())
                 .catch(() => undefined),
             ),
@@ -104,7 +108,7 @@ export class HarnessWatchdog {
 
   private async observe(index: number): Promise<Observation> {
     try {
-      const answer = await infoCommand(
+      const answer = await this.info(
         this.cluster.node(index).address,
         SERVICE_PORT,
         'cluster-stable:ignore-migrations=true',

@@ -18,7 +18,9 @@ import {
 } from '../../cdk/node-watchdog';
 import { parameterNames, renderBootstrap } from '../../cdk/aerospike-scripts';
 import type { Pins } from '../../cdk/node-pins';
+import type { Cluster } from '../../scripts/partition/cluster';
 import { NEMESES } from '../../scripts/partition/nemesis';
+import { HarnessWatchdog } from '../../scripts/partition/watchdog';
 
 function run(observations: [Observation, number][]) {
   let state: WatchdogState = INITIAL_WATCHDOG_STATE;
@@ -46,7 +48,7 @@ test('silence counts from the sending of the last answered request: a node pause
   expect(kills[0] - 1_020).toBeLessThan(150 * 20);
 });
 
-test('a paused node (silent) is killed after 2 s, before the heartbeat timeout (3 s); it starts empty', () => {
+test('a paused node (silent) is killed after 2 s, before the heartbeat timeout (3 s); its mark says silent', () => {
   const r = run([
     ['member', 0],
     ['silent', 250],
@@ -237,4 +239,64 @@ test('the node script carries the same limits; the unit restarts the watchdog an
 
 test('npm run partition runs every nemesis the issue names', () => {
   expect(NEMESES.join(' ')).toBe('cut-off split pause kill kill-wipe kill-no-restart clean-restart rolling-restart');
+});
+
+describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog killed is started again after 1 s)', () => {
+  /** three nodes; node 1 answers once, then nothing (paused); `peers` is what nodes 2 and 3 answer */
+  async function killAndRestart(peers: (string | undefined)[]) {
+    const lines: string[] = [];
+    const starts: { index: number; wipe: boolean }[] = [];
+    const pids = new Map<number, number>([[1, 101]]);
+    let asked1 = 0;
+    const cluster = {
+      onExit: undefined as ((index: number) => void) | undefined,
+      nodes: [1, 2, 3].map((index) => ({ index, address: `10.0.0.${index}` })),
+      node(index: number) {
+        return this.nodes[index - 1];
+      },
+      pid: (index: number) => pids.get(index),
+      stopping: () => false,
+      running: (index: number) => pids.has(index),
+      kill(index: number) {
+        pids.delete(index);
+        setImmediate(() => cluster.onExit?.(index));
+        return Promise.resolve();
+      },
+      start(index: number, _fresh: boolean, wipe: boolean) {
+        starts.push({ index, wipe });
+        pids.set(index, 200 + starts.length);
+      },
+    };
+    const info = (host: string) => {
+      const i = Number(host.split('.')[3]);
+      const a = i === 1 ? (asked1++ === 0 ? 'K' : undefined) : peers[i - 2];
+      return a === undefined ? Promise.reject(new Error('timeout')) : Promise.resolve(a);
+    };
+    const wd = new HarnessWatchdog(
+      cluster as unknown as Cluster,
+      (l) => lines.push(l),
+      2,
+      { waitMs: 300, retryMs: 50 },
+      info,
+    );
+    // only node 1 is watched (nodes 2 and 3 have no process here)
+    wd.start();
+    const until = Date.now() + 8000;
+    while (starts.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    await wd.stop();
+    return { starts, lines };
+  }
+
+  test('killed silent while the other two serve as a majority: started again empty', async () => {
+    const r = await killAndRestart(['K2', 'K2']);
+    expect(r.starts).toEqual([{ index: 1, wipe: true }]);
+    expect(r.lines.join('\n')).toMatch(/n1: silent for \d+ ms: SIGKILL \(mark silent/);
+    expect(r.lines.join('\n')).toMatch(/n1: started again, empty \(mark silent: a majority of 2 serves without it/);
+  }, 15_000);
+
+  test('killed silent while no majority serves without it (all killed at once): started again with its data', async () => {
+    const r = await killAndRestart([undefined, 'ERROR']);
+    expect(r.starts).toEqual([{ index: 1, wipe: false }]);
+    expect(r.lines.join('\n')).toMatch(/n1: started again, WITH ITS DATA \(mark silent: no majority serving without/);
+  }, 15_000);
 });
