@@ -17,10 +17,12 @@
  *        nodes answer the same cluster key), asked about every PEER_RETRY_MS for up to PEER_WAIT_MS; otherwise it
  *        starts with its data (no majority serves without it: every node may have been stopped at once, a
  *        cluster-wide stall; its copies are needed). A silent node applied nothing while silent; the hazard of its
- *        data is a majority that excluded it and acknowledged writes, and no such majority serves at its restart.
+ *        data is a majority that excluded it and acknowledged writes, and no such majority serves at its restart
+ *        (residual: one that did, then died within the 1-2 s before the restart; decision 0007).
  * Observations of a process that is no longer the one asked, or that systemd is stopping or starting (an operator's
- * stop), are dropped. The partition harness runs the same rule (watchdogStep) against its nodes; the cluster stack's nodes run
- * the script rendered here as a systemd service of its own.
+ * stop), are dropped. The partition harness runs the same rules (watchdogStep, startDecision) against its nodes; the
+ * cluster stack's nodes run the script rendered here as a systemd service of its own and as aerospike.service's
+ * ExecStartPre (check-start).
  */
 
 export const WATCHDOG = {
