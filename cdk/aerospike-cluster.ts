@@ -198,7 +198,11 @@ export class AerospikeCluster extends Construct {
       }),
       devicesScript: renderDeviceScript(),
       applyConfigScript: renderApplyConfigScript(props.parameterPrefix, a.nodeCount, this.pins),
-      watchdogScript: renderWatchdogScript(DEVICES_FILE),
+      // check-start finds the other nodes in the conf apply-config writes (its mesh seeds, min-cluster-size)
+      watchdogScript: renderWatchdogScript(DEVICES_FILE, {
+        file: '/etc/aerospike/aerospike.conf',
+        serviceBelowHeartbeat: AEROSPIKE_HEARTBEAT_PORT - AEROSPIKE_SERVICE_PORT,
+      }),
       agentConfig: JSON.stringify(renderAgentConfig({ metricsNamespace: props.metricsNamespace, logGroupName })),
     });
     for (const key of keys) {

@@ -7,12 +7,22 @@
  *  - silent for SILENT_MS (less than the heartbeat timeout, 3 s, so before the others can re-form without it) or
  *    unstable for UNSTABLE_MS (an orphan cut off from the majority): SIGKILL asd; silence before asd first answered
  *    since its start is its start-up (loading its data), not counted;
- *  - any observation other than member sets the wipe-on-start mark; a member observation clears it. A start with the
- *    mark set wipes the namespace's devices first (the node comes back empty and is refilled by migration); a node
- *    whose last observation was member (a crash, a kill, a clean stop inside the majority) starts with its data.
+ *  - any observation other than member sets the wipe-on-start mark, which records why: `unstable` (the node said it
+ *    was an orphan, outside the cluster) or `silent` (it did not answer); unstable wins once seen in the same
+ *    non-member spell; a member observation clears it. A node whose last observation was member (a crash, a kill, a
+ *    clean stop inside the majority) starts with its data. A start with the mark set:
+ *      unstable: wipes the namespace's devices first (it may hold writes taken outside the majority; it comes back
+ *        empty and is refilled by migration);
+ *      silent: wipes only if a majority cluster without this node is serving (at least min-cluster-size of the other
+ *        nodes answer the same cluster key), asked about every PEER_RETRY_MS for up to PEER_WAIT_MS; otherwise it
+ *        starts with its data (no majority serves without it: every node may have been stopped at once, a
+ *        cluster-wide stall; its copies are needed). A silent node applied nothing while silent; the hazard of its
+ *        data is a majority that excluded it and acknowledged writes, and no such majority serves at its restart
+ *        (residual: one that did, then died within the 1-2 s before the restart; decision 0007).
  * Observations of a process that is no longer the one asked, or that systemd is stopping or starting (an operator's
- * stop), are dropped. The partition harness runs the same rule (watchdogStep) against its nodes; the cluster stack's nodes run
- * the script rendered here as a systemd service of its own.
+ * stop), are dropped. The partition harness runs the same rules (watchdogStep, startDecision) against its nodes; the
+ * cluster stack's nodes run the script rendered here as a systemd service of its own and as aerospike.service's
+ * ExecStartPre (check-start).
  */
 
 export const WATCHDOG = {
@@ -22,16 +32,27 @@ export const WATCHDOG = {
   silentMs: 2000,
   /** longer than a survivor's orphan spell when the principal dies (it re-forms within a clustering quantum) */
   unstableMs: 10_000,
+  /** a silent-marked start waits this long for a majority without the node (peers may be restarting too) */
+  peerWaitMs: 10_000,
+  /** between two rounds of asking the other nodes */
+  peerRetryMs: 1000,
+  /** per question to another node */
+  peerInfoTimeoutMs: 1000,
 } as const;
 
 export type WatchdogLimits = Pick<typeof WATCHDOG, 'silentMs' | 'unstableMs'>;
 export type Observation = 'member' | 'unstable' | 'silent';
+/** why the next start may wipe: the node said it was outside the cluster (unstable), or did not answer (silent) */
+export type WipeMark = 'unstable' | 'silent';
 
 export interface WatchdogState {
   /** the kind of non-member observations in a row and since when */
   since?: { kind: 'unstable' | 'silent'; at: number };
-  /** the next start wipes the namespace's devices */
-  wipeOnStart: boolean;
+  /**
+   * the wipe-on-start mark (absent: the next start keeps the data): unstable wipes; silent wipes only when a majority
+   * serves without the node (startsEmpty)
+   */
+  wipeOnStart?: WipeMark;
   /** asd answered since it started (before that, silence is its start-up: loading its data, not a pause) */
   answered: boolean;
   /** when the last answered request was sent: silence is counted from there, not from the first failed request */
@@ -39,7 +60,7 @@ export interface WatchdogState {
 }
 
 /** The state at every start of asd (a start consumes the mark: the devices were wiped, or the data is a member's). */
-export const INITIAL_WATCHDOG_STATE: WatchdogState = { wipeOnStart: false, answered: false };
+export const INITIAL_WATCHDOG_STATE: WatchdogState = { answered: false };
 
 /**
  * One observation of a request sent at `sentAt` and settled at `now`: the next state, and whether to SIGKILL asd now
@@ -52,12 +73,14 @@ export function watchdogStep(
   limits: WatchdogLimits = WATCHDOG,
   sentAt: number = now,
 ): { state: WatchdogState; kill?: string } {
-  if (observation === 'member') return { state: { wipeOnStart: false, answered: true, lastAnswerAt: sentAt } };
+  if (observation === 'member') return { state: { answered: true, lastAnswerAt: sentAt } };
   if (observation === 'silent' && !state.answered) return { state };
   const lastAnswerAt = observation === 'silent' ? state.lastAnswerAt : sentAt;
   const start = observation === 'silent' ? (state.lastAnswerAt ?? now) : now;
   const since = state.since?.kind === observation ? state.since : { kind: observation, at: start };
-  const next: WatchdogState = { since, wipeOnStart: true, answered: true, lastAnswerAt };
+  // unstable wins: once the node said it was outside the cluster, a later silence does not make it a paused member
+  const wipeOnStart: WipeMark = state.wipeOnStart === 'unstable' ? 'unstable' : observation;
+  const next: WatchdogState = { since, wipeOnStart, answered: true, lastAnswerAt };
   const limit = observation === 'silent' ? limits.silentMs : limits.unstableMs;
   if (now - since.at >= limit) return { state: next, kill: `${observation} for ${now - since.at} ms` };
   return { state: next };
@@ -66,24 +89,137 @@ export function watchdogStep(
 export const WATCHDOG_MARK = '/var/lib/aerospike-watchdog/wipe-on-start';
 
 /**
- * The watchdog service's script (bash, asinfo): the rule of watchdogStep. `MARK`, `ASINFO` overridable for tests.
- * `check-start` (ExecStartPre of aerospike.service, after the device check): with the mark set, wipes the recorded
- * devices' headers (blkdiscard, else the first 8 MiB zeroed, as on first boot) and clears the mark.
+ * The cluster key shared by at least `minClusterSize` of the other nodes' answers to
+ * `cluster-stable:ignore-migrations=true` (a majority cluster serving without this node), else undefined. No answer,
+ * '' and ERROR (not settled) count for nothing.
  */
-export function renderWatchdogScript(devicesFile: string): string {
+export function majorityKey(answers: (string | undefined)[], minClusterSize: number): string | undefined {
+  const counts = new Map<string, number>();
+  for (const a of answers) if (a && !a.startsWith('ERROR')) counts.set(a, (counts.get(a) ?? 0) + 1);
+  for (const [key, count] of counts) if (count >= Math.max(1, minClusterSize)) return key;
+  return undefined;
+}
+
+export interface StartDecision {
+  wipe: boolean;
+  /** for the log: which way it went and why */
+  why: string;
+}
+
+/**
+ * What a start does with the node's mark (the rule of check-start, run by the harness too): no mark keeps the data;
+ * unstable wipes; silent wipes only once a majority without this node is seen (`askPeers`: the other nodes' answers),
+ * asked every `retryMs` until `waitMs` have passed, else keeps the data.
+ */
+export async function startDecision(
+  mark: WipeMark | undefined,
+  askPeers: () => Promise<(string | undefined)[]>,
+  minClusterSize: number,
+  o: { waitMs: number; retryMs: number; sleep?: (ms: number) => Promise<void> } = {
+    waitMs: WATCHDOG.peerWaitMs,
+    retryMs: WATCHDOG.peerRetryMs,
+  },
+): Promise<StartDecision> {
+  if (mark === undefined) return { wipe: false, why: 'no mark (last seen a member)' };
+  if (mark === 'unstable') return { wipe: true, why: 'it was outside the majority (unstable) before it stopped' };
+  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const deadline = Date.now() + o.waitMs;
+  for (;;) {
+    const answers = await askPeers();
+    const key = majorityKey(answers, minClusterSize);
+    if (key !== undefined)
+      return { wipe: true, why: `a majority of ${minClusterSize} serves without it (cluster key ${key})` };
+    if (Date.now() >= deadline)
+      return {
+        wipe: false,
+        why:
+          `no majority serving without this node within ${o.waitMs / 1000} s: every node may have been killed at ` +
+          'once; starting with its data',
+      };
+    await sleep(o.retryMs);
+  }
+}
+
+/** Where the other nodes are found by check-start: the node's aerospike.conf and its port layout. */
+export interface WatchdogConf {
+  /** the node's aerospike.conf (mesh-seed-address-port lines: the nodes; min-cluster-size: the majority) */
+  file: string;
+  /** heartbeat port minus service port: a seed's service port is its heartbeat port minus this */
+  serviceBelowHeartbeat: number;
+}
+
+/**
+ * The watchdog service's script (bash, asinfo): the rule of watchdogStep and startDecision. `MARK`, `ASINFO`, `CONF`,
+ * `PEERS` (host:port service addresses, default the conf's mesh seeds), `MIN_CLUSTER_SIZE` (default the conf's),
+ * `PEER_WAIT_MS` overridable for tests. The mark file holds its kind (unstable, silent; empty: an earlier version's
+ * mark, wiped as before). `check-start` (ExecStartPre of aerospike.service, after the device check): with the mark
+ * set, wipes the recorded devices' headers (blkdiscard, else the first 8 MiB zeroed, as on first boot) when the mark
+ * is unstable, or silent and a majority serves without this node; else starts with the data; clears the mark.
+ */
+export function renderWatchdogScript(devicesFile: string, conf: WatchdogConf): string {
   const s = (ms: number) => (ms / 1000).toFixed(3);
   return `#!/bin/bash
 # aerospike-watchdog run|check-start: a node that was outside the majority never rejoins with its data (decision 0007)
 set -uo pipefail
 MARK=\${MARK:-${WATCHDOG_MARK}}
 ASINFO=\${ASINFO:-asinfo}
-mark() { mkdir -p "$(dirname "$MARK")"; [ -e "$MARK" ] || { touch "$MARK"; sync "$MARK" 2>/dev/null || true; }; }
+CONF=\${CONF:-${conf.file}}
+PEER_WAIT_MS=\${PEER_WAIT_MS:-${WATCHDOG.peerWaitMs}}
+# mark <kind>: the kind recorded durably; unstable is never downgraded to silent
+mark() {
+  [ "$(cat "$MARK" 2>/dev/null)" = "$1" ] && return
+  [ "$1" = silent ] && [ "$(cat "$MARK" 2>/dev/null)" = unstable ] && return
+  mkdir -p "$(dirname "$MARK")"
+  printf '%s\\n' "$1" > "$MARK.tmp" && sync "$MARK.tmp" 2>/dev/null; mv -f "$MARK.tmp" "$MARK"; sync "$MARK" 2>/dev/null || true
+}
 now_ms() { date +%s%3N; }
+# the other nodes' service addresses (this node's own asd is not running during check-start: it never answers)
+peers() {
+  if [ -n "\${PEERS:-}" ]; then printf '%s\\n' $PEERS; return; fi
+  local self; self=$(hostname 2>/dev/null || true)
+  awk -v self="$self" -v d=${conf.serviceBelowHeartbeat} '$1 == "mesh-seed-address-port" && $2 != self { print $2 ":" ($3 - d) }' "$CONF"
+}
+min_cluster_size() {
+  local m=\${MIN_CLUSTER_SIZE:-$(awk '$1 == "min-cluster-size" { print $2; exit }' "$CONF" 2>/dev/null)}
+  # no min-cluster-size: a majority of the conf's nodes
+  if ! [[ "$m" =~ ^[1-9][0-9]*$ ]]; then m=$(( ($(awk '$1 == "mesh-seed-address-port"' "$CONF" 2>/dev/null | wc -l) / 2) + 1 )); fi
+  echo "$m"
+}
+# majority_key <min>: prints the cluster key at least <min> of the other nodes answer (a majority serving without
+# this node); fails when there is none (no answer, ERROR: not settled, different keys)
+majority_key() {
+  local p out
+  for p in $(peers); do
+    out=$(timeout ${s(WATCHDOG.peerInfoTimeoutMs)} "$ASINFO" -h "\${p%:*}" -p "\${p##*:}" -v 'cluster-stable:ignore-migrations=true' 2>/dev/null) || continue
+    case "$out" in ''|ERROR*) continue ;; esac
+    printf '%s\\n' "$out"
+  done | sort | uniq -c | awk -v m="$1" '$1 >= m { print $2; found = 1; exit } END { exit !found }'
+}
+wipe() {
+  while IFS= read -r d; do blkdiscard "$d" || dd if=/dev/zero of="$d" bs=1M count=8 oflag=direct; done < ${devicesFile}
+}
 case "\${1:-}" in
   check-start)
     if [ -e "$MARK" ]; then
-      echo "aerospike-watchdog: this node left the majority before it stopped: starting empty (refilled by migration)" >&2
-      while IFS= read -r d; do blkdiscard "$d" || dd if=/dev/zero of="$d" bs=1M count=8 oflag=direct; done < ${devicesFile}
+      kind=$(cat "$MARK" 2>/dev/null)
+      if [ "$kind" = silent ]; then
+        # killed silent (paused, hung): its data is unsafe only if a majority excluded it and went on without it
+        min=$(min_cluster_size); deadline=$(( $(now_ms) + PEER_WAIT_MS ))
+        while true; do
+          if key=$(majority_key "$min"); then
+            echo "aerospike-watchdog: this node was killed silent and a majority of $min serves without it (cluster key $key): starting empty (refilled by migration)" >&2
+            wipe; break
+          fi
+          if [ "$(now_ms)" -ge "$deadline" ]; then
+            echo "aerospike-watchdog: this node was killed silent and no majority serving without this node (min-cluster-size $min) within $((PEER_WAIT_MS / 1000)) s: every node may have been killed at once; starting with its data" >&2
+            break
+          fi
+          sleep ${s(WATCHDOG.peerRetryMs)}
+        done
+      else
+        echo "aerospike-watchdog: this node left the majority before it stopped (\${kind:-unstable}): starting empty (refilled by migration)" >&2
+        wipe
+      fi
       rm -f "$MARK"
     fi
     ;;
@@ -111,12 +247,12 @@ case "\${1:-}" in
       answered=1
       if [ "$obs" = member ]; then rm -f "$MARK"; kind=''
       else
-        mark
+        mark "$obs"
         t=$(now_ms)
         # silence counts from the sending of the last answered request
         if [ "$kind" != "$obs" ]; then kind=$obs; if [ "$obs" = silent ]; then since=$last_answer; else since=$t; fi; fi
         if [ $((t - since)) -ge $limit ]; then
-          echo "aerospike-watchdog: asd $obs for $((t - since)) ms: SIGKILL $pid (it starts empty)" >&2
+          echo "aerospike-watchdog: asd $obs for $((t - since)) ms: SIGKILL $pid (mark $(cat "$MARK" 2>/dev/null): check-start decides whether it starts empty)" >&2
           kill -KILL "$pid" 2>/dev/null || true
           kind=''
         fi

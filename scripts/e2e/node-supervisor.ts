@@ -34,12 +34,19 @@ export function restartPolicy(bootstrap: string): { restartMs?: number } {
   return { restartMs: Number(/^RestartSec=(\d+)$/m.exec(dropIn)?.[1] ?? 0) * 1000 };
 }
 
-/** bash stand-in of `asinfo -v <command>` against one node (info protocol v2 type 1, 48-bit big-endian length). */
+/**
+ * bash stand-in of `asinfo [-h host] [-p port] -v <command>` (default: this node; check-start asks the others) over
+ * the info protocol (v2 type 1, 48-bit big-endian length).
+ */
 function asinfoStandIn(port: number): string {
   return `#!/bin/bash
-[ "$1" = -v ] || { echo "asinfo stand-in: only -v" >&2; exit 2; }
-cmd="$2"$'\\n'; len=\${#cmd}
-exec 3<>/dev/tcp/127.0.0.1/${port} || exit 1
+host=127.0.0.1; port=${port}; cmd=''
+while [ $# -gt 0 ]; do
+  case "$1" in -h) host=$2; shift 2 ;; -p) port=$2; shift 2 ;; -v) cmd=$2; shift 2 ;; *) echo "asinfo stand-in: only -h -p -v" >&2; exit 2 ;; esac
+done
+[ -n "$cmd" ] || { echo "asinfo stand-in: -v <command> needed" >&2; exit 2; }
+cmd="$cmd"$'\\n'; len=\${#cmd}
+exec 3<>/dev/tcp/$host/$port || exit 1
 printf "$(printf '\\\\x02\\\\x01\\\\x00\\\\x00\\\\x00\\\\x00\\\\x%02x\\\\x%02x' $((len >> 8 & 255)) $((len & 255)))%s" "$cmd" >&3
 dd bs=1 count=8 <&3 >/dev/null 2>&1
 IFS= read -r line <&3 || exit 1
@@ -109,7 +116,13 @@ export class NodeSupervisor {
   }
 
   private env(): Record<string, string> {
-    return { MARK: this.mark, ASINFO: path.join(this.bin, 'asinfo'), PATH: `${this.bin}:/usr/bin:/bin:/usr/sbin` };
+    // check-start finds the other nodes in the node's conf (its mesh seeds: the local ports)
+    return {
+      MARK: this.mark,
+      ASINFO: path.join(this.bin, 'asinfo'),
+      CONF: this.o.node.confFile,
+      PATH: `${this.bin}:/usr/bin:/bin:/usr/sbin`,
+    };
   }
 
   /** bytes of the node's data file (the stand-in device) */
@@ -117,8 +130,27 @@ export class NodeSupervisor {
     return statSync(path.join(this.o.node.dir, 'data.dat')).size;
   }
 
-  /** `systemctl start aerospike`: the ExecStartPre checks, then asd in the foreground */
-  start(): number {
+  /**
+   * `aerospike-watchdog check-start`, not blocking the event loop: with a silent mark it may wait up to 10 s for the
+   * other nodes, which systemd starts meanwhile (and this process supervises)
+   */
+  private checkStart(): Promise<string> {
+    const file = path.join(this.o.node.dir, 'script-check-start.sh');
+    writeFileSync(file, this.script('aerospike-watchdog'));
+    return new Promise((resolve, reject) => {
+      const child = spawn('bash', [file, 'check-start'], { env: this.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      child.once('error', reject);
+      child.once('exit', (code) =>
+        code === 0 ? resolve(out) : reject(new LocalClusterError(`check-start failed (${code}): ${out}`)),
+      );
+    });
+  }
+
+  /** `systemctl start aerospike`: the ExecStartPre checks, then asd in the foreground; answers its pid */
+  async start(): Promise<number> {
     this.stopping = false;
     this.setState('activating', 0);
     const { dir } = this.o.node;
@@ -126,9 +158,11 @@ export class NodeSupervisor {
       BYID: path.join(dir, 'by-id'),
       DEVICES_FILE: this.devicesFile,
     });
-    const out = runScript(dir, this.script('aerospike-watchdog'), ['check-start'], this.o.params, this.env(), true);
-    const wiped = out.split('\n').find((l) => l.includes('starting empty'));
-    if (wiped) this.note(`check-start: ${wiped.trim()} (data file now ${this.dataBytes()} B)`);
+    const out = await this.checkStart();
+    // which way check-start went: starting empty (wiped) or, a silent mark without a majority, with its data
+    const said = out.split('\n').find((l) => /starting (empty|with its data)/.test(l));
+    if (said) this.note(`check-start: ${said.trim()} (data file now ${this.dataBytes()} B)`);
+    if (this.closed) throw new LocalClusterError('closed while check-start ran');
     const log = openSync(path.join(dir, 'asd.out'), 'a');
     const child = spawn(this.o.asd, ['--config-file', this.o.node.confFile, '--foreground'], {
       detached: true,
@@ -155,11 +189,7 @@ export class NodeSupervisor {
     if (failed && restartMs !== undefined && !this.closed)
       setTimeout(() => {
         if (this.closed || this.asd) return;
-        try {
-          this.start();
-        } catch (err) {
-          this.note(`restart failed: ${(err as Error).message}`);
-        }
+        this.start().catch((err: unknown) => this.note(`restart failed: ${(err as Error).message}`));
       }, restartMs);
   }
 
@@ -256,7 +286,7 @@ export async function startSupervisedCluster(
       const setup = prepareNode(o, i);
       const sup = new NodeSupervisor({ asd: o.asd, node: setup, params, log: o.log });
       supervisors.push(sup);
-      nodes.push({ ...setup, pid: sup.start() });
+      nodes.push({ ...setup, pid: await sup.start() });
     }
     for (const n of nodes) await waitForPort(n.servicePort, 60_000);
     // the cluster formed (every node a member of one cluster of all of them), as the bootstrap's first start ends

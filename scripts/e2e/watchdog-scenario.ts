@@ -3,11 +3,15 @@
  * cluster stack's own scripts (scripts/e2e/node-supervisor.ts): spends flow through the store (the deployment's
  * guard, SPEND_ACK_GUARD=refuse with AEROSPIKE_CLUSTER_SIZE = the node count) while
  *   1. one node's asd is paused (SIGSTOP): its watchdog must SIGKILL it within 3 s (below the heartbeat timeout) and
- *      mark it; systemd's restart (the drop-in's Restart=on-failure) runs check-start, which wipes it; it rejoins
- *      empty, the mark is cleared once it is a member, and migrations refill it;
- *   2. another node is stopped and started by systemd (an operator's restart): not watched, not wiped.
+ *      mark it (silent); systemd's restart (the drop-in's Restart=on-failure) runs check-start, which wipes it (the
+ *      other nodes, a majority, serve without it); it rejoins empty, the mark is cleared once it is a member, and
+ *      migrations refill it;
+ *   2. another node is stopped and started by systemd (an operator's restart): not watched, not wiped;
+ *   3. every node's asd is paused at once (a stall of the whole cluster): every watchdog kills its node; no majority
+ *      serves without any of them, so every check-start waits, then starts with its data; the cluster re-forms whole.
  * Every spend is retried until acknowledged; the report gives the refusals by reason, the longest window without an
- * acknowledged spend, and checks that each record names the spender that was acknowledged.
+ * acknowledged spend (steps 1 and 2), and checks that each record names the spender that was acknowledged (after the
+ * stall too: nothing was wiped).
  *
  *   ASD_BIN=/path/to/asd npx tsx scripts/e2e/watchdog-scenario.ts    (npm run e2e runs it after the main scenario)
  */
@@ -151,7 +155,7 @@ export async function runWatchdogScenario(o: WatchdogScenarioOptions): Promise<s
     const other = cluster.supervisors[n - 1];
     const restartAt = Date.now();
     await other.stop();
-    other.start();
+    await other.start();
     await until(`node${n - 1} back after its restart`, 60_000, () => other.settled(n));
     const wipedAgain = eventAfter(other, restartAt, /starting empty/);
     const killedAgain = eventAfter(other, restartAt, /SIGKILL/);
@@ -160,10 +164,38 @@ export async function runWatchdogScenario(o: WatchdogScenarioOptions): Promise<s
         `${killedAgain ? 'KILLED by its watchdog' : 'not killed'}`,
     );
     if (wipedAgain || killedAgain) fail(`an operator's restart of node${n - 1} was wiped or killed`);
+
+    // 3. a stall of the whole cluster (every asd paused at once): every watchdog kills its node (silent); no majority
+    //    serves without any of them, so each start waits for one, then keeps its data: nothing is wiped
+    await sleep(3000);
+    const stallAt = Date.now();
+    for (const s of cluster.supervisors) process.kill(s.pid!, 'SIGSTOP');
+    log(`  ${at(stallAt)} every node SIGSTOP (a stall of the whole cluster)`);
+    const allKilled = await until('every node killed by its watchdog', 10_000, () =>
+      cluster.supervisors.every((s) => eventAfter(s, stallAt, /asd exited \(SIGKILL\)/)),
+    ).catch(() => undefined);
+    if (!allKilled) fail('not every node was killed by its watchdog after the stall');
+    else log(`  ${at(allKilled)} every node killed by its watchdog`);
+    const allStarted = await until('every node through check-start', 30_000, () =>
+      cluster.supervisors.every((s) => eventAfter(s, stallAt, /asd started/)),
+    ).catch(() => undefined);
+    if (!allStarted) fail('not every node started again after the stall');
+    cluster.supervisors.forEach((s, i) => {
+      const said = eventAfter(s, stallAt, /check-start: /)?.what ?? 'check-start: (nothing said)';
+      log(`  node${i}: ${said}`);
+      if (!/starting with its data/.test(said)) fail(`node${i} did not start with its data after the stall`);
+    });
+    const wholeAgain = await until('the cluster whole after the stall', 60_000, () =>
+      cluster.supervisors.every((s) => s.settled(n)),
+    ).catch(() => undefined);
+    if (!wholeAgain) fail('the cluster did not re-form after the stall');
+    else
+      log(
+        `  ${at(wholeAgain)} the ${n}-node cluster whole again, ${((wholeAgain - stallAt) / 1000).toFixed(1)} s after the stall`,
+      );
     await sleep(3000);
     running = false;
     await Promise.all(workers);
-    const end = Date.now();
 
     // every acknowledged spend stands; the windows without one
     const tried = [...spenders.keys()];
@@ -176,7 +208,11 @@ export async function runWatchdogScenario(o: WatchdogScenarioOptions): Promise<s
       if (s.status !== 'SPENT' || s.spendingTxid !== spenders.get(k)!.txid) wrong++;
     }
     if (wrong > 0) fail(`${wrong} acknowledged spend(s) not in the records`);
-    const times = [t0, ...acks.filter((t) => t <= end).sort((a, b) => a - b), end];
+    // the goal is for one node's faults (steps 1 and 2); the whole-cluster stall stops every spend until it is back
+    const times = [t0, ...acks.filter((t) => t <= stallAt).sort((a, b) => a - b), stallAt];
+    // after every node was killed (an answer read late by a busy event loop may land between the stop and the kills)
+    const killedAll = allKilled ?? stallAt;
+    const firstAfterStall = acks.filter((t) => t > killedAll).sort((a, b) => a - b)[0];
     let gap = 0;
     let gapAt = t0;
     for (let i = 1; i < times.length; i++)
@@ -189,7 +225,10 @@ export async function runWatchdogScenario(o: WatchdogScenarioOptions): Promise<s
         `refused by the guard and retried (txs by reason): ${JSON.stringify(byReason)}; other failures retried: ` +
         `${JSON.stringify(failures)}; longest window without an acknowledged spend ` +
         `${(gap / 1000).toFixed(1)} s (from ${at(gapAt)}); first acknowledgement after the stop ` +
-        `${firstAfterStop ? `${((firstAfterStop - stoppedAt) / 1000).toFixed(1)} s after it` : 'none'}`,
+        `${firstAfterStop ? `${((firstAfterStop - stoppedAt) / 1000).toFixed(1)} s after it` : 'none'}; ` +
+        `first acknowledgement after the whole-cluster stall ` +
+        `${firstAfterStall ? `${((firstAfterStall - stallAt) / 1000).toFixed(1)} s after it` : 'none'}` +
+        `${wholeAgain ? ` (the cluster whole again ${((wholeAgain - stallAt) / 1000).toFixed(1)} s after it)` : ''}`,
     );
     if (gap > 15_000) fail(`${(gap / 1000).toFixed(1)} s without an acknowledged spend (goal: at most 15 s)`);
     return problems;

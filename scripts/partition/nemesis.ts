@@ -52,7 +52,7 @@ export const victimOf = (n: Nemesis): number => (n === 'split' ? 3 : 1);
 
 async function stopAndStart(c: NemesisContext, index: number): Promise<void> {
   await c.cluster.kill(index, 'SIGTERM');
-  c.watchdog.startNode(index);
+  await c.watchdog.startNode(index);
 }
 
 /** Waits until every node answers cluster-stable for 3 nodes (migrations too, unless `ignoreMigrations`). */
@@ -129,10 +129,10 @@ export async function healFault(c: NemesisContext, nemesis: Nemesis): Promise<vo
     case 'pause':
       return c.cluster.resume(v);
     case 'kill':
-      if (!c.cluster.running(v)) c.watchdog.startNode(v);
+      if (!c.cluster.running(v)) await c.watchdog.startNode(v);
       return;
     case 'kill-wipe':
-      if (!c.cluster.running(v)) c.watchdog.startNode(v, true);
+      if (!c.cluster.running(v)) await c.watchdog.startNode(v, true);
       return;
     default:
       return;
@@ -140,8 +140,11 @@ export async function healFault(c: NemesisContext, nemesis: Nemesis): Promise<vo
 }
 
 /** After the workload: what a nemesis left down comes back (kill-no-restart: a replacement node, empty). */
-export function afterWorkload(c: NemesisContext, nemesis: Nemesis): void {
+export async function afterWorkload(c: NemesisContext, nemesis: Nemesis): Promise<void> {
   const v = victimOf(nemesis);
-  if (nemesis === 'kill-no-restart' && !c.cluster.running(v)) c.watchdog.startNode(v, true);
-  for (const n of c.cluster.nodes) if (!c.cluster.running(n.index)) c.watchdog.startNode(n.index);
+  if (nemesis === 'kill-no-restart' && !c.cluster.running(v)) await c.watchdog.startNode(v, true);
+  // together: a node's start may wait for the others (a silent-marked start asks them for a majority)
+  await Promise.all(
+    c.cluster.nodes.filter((n) => !c.cluster.running(n.index)).map((n) => c.watchdog.startNode(n.index)),
+  );
 }

@@ -268,7 +268,7 @@ async function runOne(
 
   const codes = await workers;
   if (codes.some((c) => c !== 0)) throw new Error(`${name}: a worker failed (exit codes ${codes.join(', ')})`);
-  afterWorkload(nc, nemesis);
+  await afterWorkload(nc, nemesis);
   const stableMs = await nc.cluster.waitStable(3, 1_800_000);
   log(`${name}: workers done; cluster whole, migrations done ${stableMs} ms later`);
 
@@ -339,7 +339,7 @@ async function main(): Promise<void> {
     fileSizeMb: Math.max(1024, Math.ceil((args.filler * 750 * rf) / 2 ** 20) + 1024),
     log,
   });
-  const watchdog = new HarnessWatchdog(cluster, log);
+  const watchdog = new HarnessWatchdog(cluster, log, conf.minClusterSize);
   const nc: NemesisContext = { cluster, watchdog, faultMs: args.faultMs, log };
 
   let cleaned = false;

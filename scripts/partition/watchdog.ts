@@ -1,14 +1,18 @@
 /**
  * The node watchdog of decision 0007 (cdk/node-watchdog.ts watchdogStep) run by the harness against each node, and
  * the supervisor that systemd is on a cluster node: a node the watchdog killed is started again after RESTART_MS,
- * empty (its mark was set). Nodes stopped by a nemesis are not restarted by it.
+ * through the start rule of check-start (startDecision): empty when its mark is unstable, or silent and a majority
+ * (min-cluster-size) of the other nodes serves without it; else with its data. Nodes stopped by a nemesis are not
+ * restarted by it.
  */
 import {
   INITIAL_WATCHDOG_STATE,
+  startDecision,
   WATCHDOG,
   watchdogStep,
   type Observation,
   type WatchdogState,
+  type WipeMark,
 } from '../../cdk/node-watchdog';
 import { infoCommand, SERVICE_PORT, sleep, type Cluster } from './cluster';
 
@@ -18,33 +22,79 @@ export const RESTART_MS = 1000;
 export class HarnessWatchdog {
   private readonly states = new Map<number, WatchdogState>();
   private readonly killedByWatchdog = new Set<number>();
+  private readonly starting = new Map<number, Promise<void>>();
   private stopped = false;
   private loops: Promise<void>[] = [];
   /** every kill, for the report */
   readonly kills: { node: number; at: string; reason: string }[] = [];
 
+  /**
+   * `minClusterSize`: the deployment's (a majority); `peerWait`: how long a silent-marked start waits for a majority
+   * without the node (tests shorten it); `info`: the info request (tests answer for the nodes)
+   */
   constructor(
     private readonly cluster: Cluster,
     private readonly log: (line: string) => void,
+    private readonly minClusterSize: number,
+    private readonly peerWait: { waitMs: number; retryMs: number } = {
+      waitMs: WATCHDOG.peerWaitMs,
+      retryMs: WATCHDOG.peerRetryMs,
+    },
+    private readonly info: typeof infoCommand = infoCommand,
   ) {
     cluster.onExit = (index) => {
       if (!this.killedByWatchdog.delete(index) || this.stopped) return;
       setTimeout(() => {
         if (this.stopped || cluster.running(index)) return;
-        this.log(`[watchdog] n${index}: started again, empty`);
-        this.startNode(index);
+        void this.startNode(index).catch((err: unknown) => this.log(`[watchdog] n${index}: start failed: ${err}`));
       }, RESTART_MS);
     };
   }
 
-  /** Starts a node as its unit would: wiped when its mark is set (or `wipe`: a new instance's empty devices). */
-  startNode(index: number, wipe = false): void {
-    this.cluster.start(index, false, wipe || this.wipeOnStart(index));
+  /**
+   * Starts a node as its unit would: through check-start's rule with its mark (startDecision: the other nodes asked
+   * when it is silent), or wiped (`wipe`: a new instance's empty devices).
+   */
+  startNode(index: number, wipe = false): Promise<void> {
+    // one start at a time per node (a nemesis may start a node the watchdog's restart is still deciding about)
+    const pending = this.starting.get(index);
+    if (pending) return pending;
+    const start = this.decideAndStart(index, wipe).finally(() => this.starting.delete(index));
+    this.starting.set(index, start);
+    return start;
+  }
+
+  private async decideAndStart(index: number, wipe: boolean): Promise<void> {
+    const mark = this.wipeOnStart(index);
+    let empty = wipe;
+    if (!wipe && mark !== undefined) {
+      const others = this.cluster.nodes.filter((n) => n.index !== index);
+      const decision = await startDecision(
+        mark,
+        () =>
+          Promise.all(
+            others.map((n) =>
+              this.info(n.address, SERVICE_PORT, 'cluster-stable:ignore-migrations=true', WATCHDOG.peerInfoTimeoutMs)
+                .then((a) => a.trim())
+                .catch(() => undefined),
+            ),
+          ),
+        this.minClusterSize,
+        this.peerWait,
+      );
+      empty = decision.wipe;
+      this.log(
+        `[watchdog] n${index}: started again, ${empty ? 'empty' : 'WITH ITS DATA'} (mark ${mark}: ${decision.why})`,
+      );
+    }
+    if (this.cluster.running(index) || (this.stopped && !wipe && mark !== undefined)) return;
+    this.cluster.start(index, false, empty);
     this.states.set(index, INITIAL_WATCHDOG_STATE);
   }
 
-  wipeOnStart(index: number): boolean {
-    return this.states.get(index)?.wipeOnStart ?? false;
+  /** the node's wipe-on-start mark (undefined: none; its next start keeps the data) */
+  wipeOnStart(index: number): WipeMark | undefined {
+    return this.states.get(index)?.wipeOnStart;
   }
 
   start(): void {
@@ -58,7 +108,7 @@ export class HarnessWatchdog {
 
   private async observe(index: number): Promise<Observation> {
     try {
-      const answer = await infoCommand(
+      const answer = await this.info(
         this.cluster.node(index).address,
         SERVICE_PORT,
         'cluster-stable:ignore-migrations=true',
@@ -87,10 +137,12 @@ export class HarnessWatchdog {
           );
           this.states.set(index, step.state);
           if (step.kill) {
-            this.log(`[watchdog] n${index}: ${step.kill}: SIGKILL (it starts empty)`);
+            const mark = step.state.wipeOnStart;
+            this.log(
+              `[watchdog] n${index}: ${step.kill}: SIGKILL (mark ${mark}: its start decides whether it is wiped)`,
+            );
             this.kills.push({ node: index, at: new Date().toISOString().slice(11, 23), reason: step.kill });
-            this.killedByWatchdog.add(index);
-            this.states.set(index, { wipeOnStart: true, answered: false });
+            this.states.set(index, { wipeOnStart: mark, answered: false });
             this.killedByWatchdog.add(index);
             await this.cluster.kill(index, 'SIGKILL');
           }

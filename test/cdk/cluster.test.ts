@@ -131,6 +131,14 @@ describe('cluster stack', () => {
     expect(conf).toMatch(/^namespace utxo \{[^}]*\n {4}transaction-pending-limit 256\n/m);
   });
 
+  test('watchdog: check-start finds the other nodes in the conf apply-config writes (mesh seeds at the service port)', () => {
+    const watchdog = param(s, `${PREFIX}/aerospike-watchdog`);
+    expect(watchdog).toContain('CONF=${CONF:-/etc/aerospike/aerospike.conf}');
+    expect(watchdog).toContain(`-v d=${3002 - 3000} '$1 == "mesh-seed-address-port"`);
+    expect(param(s, `${PREFIX}/aerospike-apply-config`)).toContain('CONF_DIR=${CONF_DIR:-/etc/aerospike}');
+    expect(param(s, `${PREFIX}/aerospike-apply-config`)).toContain('> "$CONF_DIR/aerospike.conf.new"');
+  });
+
   test('bootstrap: verifies both packages against their pinned SHA-256 before installing; devices by-id', () => {
     const boot = param(s, `${PREFIX}/bootstrap`);
     expect(boot).toMatch(/verify \/tmp\/aerospike\.tgz "\$PKG_SHA"[\s\S]*asinstall/);

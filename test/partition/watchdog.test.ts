@@ -1,12 +1,15 @@
 /**
  * The node watchdog's rule (cdk/node-watchdog.ts watchdogStep, run by the harness and rendered for the cluster
- * stack's nodes): kill a node silent for 2 s or unstable for 10 s; a start wipes the node unless its last observation
- * was a member.
+ * stack's nodes): kill a node silent for 2 s or unstable for 10 s; the mark records why (unstable wins within a
+ * spell, a member clears it); a start wipes an unstable-marked node, and a silent-marked one only when a majority
+ * serves without it (startDecision).
  */
 import fc from 'fast-check';
 import {
   INITIAL_WATCHDOG_STATE,
+  majorityKey,
   renderWatchdogScript,
+  startDecision,
   renderWatchdogUnits,
   WATCHDOG,
   watchdogStep,
@@ -15,7 +18,9 @@ import {
 } from '../../cdk/node-watchdog';
 import { parameterNames, renderBootstrap } from '../../cdk/aerospike-scripts';
 import type { Pins } from '../../cdk/node-pins';
+import type { Cluster } from '../../scripts/partition/cluster';
 import { NEMESES } from '../../scripts/partition/nemesis';
+import { HarnessWatchdog } from '../../scripts/partition/watchdog';
 
 function run(observations: [Observation, number][]) {
   let state: WatchdogState = INITIAL_WATCHDOG_STATE;
@@ -43,7 +48,7 @@ test('silence counts from the sending of the last answered request: a node pause
   expect(kills[0] - 1_020).toBeLessThan(150 * 20);
 });
 
-test('a paused node (silent) is killed after 2 s, before the heartbeat timeout (3 s); it starts empty', () => {
+test('a paused node (silent) is killed after 2 s, before the heartbeat timeout (3 s); its mark says silent', () => {
   const r = run([
     ['member', 0],
     ['silent', 250],
@@ -51,7 +56,7 @@ test('a paused node (silent) is killed after 2 s, before the heartbeat timeout (
     ['silent', 2250],
   ]);
   expect(r.kills).toEqual([2250]);
-  expect(r.state.wipeOnStart).toBe(true);
+  expect(r.state.wipeOnStart).toBe('silent');
   expect(WATCHDOG.silentMs).toBeLessThan(150 * 20);
 });
 
@@ -74,7 +79,8 @@ test('an orphan is killed after 10 s; a survivor orphaned for a moment (principa
     ['unstable', 5_000],
     ['member', 5_250],
   ]);
-  expect(survivor).toEqual({ state: { wipeOnStart: false, answered: true, lastAnswerAt: 5_250 }, kills: [] });
+  expect(survivor).toEqual({ state: { answered: true, lastAnswerAt: 5_250 }, kills: [] });
+  expect(survivor.state.wipeOnStart).toBeUndefined();
 });
 
 test('a silent spell then an unstable one start their own clocks', () => {
@@ -88,7 +94,53 @@ test('a silent spell then an unstable one start their own clocks', () => {
   ).toEqual([]);
 });
 
-test('invariant: the next start wipes exactly when asd answered since its start and was last seen anything but a member', () => {
+test('the mark records why: silent, or unstable once the node said it was outside the cluster; a member clears it', () => {
+  expect(
+    run([
+      ['member', 0],
+      ['silent', 500],
+    ]).state.wipeOnStart,
+  ).toBe('silent');
+  expect(
+    run([
+      ['member', 0],
+      ['unstable', 500],
+    ]).state.wipeOnStart,
+  ).toBe('unstable');
+  // unstable wins within a non-member spell, whichever came first
+  expect(
+    run([
+      ['member', 0],
+      ['unstable', 500],
+      ['silent', 1_000],
+      ['silent', 2_000],
+    ]).state.wipeOnStart,
+  ).toBe('unstable');
+  expect(
+    run([
+      ['member', 0],
+      ['silent', 500],
+      ['unstable', 1_000],
+    ]).state.wipeOnStart,
+  ).toBe('unstable');
+  // a member observation ends the spell: a later silence is silent again
+  expect(
+    run([
+      ['unstable', 0],
+      ['member', 500],
+      ['silent', 1_000],
+    ]).state.wipeOnStart,
+  ).toBe('silent');
+  expect(
+    run([
+      ['unstable', 0],
+      ['silent', 500],
+      ['member', 1_000],
+    ]).state.wipeOnStart,
+  ).toBeUndefined();
+});
+
+test('invariant: the mark is set exactly when asd answered since its start and was last seen anything but a member; unstable iff seen in the last spell', () => {
   fc.assert(
     fc.property(
       fc.array(fc.tuple(fc.constantFrom<Observation>('member', 'unstable', 'silent'), fc.nat(500)), { minLength: 1 }),
@@ -97,18 +149,72 @@ test('invariant: the next start wipes exactly when asd answered since its start 
         const r = run(steps.map(([o, dt]) => [o, (t += dt)]));
         const answers = steps.filter(([o]) => o !== 'silent');
         const last = steps[steps.length - 1][0];
-        expect(r.state.wipeOnStart).toBe(answers.length > 0 && last !== 'member');
+        const lastMember = steps.map(([o]) => o).lastIndexOf('member');
+        const spell = steps.slice(lastMember + 1).map(([o]) => o);
+        const expected =
+          answers.length === 0 || last === 'member' ? undefined : spell.includes('unstable') ? 'unstable' : 'silent';
+        expect(r.state.wipeOnStart).toBe(expected);
       },
     ),
   );
 });
 
+test('majorityKey: at least min-cluster-size of the other nodes answer the same cluster key', () => {
+  expect(majorityKey(['K1', 'K1'], 2)).toBe('K1');
+  expect(majorityKey(['K1', 'K2'], 2)).toBeUndefined();
+  expect(majorityKey(['K1', undefined], 2)).toBeUndefined();
+  expect(majorityKey(['ERROR::unstable', 'ERROR::unstable'], 2)).toBeUndefined();
+  expect(majorityKey(['', ''], 2)).toBeUndefined();
+  expect(majorityKey(['K1', 'K2', 'K2', undefined], 2)).toBe('K2');
+  expect(majorityKey(['K1', 'K2', 'K2', undefined], 3)).toBeUndefined();
+});
+
+describe('startDecision (the start rule, run by the harness; the script is tested in test/cdk/watchdog-check-start)', () => {
+  const fast = { waitMs: 60, retryMs: 10 };
+  test('no mark: the data is kept, nobody asked; unstable: wiped, nobody asked', async () => {
+    const ask = jest.fn(() => Promise.resolve(['K', 'K']));
+    expect((await startDecision(undefined, ask, 2, fast)).wipe).toBe(false);
+    expect(await startDecision('unstable', ask, 2, fast)).toEqual({
+      wipe: true,
+      why: expect.stringMatching(/unstable/),
+    });
+    expect(ask).not.toHaveBeenCalled();
+  });
+
+  test('silent: wiped once a majority serves without the node (asked again while the peers re-form)', async () => {
+    const answers = [
+      ['ERROR', 'ERROR'],
+      [undefined, 'K'],
+      ['K', 'K'],
+    ];
+    let asked = 0;
+    const d = await startDecision('silent', () => Promise.resolve(answers[Math.min(asked++, 2)]), 2, fast);
+    expect(d).toEqual({ wipe: true, why: 'a majority of 2 serves without it (cluster key K)' });
+    expect(asked).toBe(3);
+  });
+
+  test('silent: the data is kept when no majority serves without the node within the wait (every node killed at once)', async () => {
+    for (const answers of [[undefined, undefined], ['K1', 'K2'], ['ERROR', 'K1'], ['K1']]) {
+      let asked = 0;
+      const started = Date.now();
+      const d = await startDecision('silent', () => (asked++, Promise.resolve(answers)), 2, fast);
+      expect(d.wipe).toBe(false);
+      expect(d.why).toMatch(/no majority serving without this node .*starting with its data/);
+      expect(asked).toBeGreaterThan(1);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(fast.waitMs);
+    }
+  });
+});
+
 test('the node script carries the same limits; the unit restarts the watchdog and wipes on a marked start', () => {
-  const script = renderWatchdogScript('/etc/aerospike/devices');
+  const script = renderWatchdogScript('/etc/aerospike/devices', {
+    file: '/etc/aerospike/aerospike.conf',
+    serviceBelowHeartbeat: 2,
+  });
   expect(script).toContain(`limit=${WATCHDOG.silentMs}`);
   expect(script).toContain(`limit=${WATCHDOG.unstableMs}`);
   expect(script).toContain(`"$ASINFO" -v 'cluster-stable:ignore-migrations=true'`);
-  expect(script).toMatch(/check-start\)[\s\S]*blkdiscard[\s\S]*< \/etc\/aerospike\/devices/);
+  expect(script).toMatch(/wipe\(\) \{[\s\S]*blkdiscard[\s\S]*< \/etc\/aerospike\/devices[\s\S]*check-start\)/);
   const units = renderWatchdogUnits();
   // the bootstrap installs the script from its SSM parameter, the start hook and the service, and starts it
   const bootstrap = renderBootstrap({
@@ -133,4 +239,64 @@ test('the node script carries the same limits; the unit restarts the watchdog an
 
 test('npm run partition runs every nemesis the issue names', () => {
   expect(NEMESES.join(' ')).toBe('cut-off split pause kill kill-wipe kill-no-restart clean-restart rolling-restart');
+});
+
+describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog killed is started again after 1 s)', () => {
+  /** three nodes; node 1 answers once, then nothing (paused); `peers` is what nodes 2 and 3 answer */
+  async function killAndRestart(peers: (string | undefined)[]) {
+    const lines: string[] = [];
+    const starts: { index: number; wipe: boolean }[] = [];
+    const pids = new Map<number, number>([[1, 101]]);
+    let asked1 = 0;
+    const cluster = {
+      onExit: undefined as ((index: number) => void) | undefined,
+      nodes: [1, 2, 3].map((index) => ({ index, address: `10.0.0.${index}` })),
+      node(index: number) {
+        return this.nodes[index - 1];
+      },
+      pid: (index: number) => pids.get(index),
+      stopping: () => false,
+      running: (index: number) => pids.has(index),
+      kill(index: number) {
+        pids.delete(index);
+        setImmediate(() => cluster.onExit?.(index));
+        return Promise.resolve();
+      },
+      start(index: number, _fresh: boolean, wipe: boolean) {
+        starts.push({ index, wipe });
+        pids.set(index, 200 + starts.length);
+      },
+    };
+    const info = (host: string) => {
+      const i = Number(host.split('.')[3]);
+      const a = i === 1 ? (asked1++ === 0 ? 'K' : undefined) : peers[i - 2];
+      return a === undefined ? Promise.reject(new Error('timeout')) : Promise.resolve(a);
+    };
+    const wd = new HarnessWatchdog(
+      cluster as unknown as Cluster,
+      (l) => lines.push(l),
+      2,
+      { waitMs: 300, retryMs: 50 },
+      info,
+    );
+    // only node 1 is watched (nodes 2 and 3 have no process here)
+    wd.start();
+    const until = Date.now() + 8000;
+    while (starts.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    await wd.stop();
+    return { starts, lines };
+  }
+
+  test('killed silent while the other two serve as a majority: started again empty', async () => {
+    const r = await killAndRestart(['K2', 'K2']);
+    expect(r.starts).toEqual([{ index: 1, wipe: true }]);
+    expect(r.lines.join('\n')).toMatch(/n1: silent for \d+ ms: SIGKILL \(mark silent/);
+    expect(r.lines.join('\n')).toMatch(/n1: started again, empty \(mark silent: a majority of 2 serves without it/);
+  }, 15_000);
+
+  test('killed silent while no majority serves without it (all killed at once): started again with its data', async () => {
+    const r = await killAndRestart([undefined, 'ERROR']);
+    expect(r.starts).toEqual([{ index: 1, wipe: false }]);
+    expect(r.lines.join('\n')).toMatch(/n1: started again, WITH ITS DATA \(mark silent: no majority serving without/);
+  }, 15_000);
 });

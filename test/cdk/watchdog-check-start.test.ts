@@ -1,0 +1,245 @@
+/**
+ * The node watchdog script (cdk/node-watchdog.ts, decision 0007) run with bash against stubs: `check-start` with a
+ * stub asinfo answering for the other nodes (files named host:port) and a stub blkdiscard recording the wipe; `run`
+ * recording the kind of its mark. A silent-marked node is wiped only when a majority serves without it.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { AEROSPIKE_HEARTBEAT_PORT, AEROSPIKE_SERVICE_PORT, renderAerospikeConf } from '../../cdk/aerospike-scripts';
+import { renderWatchdogScript, WATCHDOG } from '../../cdk/node-watchdog';
+
+let dir: string;
+let bin: string;
+let answers: string;
+let calls: string;
+let mark: string;
+let conf: string;
+let devices: string;
+
+const hosts = (n: number) => Array.from({ length: n }, (_, i) => `aerospike-${i + 1}.utxo.internal`);
+
+function writeConf(nodes: number, minClusterSize: number): void {
+  writeFileSync(
+    conf,
+    renderAerospikeConf({
+      clusterName: 'utxo',
+      seeds: hosts(nodes),
+      namespace: 'utxo',
+      replicationFactor: 2,
+      minClusterSize,
+      protoFdMax: 15000,
+      nsupPeriodSeconds: 120,
+      maxRecordSize: 1048576,
+    }),
+  );
+}
+
+function stub(name: string, body: string): void {
+  writeFileSync(path.join(bin, name), `#!/bin/bash\necho "${name} $*" >> "${calls}"\n${body}\n`);
+  chmodSync(path.join(bin, name), 0o755);
+}
+
+/** node i (1-based) answers `key` to cluster-stable at its service port (from its `after`-th question on) */
+function answer(i: number, key: string, after = 1): void {
+  const file = path.join(answers, `aerospike-${i}.utxo.internal:${AEROSPIKE_SERVICE_PORT}`);
+  writeFileSync(file, key);
+  writeFileSync(`${file}.after`, `${after}`);
+}
+
+const script = () =>
+  renderWatchdogScript(devices, {
+    file: '/etc/aerospike/aerospike.conf',
+    serviceBelowHeartbeat: AEROSPIKE_HEARTBEAT_PORT - AEROSPIKE_SERVICE_PORT,
+  });
+
+const env = (extra: Record<string, string> = {}) => ({
+  PATH: `${bin}:/usr/bin:/bin`,
+  MARK: mark,
+  CONF: conf,
+  PEER_WAIT_MS: '1500',
+  ...extra,
+});
+
+function checkStart(extra: Record<string, string> = {}) {
+  const file = path.join(dir, 'aerospike-watchdog');
+  writeFileSync(file, script());
+  const started = Date.now();
+  const r = spawnSync('bash', [file, 'check-start'], { encoding: 'utf8', env: env(extra) });
+  const log = existsSync(calls) ? readFileSync(calls, 'utf8').trim().split('\n') : [];
+  return {
+    status: r.status,
+    stderr: r.stderr,
+    ms: Date.now() - started,
+    wiped: log.filter((l) => l.startsWith('blkdiscard')).map((l) => l.split(' ')[1]),
+    asked: log.filter((l) => l.startsWith('asinfo')),
+  };
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'watchdog-check-start-'));
+  bin = path.join(dir, 'bin');
+  answers = path.join(dir, 'answers');
+  calls = path.join(dir, 'calls.log');
+  mark = path.join(dir, 'lib', 'wipe-on-start');
+  conf = path.join(dir, 'aerospike.conf');
+  devices = path.join(dir, 'devices.list');
+  mkdirSync(bin);
+  mkdirSync(answers);
+  writeFileSync(devices, '/dev/disk/by-id/nvme-A\n/dev/disk/by-id/nvme-B\n');
+  writeConf(3, 2);
+  // this node is aerospike-1 (the bootstrap sets the host name to the node's DNS name)
+  stub('hostname', `echo ${hosts(3)[0]}`);
+  stub('blkdiscard', 'exit 0');
+  // asinfo -h <host> -p <port> -v <command>: the answer file's key from its `after`-th question on, else no answer
+  stub(
+    'asinfo',
+    `while [ $# -gt 0 ]; do case "$1" in -h) h=$2; shift 2 ;; -p) p=$2; shift 2 ;; -v) v=$2; shift 2 ;; *) exit 2 ;; esac; done
+f="${answers}/$h:$p"; [ -f "$f" ] || exit 1
+n=$(grep -c -- "-h $h -p $p " "${calls}")
+[ "$n" -ge "$(cat "$f.after")" ] || exit 1
+[ "$v" = 'cluster-stable:ignore-migrations=true' ] || exit 3
+cat "$f"; echo`,
+  );
+});
+
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function setMark(kind: string): void {
+  mkdirSync(path.dirname(mark), { recursive: true });
+  writeFileSync(mark, kind ? `${kind}\n` : '');
+}
+
+test('no mark: starts with its data, nobody asked', () => {
+  const r = checkStart();
+  expect(r).toMatchObject({ status: 0, wiped: [], asked: [] });
+});
+
+test('unstable mark (it said it was outside the cluster): wiped without asking, the mark cleared', () => {
+  answer(2, 'K1');
+  answer(3, 'K1');
+  setMark('unstable');
+  const r = checkStart();
+  expect(r).toMatchObject({ status: 0, wiped: ['/dev/disk/by-id/nvme-A', '/dev/disk/by-id/nvme-B'], asked: [] });
+  expect(r.stderr).toMatch(/left the majority before it stopped \(unstable\): starting empty/);
+  expect(existsSync(mark)).toBe(false);
+});
+
+test("a mark without a kind (an earlier version's): wiped as before", () => {
+  setMark('');
+  expect(checkStart().wiped).toHaveLength(2);
+});
+
+test('silent mark, the two other nodes answer the same cluster key: a majority serves without it, wiped', () => {
+  answer(2, 'K1');
+  answer(3, 'K1');
+  setMark('silent');
+  const r = checkStart();
+  expect(r.wiped).toHaveLength(2);
+  expect(r.stderr).toMatch(/killed silent and a majority of 2 serves without it \(cluster key K1\): starting empty/);
+  // the other nodes at their service ports (the conf's mesh seeds at the heartbeat port, minus 2), not this node
+  expect(r.asked).toEqual([
+    `asinfo -h aerospike-2.utxo.internal -p ${AEROSPIKE_SERVICE_PORT} -v cluster-stable:ignore-migrations=true`,
+    `asinfo -h aerospike-3.utxo.internal -p ${AEROSPIKE_SERVICE_PORT} -v cluster-stable:ignore-migrations=true`,
+  ]);
+  expect(existsSync(mark)).toBe(false);
+});
+
+test('silent mark, the majority re-forms during the wait (ERROR, then the key): asked again, wiped', () => {
+  answer(2, 'K1', 2);
+  answer(3, 'K1', 3);
+  setMark('silent');
+  const r = checkStart({ PEER_WAIT_MS: '5000' });
+  expect(r.wiped).toHaveLength(2);
+  expect(r.asked).toHaveLength(6);
+});
+
+test('silent mark, no other node answers (every node killed at once): starts with its data after the wait', () => {
+  setMark('silent');
+  const r = checkStart();
+  expect(r.wiped).toEqual([]);
+  expect(r.stderr).toMatch(
+    /no majority serving without this node \(min-cluster-size 2\) within 1 s: every node may have been killed at once; starting with its data/,
+  );
+  expect(r.ms).toBeGreaterThanOrEqual(1500);
+  // asked about every second until the wait is over
+  expect(r.asked.length).toBeGreaterThanOrEqual(4);
+  expect(existsSync(mark)).toBe(false);
+});
+
+test.each([
+  ['disagree', 'K1', 'K2'],
+  ['ERROR', 'ERROR::cluster-not-specified-size', 'K1'],
+  ['one answers', 'K1', ''],
+])('silent mark, the other nodes %s: no majority without it, starts with its data', (_what, a2, a3) => {
+  answer(2, a2);
+  if (a3) answer(3, a3);
+  setMark('silent');
+  const r = checkStart({ PEER_WAIT_MS: '300' });
+  expect(r.wiped).toEqual([]);
+  expect(r.stderr).toMatch(/starting with its data/);
+});
+
+test("this node's own answer never counts (it is not running; its name is skipped)", () => {
+  answer(1, 'K1');
+  answer(2, 'K1');
+  setMark('silent');
+  const r = checkStart({ PEER_WAIT_MS: '300' });
+  expect(r.wiped).toEqual([]);
+  expect(r.asked.some((l) => l.includes('aerospike-1.'))).toBe(false);
+});
+
+test('min-cluster-size from the conf: 5 nodes, min 3: two others are not a majority, three are', () => {
+  writeConf(5, 3);
+  answer(2, 'K1');
+  answer(3, 'K1');
+  setMark('silent');
+  expect(checkStart({ PEER_WAIT_MS: '300' }).wiped).toEqual([]);
+  answer(4, 'K1');
+  setMark('silent');
+  expect(checkStart({ PEER_WAIT_MS: '300' }).wiped).toHaveLength(2);
+});
+
+test("check-start's longest wait stays far below systemd's start timeout (the package unit's TimeoutSec=600)", () => {
+  // the wait, plus one last round asking each other node, plus one retry pause
+  const worst = WATCHDOG.peerWaitMs + 2 * WATCHDOG.peerInfoTimeoutMs + WATCHDOG.peerRetryMs;
+  expect(worst).toBeLessThan(90_000 / 4);
+});
+
+describe('run: the mark records why', () => {
+  /** runs the watchdog against a stand-in asd (a sleep) whose asinfo answers `answers` in turn, then nothing */
+  async function runUntilKilled(answersInTurn: string[]): Promise<string> {
+    const asd = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const state = path.join(dir, 'state');
+    writeFileSync(state, `active ${asd.pid}\n`);
+    stub('systemctl', `read -r s p < "${state}"; case "$3" in MainPID) echo "$p" ;; ActiveState) echo "$s" ;; esac`);
+    const turn = path.join(dir, 'turn');
+    writeFileSync(turn, '0');
+    const list = answersInTurn.map((a) => `'${a}'`).join(' ');
+    stub(
+      'asinfo',
+      `a=(${list}); n=$(cat "${turn}"); echo $((n + 1)) > "${turn}"; [ "$n" -lt \${#a[@]} ] || exit 1; echo "\${a[$n]}"`,
+    );
+    const file = path.join(dir, 'aerospike-watchdog');
+    writeFileSync(file, script());
+    const wd = spawn('bash', [file, 'run'], { env: env(), stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    let stderr = '';
+    wd.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<void>((r) => asd.once('exit', () => r()));
+    const timer = setTimeout(() => asd.kill('SIGTERM'), 8000);
+    await exited;
+    clearTimeout(timer);
+    process.kill(-wd.pid!, 'SIGKILL');
+    expect(stderr).toMatch(/SIGKILL/);
+    return readFileSync(mark, 'utf8').trim();
+  }
+
+  test('a member then silence: killed, the mark says silent', async () => {
+    expect(await runUntilKilled(['K1'])).toBe('silent');
+  }, 15_000);
+
+  test('a member, an orphan (ERROR), then silence: killed, the mark stays unstable', async () => {
+    expect(await runUntilKilled(['K1', 'ERROR::unstable-cluster'])).toBe('unstable');
+  }, 15_000);
+});
