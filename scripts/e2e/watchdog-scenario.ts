@@ -62,8 +62,6 @@ export async function runWatchdogScenario(o: WatchdogScenarioOptions): Promise<s
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const Aerospike = require('aerospike') as typeof import('aerospike');
   Aerospike.setDefaultLogging({ level: Aerospike.log.OFF });
-  const quiet = { warn: console.warn, error: console.error, lines: 0 };
-  console.warn = console.error = () => void quiet.lines++;
   const failures: Record<string, number> = {};
   const refusals: (SpendRefusal & { at: number })[] = [];
   const runtime = await buildRuntime(
@@ -78,6 +76,9 @@ export async function runWatchdogScenario(o: WatchdogScenarioOptions): Promise<s
     { onSpendRefused: (r) => refusals.push({ ...r, at: Date.now() }) },
   );
   const store = runtime.store;
+  // muted only once the runtime is built: an error building it is the caller's to print
+  const quiet = { warn: console.warn, error: console.error, lines: 0 };
+  console.warn = console.error = () => void quiet.lines++;
   try {
     await store.setChainTip(1000, { force: true });
     const parents = Array.from({ length: 10 }, () => rootTx(100));
