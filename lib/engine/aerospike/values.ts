@@ -173,10 +173,11 @@ export function fromAerospikeBins(bins: Record<string, unknown> | null | undefin
 }
 
 /** The map a UDF returned; anything else is a UDF_ERROR. */
-export function udfResultMap(value: unknown, context: string): BinMap {
+export function udfResultMap(value: unknown, context: string | (() => string)): BinMap {
   const converted = fromAerospikeValue(value, 'result');
   if (converted === null || typeof converted !== 'object' || Array.isArray(converted) || Buffer.isBuffer(converted)) {
-    throw new EngineError('UDF_ERROR', `aerospike ${context}: the UDF returned ${describe(value)}, expected a map`);
+    const where = typeof context === 'string' ? context : context();
+    throw new EngineError('UDF_ERROR', `aerospike ${where}: the UDF returned ${describe(value)}, expected a map`);
   }
   return converted;
 }
