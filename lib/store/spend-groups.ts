@@ -46,8 +46,9 @@ export function groupByRecord(txs: TxSpend[]): RecordGroup[] {
     if (!isLive(tx)) return;
     tx.items.forEach((item, i) => {
       if (tx.outcomes[i].status === 'ERROR') return;
-      // latin1: one char per byte, a cheaper exact map key than hex
-      const id = item.key.toString('latin1');
+      // the record's identity from strings the input already has (its parent's canonical hex and record number):
+      // no key text made per input
+      const id = item.recordNumber === 0 ? item.txid : `${item.txid}:${item.recordNumber}`;
       let group = groups.get(id);
       if (!group) {
         group = { key: item.key, first: item, refs: [] };
