@@ -13,9 +13,9 @@ export function resolveTxs(ctx: StoreContext, requests: SpendRequest[]): TxSpend
   return requests.map((request): TxSpend => {
     try {
       const items = spendsOf(request, ctx.settings.utxoBatchSize);
-      return { items, outcomes: items.map((i) => outcome(i, 'OK')), spent: new Set(), inDoubt: new Set() };
+      return { items, outcomes: items.map((i) => outcome(i, 'OK')), spent: [], inDoubt: [] };
     } catch (err) {
-      return { items: [], outcomes: [], error: asItemError(err), spent: new Set(), inDoubt: new Set() };
+      return { items: [], outcomes: [], error: asItemError(err), spent: [], inDoubt: [] };
     }
   });
 }
