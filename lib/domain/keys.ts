@@ -7,7 +7,8 @@ export const LOCK_RECORD_NUMBER = 0xffffffff;
 
 function withSuffix(txid: Buffer, n: number): Buffer {
   if (txid.length !== 32) throw new RangeError('txid must be 32 bytes');
-  const key = Buffer.alloc(36);
+  // every byte is written below; from Node's pool, as encodeSpendingData (spending-data.ts) says why
+  const key = Buffer.allocUnsafe(36);
   txid.copy(key, 0);
   key.writeUInt32LE(n, 32);
   return key;

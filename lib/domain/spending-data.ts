@@ -11,7 +11,9 @@ export const FROZEN_SPENDING_DATA: Buffer = Buffer.alloc(SPENDING_DATA_BYTES, 0x
 
 export function encodeSpendingData(spendingTxid: Buffer, vin: number): Buffer {
   if (spendingTxid.length !== 32) throw new RangeError('spending txid must be 32 bytes');
-  const out = Buffer.alloc(SPENDING_DATA_BYTES);
+  // every byte is written below; allocUnsafe takes it from Node's pool (Buffer.alloc of <= 64 bytes is on the V8
+  // heap, and the Aerospike client moves such a buffer off it to read it: the spend path sends one per input)
+  const out = Buffer.allocUnsafe(SPENDING_DATA_BYTES);
   spendingTxid.copy(out, 0);
   out.writeUInt32LE(vin, 32);
   return out;

@@ -3,8 +3,9 @@
  *   txid (internal order) || CompactSize(vout) || locking script || CompactSize(satoshis)
  * stored as the 32-byte digest, shown reversed in the API.
  */
-import { createHash, hash } from 'crypto';
+import { createHash } from 'crypto';
 import { hexToBuffer, reversed } from './hex';
+import { sha256 } from './txid';
 
 export const UTXO_HASH_BYTES = 32;
 
@@ -64,7 +65,7 @@ export function utxoHash(txid: Buffer, vout: number, lockingScript: Buffer, sato
   at = writeCompactSize(preimage, vout, at);
   at += lockingScript.copy(preimage, at);
   writeCompactSize(preimage, satoshis, at);
-  return hash('sha256', preimage, 'buffer');
+  return sha256(preimage);
 }
 
 /** Display hex of a stored hash (reversed). */

@@ -13,9 +13,9 @@ export function resolveTxs(ctx: StoreContext, requests: SpendRequest[]): TxSpend
   return requests.map((request): TxSpend => {
     try {
       const items = spendsOf(request, ctx.settings.utxoBatchSize);
-      return { items, outcomes: items.map((i) => outcome(i, 'OK')), spent: new Set(), inDoubt: new Set() };
+      return { items, outcomes: items.map((i) => outcome(i, 'OK')), spent: [], inDoubt: [] };
     } catch (err) {
-      return { items: [], outcomes: [], error: asItemError(err), spent: new Set(), inDoubt: new Set() };
+      return { items: [], outcomes: [], error: asItemError(err), spent: [], inDoubt: [] };
     }
   });
 }
@@ -46,8 +46,9 @@ export function groupByRecord(txs: TxSpend[]): RecordGroup[] {
     if (!isLive(tx)) return;
     tx.items.forEach((item, i) => {
       if (tx.outcomes[i].status === 'ERROR') return;
-      // latin1: one char per byte, a cheaper exact map key than hex
-      const id = item.key.toString('latin1');
+      // the record's identity from strings the input already has (its parent's canonical hex and record number):
+      // no key text made per input
+      const id = item.recordNumber === 0 ? item.txid : `${item.txid}:${item.recordNumber}`;
       let group = groups.get(id);
       if (!group) {
         group = { key: item.key, first: item, refs: [] };

@@ -45,17 +45,18 @@ export async function judgeOutcomes(
     if (!answer.ok) {
       for (const ref of group.refs) {
         fail(outcomeOf(txs, ref), answer.error.code, answer.error.message);
-        txs[ref.tx].inDoubt.add(ref.item);
+        txs[ref.tx].inDoubt.push(ref.item);
       }
       followUp(signals, group.first, height);
       return;
     }
     const response = answer.response;
     signals.addFrom(group.first.txid, response, height);
-    const unchanged = new Set(response.unchanged ?? []);
+    // no Set for a record that answers no unchanged input (most of them)
+    const unchanged = response.unchanged?.length ? new Set(response.unchanged) : undefined;
     // a replay (inputs already spent by this spender): the earlier call's ALLSPENT may not have been sent, and the
     // master's spentExtraRecs depends on it (a master's own DAH follows its own state; only pages are followed up)
-    if (unchanged.size > 0 && group.first.recordNumber > 0) followUp(signals, group.first, height);
+    if (unchanged && group.first.recordNumber > 0) followUp(signals, group.first, height);
     if (response.status !== 'OK' && !response.errors) {
       recordErrors.push({ group, response }); // nothing was written to this record
       return;
@@ -63,7 +64,7 @@ export async function judgeOutcomes(
     group.refs.forEach((ref, position) => {
       const itemError = response.errors?.[String(position)];
       if (!itemError) {
-        if (!unchanged.has(position)) txs[ref.tx].spent.add(ref.item);
+        if (!unchanged?.has(position)) txs[ref.tx].spent.push(ref.item);
         return;
       }
       const o = outcomeOf(txs, ref);

@@ -148,13 +148,14 @@ async function retryBlocked(
   const undone = new Set(
     txs.filter((tx, i) => !results[i].ok && tx.items.length > 0).map((tx) => tx.items[0].spendingTxid),
   );
-  const blocked = txs.flatMap((tx, i) => {
-    if (results[i].ok || tx.error || tx.inDoubt.size > 0) return [];
+  const blocked: number[] = [];
+  txs.forEach((tx, i) => {
+    if (results[i].ok || tx.error || tx.inDoubt.length > 0) return;
     const errors = tx.outcomes.filter((o) => o.status === 'ERROR');
     const onlyLost = errors.every(
       (o) => o.code === 'SPENT' && o.spendingTxid !== undefined && undone.has(o.spendingTxid),
     );
-    return onlyLost ? [i] : [];
+    if (onlyLost) blocked.push(i);
   });
   if (blocked.length === 0 || blocked.length === txs.length) return results;
   const again = await spendManyUnguarded(

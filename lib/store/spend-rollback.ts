@@ -24,7 +24,10 @@ export async function rollBackLosers(
   height: number,
   signals: SignalBuffer,
 ): Promise<void> {
-  const losers = txs.map((tx, t) => ({ tx, t })).filter(({ tx }) => tx.error === undefined && hasFailed(tx));
+  const losers: { tx: TxSpend; t: number }[] = [];
+  txs.forEach((tx, t) => {
+    if (tx.error === undefined && hasFailed(tx)) losers.push({ tx, t });
+  });
   if (losers.length === 0) return;
   const undo: Undo[] = [];
   for (const { tx, t } of losers) for (const item of tx.spent) undo.push({ tx: t, item, inDoubt: false });
@@ -63,7 +66,7 @@ async function inDoubtOfUnstoredSpenders(
   txs: TxSpend[],
   losers: { tx: TxSpend; t: number }[],
 ): Promise<Undo[]> {
-  const doubtful = losers.filter(({ tx }) => tx.inDoubt.size > 0);
+  const doubtful = losers.filter(({ tx }) => tx.inDoubt.length > 0);
   if (doubtful.length === 0) return [];
   const spenders = new Map<string, Buffer>();
   for (const { tx } of doubtful) {
@@ -76,8 +79,6 @@ async function inDoubtOfUnstoredSpenders(
     return [];
   }
   return doubtful.flatMap(({ tx, t }) =>
-    [...tx.inDoubt]
-      .filter((i) => !stored.has(tx.items[i].spendingTxid))
-      .map((item) => ({ tx: t, item, inDoubt: true })),
+    tx.inDoubt.filter((i) => !stored.has(tx.items[i].spendingTxid)).map((item) => ({ tx: t, item, inDoubt: true })),
   );
 }

@@ -10,10 +10,13 @@ export interface TxSpend {
   outcomes: ItemOutcome[];
   /** the tx failed before anything was written for it (bad input, a read failed, a record still being created) */
   error?: UtxoStoreError;
-  /** inputs this call wrote (not those an earlier call of the same spender wrote: a rollback keeps them) */
-  spent: Set<number>;
-  /** inputs of records whose answer was lost: this call may have written them */
-  inDoubt: Set<number>;
+  /**
+   * inputs this call wrote (not those an earlier call of the same spender wrote: a rollback keeps them); each input
+   * is in one record's answer, so listed once (an array: no Set per tx of the batch)
+   */
+  spent: number[];
+  /** inputs of records whose answer was lost: this call may have written them (each listed once, as `spent`) */
+  inDoubt: number[];
 }
 
 /** Input `item` of tx `tx` of the batch. */

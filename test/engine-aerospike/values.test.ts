@@ -74,6 +74,25 @@ describe('to Aerospike', () => {
     );
   });
 
+  test('a list of flat maps (string keys, values passed as they are) goes to the client as it is', () => {
+    const inputs = [
+      { offset: 0, utxoHash: Buffer.alloc(32, 1), spendingData: Buffer.alloc(36, 2) },
+      { offset: 7, utxoHash: Buffer.alloc(32, 3), spendingData: Buffer.alloc(36, 4) },
+    ];
+    expect(toAerospikeValue(inputs)).toBe(inputs);
+    // a key that could be an integer, an undefined value (dropped), or a nested value keeps the conversion
+    for (const odd of [{ '7': 1 }, { '-x': 1 }, { a: undefined }, { a: [1] }, { a: { b: 1 } }]) {
+      const list = [inputs[0], odd] as unknown as BinValue[];
+      const converted = toAerospikeValue(list) as unknown[];
+      expect(converted).not.toBe(list);
+      expect(converted[0]).toBeInstanceOf(Map);
+      expect(converted[1]).toBeInstanceOf(Map);
+    }
+    expect((toAerospikeValue([{ a: undefined, b: 1 }] as unknown as BinValue) as Map<string, unknown>[])[0]).toEqual(
+      new Map([['b', 1]]),
+    );
+  });
+
   test('unsupported values are INVALID naming the path', () => {
     expect(() => toAerospikeValue({ a: [1, NaN] } as unknown as BinValue, 'bins')).toThrow(/bins\.a\[1\]: NaN/);
     expect(() => toAerospikeValue(new Date() as unknown as BinValue, 'createdAt')).toThrow(

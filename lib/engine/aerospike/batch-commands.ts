@@ -218,13 +218,14 @@ export async function batchApplyChunk(
   const results = await batchWriteRecords(ctx, records, `batch apply of ${items.length} records`);
   return results.map((r, i): Port.BatchApplyResult => {
     const item = items[i];
-    const context = `apply ${item.module}.${item.fn} on ${keyHex(item.key)}`;
-    if (r.status !== AS_STATUS.OK) return { ok: false, error: batchStatusError(Number(r.status), context) };
+    // the error's context, built only for an item that failed (a spend batch has one item per record it touches)
+    const context = () => `apply ${item.module}.${item.fn} on ${keyHex(item.key)}`;
+    if (r.status !== AS_STATUS.OK) return { ok: false, error: batchStatusError(Number(r.status), context()) };
     try {
       const bins = (r.record?.bins ?? {}) as Record<string, unknown>;
       return { ok: true, result: udfResultMap(bins.SUCCESS, context) };
     } catch (err) {
-      return { ok: false, error: mapAerospikeError(err, context) };
+      return { ok: false, error: mapAerospikeError(err, context()) };
     }
   });
 }

@@ -4,7 +4,8 @@
  * To Aerospike: integers as numbers, or bigint beyond Number.MAX_SAFE_INTEGER (int64 range checked); Buffers as
  * bytes; arrays as lists (null elements = nil); plain objects as maps, written as a JS `Map` so that a key that is a
  * canonical decimal integer within int64 ("0", "-7", "42") becomes an integer map key (a Lua integer key in the UDF,
- * as the embedded engine does) and any other key stays a string. A bin set to null removes the bin.
+ * as the embedded engine does) and any other key stays a string. A list the conversion would not change is passed as
+ * it is (passesAsIs), flat maps of string keys included. A bin set to null removes the bin.
  *
  * From Aerospike: the client returns integers as numbers, or bigint outside the safe range (normalized: a safe
  * bigint becomes a number); maps as plain objects whose integer keys are already decimal strings; nil as null.
@@ -81,13 +82,37 @@ export function toAerospikeValue(value: BinValue, path = 'value'): AerospikeValu
 
 /**
  * A list whose elements the conversion would return unchanged (nil, bytes, strings, booleans, finite numbers) is
- * passed as it is: the create path's slot, input and output lists are not copied.
+ * passed as it is: the create path's slot, input and output lists are not copied. So is a list of flat maps
+ * (isFlatMap: spendMulti's inputs), which the native client writes as the same maps the conversion would build.
  */
 function passesAsIs(list: BinValue[]): boolean {
   for (const v of list) {
-    if (v === null || typeof v === 'string' || typeof v === 'boolean') continue;
-    if (typeof v === 'number' ? Number.isFinite(v) : Buffer.isBuffer(v)) continue;
+    if (isScalarAsIs(v)) continue;
+    if (typeof v === 'object' && isFlatMap(v as object)) continue;
     return false;
+  }
+  return true;
+}
+
+/** nil, bytes, strings, booleans, finite numbers: what the conversion returns unchanged. */
+function isScalarAsIs(v: unknown): boolean {
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return true;
+  return typeof v === 'number' ? Number.isFinite(v) : Buffer.isBuffer(v);
+}
+
+/**
+ * A plain object whose own keys all stay strings (none starts with a digit or '-', so none is a canonical integer)
+ * and whose values all pass as they are: the native client writes its keys as string map keys and its values as the
+ * conversion would, so it needs no JS Map. An undefined value (the conversion drops it, the client would write nil),
+ * a nested value, a bigint or an inherited enumerable key keeps the conversion.
+ */
+function isFlatMap(v: object): boolean {
+  if (Array.isArray(v) || Buffer.isBuffer(v) || !isPlainObject(v)) return false;
+  const record = v as Record<string, unknown>;
+  for (const key in record) {
+    const first = key.charCodeAt(0);
+    if (first === 45 || (first >= 48 && first <= 57)) return false;
+    if (!Object.hasOwn(record, key) || !isScalarAsIs(record[key])) return false;
   }
   return true;
 }
@@ -148,10 +173,11 @@ export function fromAerospikeBins(bins: Record<string, unknown> | null | undefin
 }
 
 /** The map a UDF returned; anything else is a UDF_ERROR. */
-export function udfResultMap(value: unknown, context: string): BinMap {
+export function udfResultMap(value: unknown, context: string | (() => string)): BinMap {
   const converted = fromAerospikeValue(value, 'result');
   if (converted === null || typeof converted !== 'object' || Array.isArray(converted) || Buffer.isBuffer(converted)) {
-    throw new EngineError('UDF_ERROR', `aerospike ${context}: the UDF returned ${describe(value)}, expected a map`);
+    const where = typeof context === 'string' ? context : context();
+    throw new EngineError('UDF_ERROR', `aerospike ${where}: the UDF returned ${describe(value)}, expected a map`);
   }
   return converted;
 }
