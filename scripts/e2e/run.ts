@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { REPO_ROOT } from '../../cdk/bundling';
 import { withDeadline } from '../../lib/engine/deadline';
+import { commandQueuePolicy, setupCommandQueue } from '../../lib/engine/aerospike/connect';
 import { readAssembly, type Assembly } from './assembly';
 import { findNode22 } from './node22';
 import { startSupervisedCluster, type SupervisedCluster } from './node-supervisor';
@@ -76,6 +77,9 @@ const CLUSTER_WAIT_MS = 30_000;
 async function prepareCluster(hosts: string, namespace: string, sets: string[]): Promise<number> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const Aerospike = require('aerospike') as typeof import('aerospike');
+  // the client's command queue is process-wide and set once, before any client connects: set it as the store's
+  // runtime will (the watchdog scenario builds one later in this process), or that runtime's connect fails
+  setupCommandQueue(Aerospike, commandQueuePolicy({ hosts, namespace }));
   const client = await withDeadline(
     Aerospike.connect({
       hosts: hosts
@@ -385,7 +389,19 @@ async function main(): Promise<void> {
       );
     else {
       console.log('watchdog scenario (a node paused, then another restarted by systemd):');
-      const problems = await runWatchdogScenario({ cluster, namespace, settings, log: (l) => console.log(l) });
+      // the pool and queue settings left at their defaults: the process-wide command queue is prepareCluster's
+      const poolSettings = [
+        'AEROSPIKE_MAX_CONNS_PER_NODE',
+        'AEROSPIKE_MAX_COMMANDS_IN_PROCESS',
+        'AEROSPIKE_MAX_COMMANDS_IN_QUEUE',
+      ];
+      const scenarioSettings = Object.fromEntries(Object.entries(settings).filter(([k]) => !poolSettings.includes(k)));
+      const problems = await runWatchdogScenario({
+        cluster,
+        namespace,
+        settings: scenarioSettings,
+        log: (l) => console.log(l),
+      });
       problems.forEach(fail);
       if (problems.length === 0)
         ok('the watchdog killed the paused node, its start wiped it, it rejoined; spends acknowledged');
