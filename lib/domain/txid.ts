@@ -2,13 +2,13 @@
  * Transaction ids (docs/records.md): 32 bytes, double SHA-256 of the serialized tx, stored in internal
  * (little-endian) order and shown in display hex (reversed), as block explorers show them.
  */
-import { hash } from 'crypto';
 import { hexToBuffer, reversed } from './hex';
+import { sha256 } from './utxo-hash';
 
 export const TXID_BYTES = 32;
 
 export function doubleSha256(data: Buffer): Buffer {
-  return hash('sha256', hash('sha256', data, 'buffer'), 'buffer');
+  return sha256(sha256(data));
 }
 
 /** Internal-order txid of serialized (non-extended) tx bytes. */
