@@ -18,19 +18,26 @@ export interface OutputsBlob {
 }
 
 export function encodeOutputsBlob(blob: OutputsBlob): Buffer {
-  const head = Buffer.alloc(40);
-  blob.txid.copy(head, 0);
-  head.writeUInt32LE(((blob.height << 1) | (blob.isCoinbase ? 1 : 0)) >>> 0, 32);
-  head.writeUInt32LE(blob.outputs.length, 36);
-  const parts: Buffer[] = [head];
+  // one buffer written in place (a tx above B outputs has thousands: no buffer, BigInt or part per output)
+  let size = 40;
+  for (const o of blob.outputs) size += 16 + o.lockingScript.length;
+  const out = Buffer.alloc(size);
+  blob.txid.copy(out, 0);
+  out.writeUInt32LE(((blob.height << 1) | (blob.isCoinbase ? 1 : 0)) >>> 0, 32);
+  out.writeUInt32LE(blob.outputs.length, 36);
+  let at = 40;
   for (const o of blob.outputs) {
-    const h = Buffer.alloc(16);
-    h.writeUInt32LE(o.index, 0);
-    h.writeBigUInt64LE(BigInt(o.satoshis), 4);
-    h.writeUInt32LE(o.lockingScript.length, 12);
-    parts.push(h, o.lockingScript);
+    out.writeUInt32LE(o.index, at);
+    if (Number.isSafeInteger(o.satoshis) && o.satoshis >= 0) {
+      out.writeUInt32LE(o.satoshis % 0x100000000, at + 4);
+      out.writeUInt32LE(Math.floor(o.satoshis / 0x100000000), at + 8);
+    } else {
+      out.writeBigUInt64LE(BigInt(o.satoshis), at + 4);
+    }
+    out.writeUInt32LE(o.lockingScript.length, at + 12);
+    at += 16 + o.lockingScript.copy(out, at + 16);
   }
-  return Buffer.concat(parts);
+  return out;
 }
 
 export function decodeOutputsBlob(data: Buffer): OutputsBlob {

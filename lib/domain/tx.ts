@@ -10,7 +10,7 @@ import { txidOf, txidToHex } from './txid';
 import { compactSize, compactSizeLength, writeCompactSize } from './utxo-hash';
 
 const EF_MARKER = Buffer.from('0000000000ef', 'hex');
-const MAX_SATOSHIS = 21_000_000n * 100_000_000n;
+const MAX_SATOSHIS = 21_000_000 * 100_000_000;
 
 export interface ParsedInput {
   /** internal order */
@@ -98,10 +98,12 @@ class Reader {
   }
   satoshis(what: string): number {
     this.need(8, what);
-    const v = this.buf.readBigUInt64LE(this.pos);
+    // two 32-bit halves, no BigInt: every amount up to 2^53 is exact, and anything above MAX_SATOSHIS (< 2^51) is
+    // refused whether or not its double rounded
+    const v = this.buf.readUInt32LE(this.pos) + this.buf.readUInt32LE(this.pos + 4) * 0x100000000;
     this.pos += 8;
     if (v > MAX_SATOSHIS) throw new InvalidArgumentError(this.field, `${this.name(what)} exceeds 21 million BSV`);
-    return Number(v);
+    return v;
   }
   varint(what: string, suffix?: string): number {
     this.need(1, what, suffix);
@@ -144,7 +146,9 @@ function toBytes(tx: string | Buffer, field: string): Buffer {
 }
 
 export function isEf(bytes: Buffer): boolean {
-  return bytes.length >= 10 && bytes.subarray(4, 10).equals(EF_MARKER);
+  if (bytes.length < 10) return false;
+  for (let i = 0; i < 6; i++) if (bytes[4 + i] !== EF_MARKER[i]) return false;
+  return true;
 }
 
 /** Parses a raw or EF transaction (hex or bytes); InvalidArgumentError naming `field` when malformed. */

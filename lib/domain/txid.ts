@@ -26,9 +26,14 @@ export function txidOf(rawTx: Buffer): Buffer {
   return doubleSha256(rawTx);
 }
 
+/** A txid's display order is written here to be hex-encoded: no buffer per txid shown (every input shows one). */
+const displayOrder = Buffer.alloc(TXID_BYTES);
+
 /** Display hex (reversed, lowercase) of internal-order txid bytes. */
 export function txidToHex(txid: Buffer): string {
-  return reversed(txid).toString('hex');
+  if (txid.length !== TXID_BYTES) return reversed(txid).toString('hex');
+  for (let i = 0; i < TXID_BYTES; i++) displayOrder[i] = txid[TXID_BYTES - 1 - i];
+  return displayOrder.toString('hex');
 }
 
 /** Internal-order bytes of a display-hex txid; InvalidArgumentError naming `field` otherwise. */

@@ -12,23 +12,28 @@ import { fieldRoles, roleAllows, type ApiRole, type RouteLike } from './roles';
 /** 403 FIELD_NOT_ALLOWED when the body (or a batch item) sends a field the caller's role may not. */
 export function checkFieldRoles(routes: readonly RouteLike[], route: RouteLike, body: unknown, role: ApiRole): void {
   if (!route.restrictedFields || body === null || typeof body !== 'object') return;
-  const roles = fieldRoles(routes, route);
+  // only the fields this role may not set are looked for; a batch's items are walked in place (a create batch
+  // holds up to MAX_BATCH_ITEMS of them: nothing is allocated per item)
+  const denied = Object.entries(fieldRoles(routes, route)).filter(([, required]) => !roleAllows(role, required));
+  if (denied.length === 0) return;
   const key = route.batch?.items;
-  const list = key ? (body as Record<string, unknown>)[key] : undefined;
-  const objects: [string, unknown][] = key
-    ? (Array.isArray(list) ? list : []).map((item, i): [string, unknown] => [`${key}[${i}].`, item])
-    : [['', body]];
-  for (const [prefix, obj] of objects) {
-    if (obj === null || typeof obj !== 'object') continue;
-    for (const [field, required] of Object.entries(roles)) {
-      if ((obj as Record<string, unknown>)[field] === undefined || roleAllows(role, required)) continue;
+  // index: the batch item's, or -1 for the body itself
+  const check = (obj: unknown, index: number): void => {
+    if (obj === null || typeof obj !== 'object') return;
+    for (const [field, required] of denied) {
+      if ((obj as Record<string, unknown>)[field] === undefined) continue;
+      const prefix = index < 0 ? '' : `${key}[${index}].`;
       throw new HttpError(
         403,
         'FIELD_NOT_ALLOWED',
-        `${prefix}${field}: only the ${required} role and above may set it (${route.restrictedFields[field]} on an ` +
+        `${prefix}${field}: only the ${required} role and above may set it (${route.restrictedFields![field]} on an ` +
           `existing tx); this request holds the ${role} role`,
         { field: `${prefix}${field}`, required, role },
       );
     }
-  }
+  };
+  if (!key) return check(body, -1);
+  const list = (body as Record<string, unknown>)[key];
+  if (!Array.isArray(list)) return;
+  for (let i = 0; i < list.length; i++) check(list[i], i);
 }

@@ -164,11 +164,14 @@ function refuseDuplicates(txs: TxCreate[]): void {
  * record of the locked multi-record txs in the same create-only engine batches.
  */
 async function createRecords(ctx: StoreContext, txs: TxCreate[], paginated: PaginatedCreate[]): Promise<void> {
+  // only external txs have a blob: no promise per tx for the others (a batch holds up to MAX_BATCH_ITEMS)
   await Promise.all(
-    txs.map(async (c) => {
-      const r = await settleItem(() => putBlob(ctx, c.parsed!.txidHex, c.plan!));
-      if (!r.ok) c.error = r.error;
-    }),
+    txs
+      .filter((c) => c.plan!.blob !== undefined)
+      .map(async (c) => {
+        const r = await settleItem(() => putBlob(ctx, c.parsed!.txidHex, c.plan!));
+        if (!r.ok) c.error = r.error;
+      }),
   );
   const ready = txs.filter(live);
   const pages = paginationRecords(paginated);
@@ -213,11 +216,11 @@ async function createExternal(ctx: StoreContext, c: TxCreate): Promise<void> {
  * registered in its parents (also when it exists already: a create that died before registering is retried).
  */
 async function finish(ctx: StoreContext, txs: TxCreate[]): Promise<void> {
+  const tagged = txs.filter((c) => live(c) && c.plan!.blob && typeof c.plan!.records[0].deleteAtHeight === 'number');
   await Promise.all(
-    txs.filter(live).map(async (c) => {
-      const dah = c.plan!.records[0].deleteAtHeight;
-      const blob = c.plan!.blob;
-      if (!blob || typeof dah !== 'number') return;
+    tagged.map(async (c) => {
+      const dah = c.plan!.records[0].deleteAtHeight as number;
+      const blob = c.plan!.blob!;
       await ctx.blobs.setDeleteAtHeight(c.parsed!.txidHex, blob.kind, dah).catch((err) => {
         c.error = storageError('tagging the blob with its deleteAtHeight failed', err, { txid: c.parsed!.txidHex });
       });
