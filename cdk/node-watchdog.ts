@@ -111,14 +111,19 @@ export function majorityKey(answers: (string | undefined)[], minClusterSize: num
  * `cluster-stable:ignore-migrations=true` at all (a key, '' or ERROR: they run). Fewer (the whole cluster stalled, or
  * this node cut off from them): not killed, asked again at the next poll. Killing every node of a stalled cluster
  * would lose the acknowledged writes still in their write buffers (CE has no commit-to-device); a running majority
- * answers within a poll, ~2.5 s before it can re-form without this node (3 s heartbeat timeout).
+ * answers within a poll, ~2.5 s before it can re-form without this node (3 s heartbeat timeout). `own`: the node's
+ * own answer to a question asked at the same time as the others' (any answer: it resumed, e.g. with the rest of a
+ * stalled cluster, and its earlier silence is stale: not killed).
  */
 export function silentKillAllowed(
   answers: (string | undefined)[],
   minClusterSize: number,
-): { kill: boolean; answering: number } {
+  own?: string,
+): { kill: boolean; answering: number; resumed: boolean } {
   const answering = answers.filter((a) => a !== undefined).length;
-  return { kill: answering >= Math.max(1, minClusterSize), answering };
+  // the node itself answered the question asked together with the others': it resumed (the whole cluster did)
+  const resumed = own !== undefined;
+  return { kill: !resumed && answering >= Math.max(1, minClusterSize), answering, resumed };
 }
 
 export interface StartDecision {
@@ -216,13 +221,15 @@ majority_key() {
     printf '%s\\n' "$out"
   done | sort | uniq -c | awk -v m="$1" '$1 >= m { print $2; found = 1; exit } END { exit !found }'
 }
-# peers_answering: how many of the other nodes answer at all (a key or ERROR: they run and could re-form without
-# this node); asked before a silent kill, all at once (one timeout at most)
-peers_answering() {
+# kill_round: asked before a silent kill, all at once (one timeout at most): "up" for each other node answering at
+# all (a key or ERROR: it runs and could re-form without this node), "self" if the local asd answers (it resumed)
+kill_round() {
   local p
+  ( timeout ${s(WATCHDOG.peerAnswerTimeoutMs)} "$ASINFO" -v 'cluster-stable:ignore-migrations=true' >/dev/null 2>&1 && echo self ) &
   for p in $(peers); do
     ( timeout ${s(WATCHDOG.peerAnswerTimeoutMs)} "$ASINFO" -h "\${p%:*}" -p "\${p##*:}" -v 'cluster-stable:ignore-migrations=true' >/dev/null 2>&1 && echo up ) &
-  done | grep -c up
+  done
+  wait
 }
 wipe() {
   while IFS= read -r d; do blkdiscard "$d" || dd if=/dev/zero of="$d" bs=1M count=8 oflag=direct; done < ${devicesFile}
@@ -284,8 +291,11 @@ case "\${1:-}" in
         if [ $((t - since)) -ge $limit ] && [ "$obs" = silent ]; then
           # only when a majority could re-form without it: a whole-cluster stall is not killed (its write buffers
           # would be lost); asked again at every poll while the silence lasts
-          min=$(min_cluster_size); k=$(peers_answering)
-          if [ "$k" -lt "$min" ]; then
+          min=$(min_cluster_size); round=$(kill_round); k=$(grep -c up <<< "$round")
+          if grep -q self <<< "$round"; then
+            # it answered meanwhile (resumed): its silence is over, the next poll sees it
+            go=''
+          elif [ "$k" -lt "$min" ]; then
             go=''
             [ -n "$held" ] || echo "aerospike-watchdog: asd silent for $((t - since)) ms but only $k of the other nodes answer (min-cluster-size $min): a whole-cluster stall, not killed; checking again" >&2
             held=1

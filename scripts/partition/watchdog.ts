@@ -124,19 +124,21 @@ export class HarnessWatchdog {
     }
   }
 
-  /** whether at least min-cluster-size of the other nodes answer at all (else: logged once, not killed) */
+  /**
+   * whether at least min-cluster-size of the other nodes answer at all while the node itself still does not (asked at
+   * the same time); else not killed (a whole-cluster stall: logged once)
+   */
   private async majorityWithout(index: number, silence: string): Promise<boolean> {
-    const answers = await Promise.all(
-      this.cluster.nodes
-        .filter((n) => n.index !== index)
-        .map((n) =>
-          this.info(n.address, SERVICE_PORT, 'cluster-stable:ignore-migrations=true', WATCHDOG.peerAnswerTimeoutMs)
-            .then((a) => a.trim())
-            .catch(() => undefined),
-        ),
-    );
-    const { kill, answering } = silentKillAllowed(answers, this.minClusterSize);
-    if (!kill && !this.held.has(index)) {
+    const ask = (address: string) =>
+      this.info(address, SERVICE_PORT, 'cluster-stable:ignore-migrations=true', WATCHDOG.peerAnswerTimeoutMs)
+        .then((a) => a.trim())
+        .catch(() => undefined);
+    const [own, ...answers] = await Promise.all([
+      ask(this.cluster.node(index).address),
+      ...this.cluster.nodes.filter((n) => n.index !== index).map((n) => ask(n.address)),
+    ]);
+    const { kill, answering, resumed } = silentKillAllowed(answers, this.minClusterSize, own);
+    if (!kill && !resumed && !this.held.has(index)) {
       this.held.add(index);
       this.log(
         `[watchdog] n${index}: asd ${silence} but only ${answering} of the other nodes answer ` +

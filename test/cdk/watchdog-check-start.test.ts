@@ -210,7 +210,8 @@ test("check-start's longest wait stays far below systemd's start timeout (the pa
 describe('run: the mark records why; a silent node is killed only while a majority could go on without it', () => {
   /**
    * runs the watchdog against a stand-in asd (a sleep) whose asinfo answers `answersInTurn` in turn, then nothing; the
-   * other nodes (asinfo -h/-p) answer from their answer files (answer()); stops after a kill or `windowMs`
+   * other nodes (asinfo -h/-p) answer from their answer files (answer()); once the file `resumed` exists the stand-in
+   * asd answers K1 again; stops after a kill or `windowMs`
    */
   async function runWatchdog(
     answersInTurn: string[],
@@ -226,6 +227,7 @@ describe('run: the mark records why; a silent node is killed only while a majori
     stub(
       'asinfo',
       `if [ "$1" = -h ]; then f="${answers}/$2:$4"; [ -f "$f" ] || exit 1; cat "$f"; echo; exit 0; fi
+[ -f "${dir}/resumed" ] && { echo K1; exit 0; }
 a=(${list}); n=$(cat "${turn}"); echo $((n + 1)) > "${turn}"; [ "$n" -lt \${#a[@]} ] || exit 1; echo "\${a[$n]}"`,
     );
     const file = path.join(dir, 'aerospike-watchdog');
@@ -290,5 +292,19 @@ a=(${list}); n=$(cat "${turn}"); echo $((n + 1)) > "${turn}"; [ "$n" -lt \${#a[@
     expect(r.killed).toBe(true);
     expect(Date.now() - started).toBeGreaterThanOrEqual(3500);
     expect(r.stderr).toMatch(/a whole-cluster stall, not killed[^]*asd silent for \d+ ms: SIGKILL/);
+  }, 15_000);
+
+  test('a stall, then the whole cluster resumes (this node too): not killed', async () => {
+    setTimeout(() => {
+      writeFileSync(path.join(dir, 'resumed'), '');
+      answer(2, 'K1');
+      answer(3, 'K1');
+    }, 3500);
+    const r = await runWatchdog(['K1'], 6000);
+    expect(r.killed).toBe(false);
+    expect(r.stderr).toMatch(/a whole-cluster stall, not killed/);
+    expect(r.stderr).not.toMatch(/SIGKILL/);
+    // a member again: the mark is cleared
+    expect(r.mark).toBe('');
   }, 15_000);
 });

@@ -172,13 +172,20 @@ test('majorityKey: at least min-cluster-size of the other nodes answer the same 
 
 test('silentKillAllowed: killed only while at least min-cluster-size of the other nodes answer at all', () => {
   // any answer counts (a key, ERROR, ''): the node runs and could re-form a cluster without the silent one
-  expect(silentKillAllowed(['K1', 'ERROR::unstable'], 2)).toEqual({ kill: true, answering: 2 });
-  expect(silentKillAllowed(['', 'K2'], 2)).toEqual({ kill: true, answering: 2 });
+  expect(silentKillAllowed(['K1', 'ERROR::unstable'], 2)).toEqual({ kill: true, answering: 2, resumed: false });
+  expect(silentKillAllowed(['', 'K2'], 2)).toEqual({ kill: true, answering: 2, resumed: false });
   // a whole-cluster stall, or this node cut off from the others: not killed
-  expect(silentKillAllowed([undefined, undefined], 2)).toEqual({ kill: false, answering: 0 });
-  expect(silentKillAllowed(['K1', undefined], 2)).toEqual({ kill: false, answering: 1 });
-  expect(silentKillAllowed(['K1', 'K1', undefined, undefined], 3)).toEqual({ kill: false, answering: 2 });
-  expect(silentKillAllowed(['K1', 'K1', 'ERROR', undefined], 3)).toEqual({ kill: true, answering: 3 });
+  expect(silentKillAllowed([undefined, undefined], 2)).toEqual({ kill: false, answering: 0, resumed: false });
+  expect(silentKillAllowed(['K1', undefined], 2)).toEqual({ kill: false, answering: 1, resumed: false });
+  expect(silentKillAllowed(['K1', 'K1', undefined, undefined], 3)).toEqual({
+    kill: false,
+    answering: 2,
+    resumed: false,
+  });
+  expect(silentKillAllowed(['K1', 'K1', 'ERROR', undefined], 3)).toEqual({ kill: true, answering: 3, resumed: false });
+  // the node answered the question asked with the others' (it resumed with them): its silence is stale, not killed
+  expect(silentKillAllowed(['K1', 'K1'], 2, 'K1')).toEqual({ kill: false, answering: 2, resumed: true });
+  expect(silentKillAllowed(['K1', 'K1'], 2, 'ERROR::unstable')).toMatchObject({ kill: false, resumed: true });
   // the question before a kill (the other nodes asked at once) stays within about a poll; running nodes answer in
   // milliseconds, so the kill still comes before the heartbeat timeout (3 s) when a majority could re-form
   expect(WATCHDOG.peerAnswerTimeoutMs).toBeLessThanOrEqual(WATCHDOG.pollMs + 100);
