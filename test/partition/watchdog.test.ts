@@ -266,7 +266,7 @@ test('npm run partition runs every nemesis the issue names', () => {
 
 describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog killed is started again after 1 s)', () => {
   /** three nodes; node 1 answers once, then nothing (paused); `peers` is what nodes 2 and 3 answer */
-  async function killAndRestart(peers: (string | undefined)[], windowMs = 8000) {
+  async function killAndRestart(peers: (string | undefined)[], windowMs = 8000, resumed = { now: false }) {
     const lines: string[] = [];
     const starts: { index: number; wipe: boolean }[] = [];
     const pids = new Map<number, number>([[1, 101]]);
@@ -290,9 +290,12 @@ describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog 
         pids.set(index, 200 + starts.length);
       },
     };
-    const info = (host: string) => {
+    // once `resumed.now`, node 1 answers the question asked with the others' (the kill's round, 300 ms) only: its
+    // regular observation stays silent, as one timed out just before it resumed
+    const info = (host: string, _port: number, _command: string, timeoutMs?: number) => {
       const i = Number(host.split('.')[3]);
-      const a = i === 1 ? (asked1++ === 0 ? 'K' : undefined) : peers[i - 2];
+      const own = () => asked1++ === 0 || (resumed.now && timeoutMs === WATCHDOG.peerAnswerTimeoutMs);
+      const a = i === 1 ? (own() ? 'K' : undefined) : peers[i - 2];
       return a === undefined ? Promise.reject(new Error('timeout')) : Promise.resolve(a);
     };
     const wd = new HarnessWatchdog(
@@ -340,5 +343,18 @@ describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog 
     expect(r.starts).toEqual([{ index: 1, wipe: true }]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(3500);
     expect(r.lines.join('\n')).toMatch(/a whole-cluster stall, not killed[^]*n1: silent for \d+ ms: SIGKILL/);
+  }, 15_000);
+
+  test('a stall, then the whole cluster resumes: the node answers with the others, not killed on its stale silence', async () => {
+    const peers: (string | undefined)[] = [undefined, undefined];
+    const resumed = { now: false };
+    setTimeout(() => {
+      resumed.now = true;
+      peers.splice(0, 2, 'K2', 'K2');
+    }, 3500);
+    const r = await killAndRestart(peers, 6000, resumed);
+    expect(r.starts).toEqual([]);
+    expect(r.lines.join('\n')).toMatch(/a whole-cluster stall, not killed/);
+    expect(r.lines.join('\n')).not.toMatch(/SIGKILL/);
   }, 15_000);
 });
