@@ -6,7 +6,10 @@
  * ERROR (an orphan, or between two clusters) or no answer within INFO_TIMEOUT_MS (silent: paused, hung, or stopped).
  *  - silent for SILENT_MS (less than the heartbeat timeout, 3 s, so before the others can re-form without it) or
  *    unstable for UNSTABLE_MS (an orphan cut off from the majority): SIGKILL asd; silence before asd first answered
- *    since its start is its start-up (loading its data), not counted;
+ *    since its start is its start-up (loading its data), not counted. A silent node is killed only while at least
+ *    min-cluster-size of the other nodes answer at all (silentKillAllowed: a majority could re-form without it);
+ *    fewer (a stall of the whole cluster) and it is not killed, asked again at every poll: killing every node would
+ *    lose the acknowledged writes still in their write buffers (CE has no commit-to-device);
  *  - any observation other than member sets the wipe-on-start mark, which records why: `unstable` (the node said it
  *    was an orphan, outside the cluster) or `silent` (it did not answer); unstable wins once seen in the same
  *    non-member spell; a member observation clears it. A node whose last observation was member (a crash, a kill, a
@@ -38,6 +41,8 @@ export const WATCHDOG = {
   peerRetryMs: 1000,
   /** per question to another node */
   peerInfoTimeoutMs: 1000,
+  /** per question to another node before a silent kill (a running node answers well within a poll) */
+  peerAnswerTimeoutMs: 300,
 } as const;
 
 export type WatchdogLimits = Pick<typeof WATCHDOG, 'silentMs' | 'unstableMs'>;
@@ -98,6 +103,27 @@ export function majorityKey(answers: (string | undefined)[], minClusterSize: num
   for (const a of answers) if (a && !a.startsWith('ERROR')) counts.set(a, (counts.get(a) ?? 0) + 1);
   for (const [key, count] of counts) if (count >= Math.max(1, minClusterSize)) return key;
   return undefined;
+}
+
+/**
+ * Whether a silent node may be killed (the run loop's rule before its SIGKILL for silence): only when the danger
+ * exists, a majority that could re-form without it, i.e. at least `minClusterSize` of the other nodes answer
+ * `cluster-stable:ignore-migrations=true` at all (a key, '' or ERROR: they run). Fewer (the whole cluster stalled, or
+ * this node cut off from them): not killed, asked again at the next poll. Killing every node of a stalled cluster
+ * would lose the acknowledged writes still in their write buffers (CE has no commit-to-device); a running majority
+ * answers within a poll, ~2.5 s before it can re-form without this node (3 s heartbeat timeout). `own`: the node's
+ * own answer to a question asked at the same time as the others' (any answer: it resumed, e.g. with the rest of a
+ * stalled cluster, and its earlier silence is stale: not killed).
+ */
+export function silentKillAllowed(
+  answers: (string | undefined)[],
+  minClusterSize: number,
+  own?: string,
+): { kill: boolean; answering: number; resumed: boolean } {
+  const answering = answers.filter((a) => a !== undefined).length;
+  // the node itself answered the question asked together with the others': it resumed (the whole cluster did)
+  const resumed = own !== undefined;
+  return { kill: !resumed && answering >= Math.max(1, minClusterSize), answering, resumed };
 }
 
 export interface StartDecision {
@@ -195,6 +221,16 @@ majority_key() {
     printf '%s\\n' "$out"
   done | sort | uniq -c | awk -v m="$1" '$1 >= m { print $2; found = 1; exit } END { exit !found }'
 }
+# kill_round: asked before a silent kill, all at once (one timeout at most): "up" for each other node answering at
+# all (a key or ERROR: it runs and could re-form without this node), "self" if the local asd answers (it resumed)
+kill_round() {
+  local p
+  ( timeout ${s(WATCHDOG.peerAnswerTimeoutMs)} "$ASINFO" -v 'cluster-stable:ignore-migrations=true' >/dev/null 2>&1 && echo self ) &
+  for p in $(peers); do
+    ( timeout ${s(WATCHDOG.peerAnswerTimeoutMs)} "$ASINFO" -h "\${p%:*}" -p "\${p##*:}" -v 'cluster-stable:ignore-migrations=true' >/dev/null 2>&1 && echo up ) &
+  done
+  wait
+}
 wipe() {
   while IFS= read -r d; do blkdiscard "$d" || dd if=/dev/zero of="$d" bs=1M count=8 oflag=direct; done < ${devicesFile}
 }
@@ -224,7 +260,7 @@ case "\${1:-}" in
     fi
     ;;
   run)
-    kind=''; since=0; answered=''; last_pid=''; last_answer=0
+    kind=''; since=0; answered=''; last_pid=''; last_answer=0; held=''
     while true; do
       pid=$(systemctl show -p MainPID --value aerospike 2>/dev/null || echo 0)
       state=$(systemctl show -p ActiveState --value aerospike 2>/dev/null || echo unknown)
@@ -245,16 +281,30 @@ case "\${1:-}" in
       if [ "$obs" = silent ] && [ -z "$answered" ]; then sleep ${s(WATCHDOG.pollMs)}; continue; fi
       if [ "$obs" != silent ]; then last_answer=$sent; fi
       answered=1
-      if [ "$obs" = member ]; then rm -f "$MARK"; kind=''
+      if [ "$obs" = member ]; then rm -f "$MARK"; kind=''; held=''
       else
         mark "$obs"
         t=$(now_ms)
         # silence counts from the sending of the last answered request
-        if [ "$kind" != "$obs" ]; then kind=$obs; if [ "$obs" = silent ]; then since=$last_answer; else since=$t; fi; fi
-        if [ $((t - since)) -ge $limit ]; then
+        if [ "$kind" != "$obs" ]; then kind=$obs; held=''; if [ "$obs" = silent ]; then since=$last_answer; else since=$t; fi; fi
+        go=1
+        if [ $((t - since)) -ge $limit ] && [ "$obs" = silent ]; then
+          # only when a majority could re-form without it: a whole-cluster stall is not killed (its write buffers
+          # would be lost); asked again at every poll while the silence lasts
+          min=$(min_cluster_size); round=$(kill_round); k=$(grep -c up <<< "$round")
+          if grep -q self <<< "$round"; then
+            # it answered meanwhile (resumed): its silence is over, the next poll sees it
+            go=''
+          elif [ "$k" -lt "$min" ]; then
+            go=''
+            [ -n "$held" ] || echo "aerospike-watchdog: asd silent for $((t - since)) ms but only $k of the other nodes answer (min-cluster-size $min): a whole-cluster stall, not killed; checking again" >&2
+            held=1
+          fi
+        fi
+        if [ $((t - since)) -ge $limit ] && [ -n "$go" ]; then
           echo "aerospike-watchdog: asd $obs for $((t - since)) ms: SIGKILL $pid (mark $(cat "$MARK" 2>/dev/null): check-start decides whether it starts empty)" >&2
           kill -KILL "$pid" 2>/dev/null || true
-          kind=''
+          kind=''; held=''
         fi
       fi
       sleep ${s(WATCHDOG.pollMs)}

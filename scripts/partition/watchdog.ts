@@ -2,11 +2,13 @@
  * The node watchdog of decision 0007 (cdk/node-watchdog.ts watchdogStep) run by the harness against each node, and
  * the supervisor that systemd is on a cluster node: a node the watchdog killed is started again after RESTART_MS,
  * through the start rule of check-start (startDecision): empty when its mark is unstable, or silent and a majority
- * (min-cluster-size) of the other nodes serves without it; else with its data. Nodes stopped by a nemesis are not
- * restarted by it.
+ * (min-cluster-size) of the other nodes serves without it; else with its data. A silent node is killed only while
+ * min-cluster-size of the other nodes answer (silentKillAllowed; a whole-cluster stall is not killed). Nodes stopped
+ * by a nemesis are not restarted by it.
  */
 import {
   INITIAL_WATCHDOG_STATE,
+  silentKillAllowed,
   startDecision,
   WATCHDOG,
   watchdogStep,
@@ -23,6 +25,8 @@ export class HarnessWatchdog {
   private readonly states = new Map<number, WatchdogState>();
   private readonly killedByWatchdog = new Set<number>();
   private readonly starting = new Map<number, Promise<void>>();
+  /** nodes whose silent kill is held (a whole-cluster stall), said once per spell */
+  private readonly held = new Set<number>();
   private stopped = false;
   private loops: Promise<void>[] = [];
   /** every kill, for the report */
@@ -120,6 +124,30 @@ export class HarnessWatchdog {
     }
   }
 
+  /**
+   * whether at least min-cluster-size of the other nodes answer at all while the node itself still does not (asked at
+   * the same time); else not killed (a whole-cluster stall: logged once)
+   */
+  private async majorityWithout(index: number, silence: string): Promise<boolean> {
+    const ask = (address: string) =>
+      this.info(address, SERVICE_PORT, 'cluster-stable:ignore-migrations=true', WATCHDOG.peerAnswerTimeoutMs)
+        .then((a) => a.trim())
+        .catch(() => undefined);
+    const [own, ...answers] = await Promise.all([
+      ask(this.cluster.node(index).address),
+      ...this.cluster.nodes.filter((n) => n.index !== index).map((n) => ask(n.address)),
+    ]);
+    const { kill, answering, resumed } = silentKillAllowed(answers, this.minClusterSize, own);
+    if (!kill && !resumed && !this.held.has(index)) {
+      this.held.add(index);
+      this.log(
+        `[watchdog] n${index}: asd ${silence} but only ${answering} of the other nodes answer ` +
+          `(min-cluster-size ${this.minClusterSize}): a whole-cluster stall, not killed; checking again`,
+      );
+    }
+    return kill;
+  }
+
   private async loop(index: number): Promise<void> {
     while (!this.stopped) {
       const pid = this.cluster.pid(index);
@@ -136,7 +164,15 @@ export class HarnessWatchdog {
             sentAt,
           );
           this.states.set(index, step.state);
-          if (step.kill) {
+          if (observation !== 'silent') this.held.delete(index);
+          // a silent node is killed only while a majority could re-form without it (silentKillAllowed); else held,
+          // its silence still running (asked again at the next poll)
+          const kill =
+            step.kill !== undefined &&
+            (observation !== 'silent' ||
+              ((await this.majorityWithout(index, step.kill)) && this.cluster.pid(index) === pid && !this.stopped));
+          if (step.kill && kill) {
+            this.held.delete(index);
             const mark = step.state.wipeOnStart;
             this.log(
               `[watchdog] n${index}: ${step.kill}: SIGKILL (mark ${mark}: its start decides whether it is wiped)`,

@@ -207,9 +207,16 @@ test("check-start's longest wait stays far below systemd's start timeout (the pa
   expect(worst).toBeLessThan(90_000 / 4);
 });
 
-describe('run: the mark records why', () => {
-  /** runs the watchdog against a stand-in asd (a sleep) whose asinfo answers `answers` in turn, then nothing */
-  async function runUntilKilled(answersInTurn: string[]): Promise<string> {
+describe('run: the mark records why; a silent node is killed only while a majority could go on without it', () => {
+  /**
+   * runs the watchdog against a stand-in asd (a sleep) whose asinfo answers `answersInTurn` in turn, then nothing; the
+   * other nodes (asinfo -h/-p) answer from their answer files (answer()); once the file `resumed` exists the stand-in
+   * asd answers K1 again; stops after a kill or `windowMs`
+   */
+  async function runWatchdog(
+    answersInTurn: string[],
+    windowMs = 8000,
+  ): Promise<{ killed: boolean; stderr: string; mark: string }> {
     const asd = spawn('sleep', ['60'], { stdio: 'ignore' });
     const state = path.join(dir, 'state');
     writeFileSync(state, `active ${asd.pid}\n`);
@@ -219,27 +226,85 @@ describe('run: the mark records why', () => {
     const list = answersInTurn.map((a) => `'${a}'`).join(' ');
     stub(
       'asinfo',
-      `a=(${list}); n=$(cat "${turn}"); echo $((n + 1)) > "${turn}"; [ "$n" -lt \${#a[@]} ] || exit 1; echo "\${a[$n]}"`,
+      `if [ "$1" = -h ]; then f="${answers}/$2:$4"; [ -f "$f" ] || exit 1; cat "$f"; echo; exit 0; fi
+[ -f "${dir}/resumed" ] && { echo K1; exit 0; }
+a=(${list}); n=$(cat "${turn}"); echo $((n + 1)) > "${turn}"; [ "$n" -lt \${#a[@]} ] || exit 1; echo "\${a[$n]}"`,
     );
     const file = path.join(dir, 'aerospike-watchdog');
     writeFileSync(file, script());
     const wd = spawn('bash', [file, 'run'], { env: env(), stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     let stderr = '';
     wd.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<void>((r) => asd.once('exit', () => r()));
-    const timer = setTimeout(() => asd.kill('SIGTERM'), 8000);
+    let killed = false;
+    const exited = new Promise<void>((r) =>
+      asd.once('exit', (_code, signal) => {
+        killed = signal === 'SIGKILL';
+        r();
+      }),
+    );
+    const timer = setTimeout(() => asd.kill('SIGTERM'), windowMs);
     await exited;
     clearTimeout(timer);
     process.kill(-wd.pid!, 'SIGKILL');
-    expect(stderr).toMatch(/SIGKILL/);
-    return readFileSync(mark, 'utf8').trim();
+    return { killed, stderr, mark: existsSync(mark) ? readFileSync(mark, 'utf8').trim() : '' };
   }
 
-  test('a member then silence: killed, the mark says silent', async () => {
-    expect(await runUntilKilled(['K1'])).toBe('silent');
+  test('a member then silence, the two other nodes answer: killed, the mark says silent', async () => {
+    answer(2, 'K1');
+    answer(3, 'ERROR::unstable-cluster');
+    const r = await runWatchdog(['K1']);
+    expect(r.killed).toBe(true);
+    expect(r.stderr).toMatch(/asd silent for \d+ ms: SIGKILL/);
+    expect(r.mark).toBe('silent');
   }, 15_000);
 
   test('a member, an orphan (ERROR), then silence: killed, the mark stays unstable', async () => {
-    expect(await runUntilKilled(['K1', 'ERROR::unstable-cluster'])).toBe('unstable');
+    answer(2, 'K1');
+    answer(3, 'K1');
+    const r = await runWatchdog(['K1', 'ERROR::unstable-cluster']);
+    expect(r.killed).toBe(true);
+    expect(r.mark).toBe('unstable');
+  }, 15_000);
+
+  test('silence while the other nodes are silent too (a whole-cluster stall): not killed, said once', async () => {
+    const r = await runWatchdog(['K1'], 4500);
+    expect(r.killed).toBe(false);
+    expect(r.stderr).not.toMatch(/SIGKILL/);
+    const held = r.stderr.match(/only 0 of the other nodes answer \(min-cluster-size 2\): a whole-cluster stall/g);
+    expect(held).toHaveLength(1);
+    expect(r.mark).toBe('silent');
+  }, 15_000);
+
+  test('silence with only one other node answering (below min-cluster-size 2): not killed', async () => {
+    answer(2, 'K1');
+    const r = await runWatchdog(['K1'], 4000);
+    expect(r.killed).toBe(false);
+    expect(r.stderr).toMatch(/only 1 of the other nodes answer/);
+  }, 15_000);
+
+  test('a stall, then the other nodes run again while this node is still silent: killed then', async () => {
+    setTimeout(() => {
+      answer(2, 'K1');
+      answer(3, 'K1');
+    }, 3500);
+    const started = Date.now();
+    const r = await runWatchdog(['K1'], 9000);
+    expect(r.killed).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3500);
+    expect(r.stderr).toMatch(/a whole-cluster stall, not killed[^]*asd silent for \d+ ms: SIGKILL/);
+  }, 15_000);
+
+  test('a stall, then the whole cluster resumes (this node too): not killed', async () => {
+    setTimeout(() => {
+      writeFileSync(path.join(dir, 'resumed'), '');
+      answer(2, 'K1');
+      answer(3, 'K1');
+    }, 3500);
+    const r = await runWatchdog(['K1'], 6000);
+    expect(r.killed).toBe(false);
+    expect(r.stderr).toMatch(/a whole-cluster stall, not killed/);
+    expect(r.stderr).not.toMatch(/SIGKILL/);
+    // a member again: the mark is cleared
+    expect(r.mark).toBe('');
   }, 15_000);
 });

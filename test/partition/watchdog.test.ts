@@ -11,6 +11,7 @@ import {
   renderWatchdogScript,
   startDecision,
   renderWatchdogUnits,
+  silentKillAllowed,
   WATCHDOG,
   watchdogStep,
   type Observation,
@@ -169,6 +170,28 @@ test('majorityKey: at least min-cluster-size of the other nodes answer the same 
   expect(majorityKey(['K1', 'K2', 'K2', undefined], 3)).toBeUndefined();
 });
 
+test('silentKillAllowed: killed only while at least min-cluster-size of the other nodes answer at all', () => {
+  // any answer counts (a key, ERROR, ''): the node runs and could re-form a cluster without the silent one
+  expect(silentKillAllowed(['K1', 'ERROR::unstable'], 2)).toEqual({ kill: true, answering: 2, resumed: false });
+  expect(silentKillAllowed(['', 'K2'], 2)).toEqual({ kill: true, answering: 2, resumed: false });
+  // a whole-cluster stall, or this node cut off from the others: not killed
+  expect(silentKillAllowed([undefined, undefined], 2)).toEqual({ kill: false, answering: 0, resumed: false });
+  expect(silentKillAllowed(['K1', undefined], 2)).toEqual({ kill: false, answering: 1, resumed: false });
+  expect(silentKillAllowed(['K1', 'K1', undefined, undefined], 3)).toEqual({
+    kill: false,
+    answering: 2,
+    resumed: false,
+  });
+  expect(silentKillAllowed(['K1', 'K1', 'ERROR', undefined], 3)).toEqual({ kill: true, answering: 3, resumed: false });
+  // the node answered the question asked with the others' (it resumed with them): its silence is stale, not killed
+  expect(silentKillAllowed(['K1', 'K1'], 2, 'K1')).toEqual({ kill: false, answering: 2, resumed: true });
+  expect(silentKillAllowed(['K1', 'K1'], 2, 'ERROR::unstable')).toMatchObject({ kill: false, resumed: true });
+  // the question before a kill (the other nodes asked at once) stays within about a poll; running nodes answer in
+  // milliseconds, so the kill still comes before the heartbeat timeout (3 s) when a majority could re-form
+  expect(WATCHDOG.peerAnswerTimeoutMs).toBeLessThanOrEqual(WATCHDOG.pollMs + 100);
+  expect(WATCHDOG.silentMs + WATCHDOG.infoTimeoutMs + WATCHDOG.pollMs).toBeLessThan(150 * 20);
+});
+
 describe('startDecision (the start rule, run by the harness; the script is tested in test/cdk/watchdog-check-start)', () => {
   const fast = { waitMs: 60, retryMs: 10 };
   test('no mark: the data is kept, nobody asked; unstable: wiped, nobody asked', async () => {
@@ -243,7 +266,7 @@ test('npm run partition runs every nemesis the issue names', () => {
 
 describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog killed is started again after 1 s)', () => {
   /** three nodes; node 1 answers once, then nothing (paused); `peers` is what nodes 2 and 3 answer */
-  async function killAndRestart(peers: (string | undefined)[]) {
+  async function killAndRestart(peers: (string | undefined)[], windowMs = 8000, resumed = { now: false }) {
     const lines: string[] = [];
     const starts: { index: number; wipe: boolean }[] = [];
     const pids = new Map<number, number>([[1, 101]]);
@@ -267,9 +290,12 @@ describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog 
         pids.set(index, 200 + starts.length);
       },
     };
-    const info = (host: string) => {
+    // once `resumed.now`, node 1 answers the question asked with the others' (the kill's round, 300 ms) only: its
+    // regular observation stays silent, as one timed out just before it resumed
+    const info = (host: string, _port: number, _command: string, timeoutMs?: number) => {
       const i = Number(host.split('.')[3]);
-      const a = i === 1 ? (asked1++ === 0 ? 'K' : undefined) : peers[i - 2];
+      const own = () => asked1++ === 0 || (resumed.now && timeoutMs === WATCHDOG.peerAnswerTimeoutMs);
+      const a = i === 1 ? (own() ? 'K' : undefined) : peers[i - 2];
       return a === undefined ? Promise.reject(new Error('timeout')) : Promise.resolve(a);
     };
     const wd = new HarnessWatchdog(
@@ -281,7 +307,7 @@ describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog 
     );
     // only node 1 is watched (nodes 2 and 3 have no process here)
     wd.start();
-    const until = Date.now() + 8000;
+    const until = Date.now() + windowMs;
     while (starts.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     await wd.stop();
     return { starts, lines };
@@ -294,9 +320,41 @@ describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog 
     expect(r.lines.join('\n')).toMatch(/n1: started again, empty \(mark silent: a majority of 2 serves without it/);
   }, 15_000);
 
-  test('killed silent while no majority serves without it (all killed at once): started again with its data', async () => {
-    const r = await killAndRestart([undefined, 'ERROR']);
+  test('killed silent while the others run but no majority serves without it (re-forming): started again with its data', async () => {
+    const r = await killAndRestart(['ERROR', 'ERROR']);
     expect(r.starts).toEqual([{ index: 1, wipe: false }]);
     expect(r.lines.join('\n')).toMatch(/n1: started again, WITH ITS DATA \(mark silent: no majority serving without/);
+  }, 15_000);
+
+  test('silent while the other nodes are silent too (a whole-cluster stall): not killed, said once', async () => {
+    const r = await killAndRestart([undefined, 'K2'], 4000);
+    expect(r.starts).toEqual([]);
+    expect(r.lines.join('\n')).not.toMatch(/SIGKILL/);
+    expect(r.lines.filter((l) => /a whole-cluster stall, not killed/.test(l))).toEqual([
+      expect.stringMatching(/n1: asd silent for \d+ ms but only 1 of the other nodes answer \(min-cluster-size 2\)/),
+    ]);
+  }, 15_000);
+
+  test('a stall, then the other nodes run again while the node is still silent: killed then', async () => {
+    const peers: (string | undefined)[] = [undefined, undefined];
+    const started = Date.now();
+    setTimeout(() => peers.splice(0, 2, 'K2', 'K2'), 3500);
+    const r = await killAndRestart(peers);
+    expect(r.starts).toEqual([{ index: 1, wipe: true }]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3500);
+    expect(r.lines.join('\n')).toMatch(/a whole-cluster stall, not killed[^]*n1: silent for \d+ ms: SIGKILL/);
+  }, 15_000);
+
+  test('a stall, then the whole cluster resumes: the node answers with the others, not killed on its stale silence', async () => {
+    const peers: (string | undefined)[] = [undefined, undefined];
+    const resumed = { now: false };
+    setTimeout(() => {
+      resumed.now = true;
+      peers.splice(0, 2, 'K2', 'K2');
+    }, 3500);
+    const r = await killAndRestart(peers, 6000, resumed);
+    expect(r.starts).toEqual([]);
+    expect(r.lines.join('\n')).toMatch(/a whole-cluster stall, not killed/);
+    expect(r.lines.join('\n')).not.toMatch(/SIGKILL/);
   }, 15_000);
 });
