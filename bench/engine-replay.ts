@@ -38,6 +38,8 @@ export interface ReplayResult {
   /** items a batch call or a call answered with an error (code: count) */
   errors: Record<string, number>;
   ms: number;
+  /** this process's CPU across the phase (user + system, all threads: the native client's too), microseconds */
+  cpuUs: number;
 }
 
 export class EngineRecorder {
@@ -110,8 +112,9 @@ export class EngineRecorder {
       const phase = this.calls[next].phase;
       if (results.has(phase)) throw new Error(`replay: phase "${phase}" was recorded in two parts`);
       await between?.(phase);
-      const result: ReplayResult = { calls: 0, errors: {}, ms: 0 };
+      const result: ReplayResult = { calls: 0, errors: {}, ms: 0, cpuUs: 0 };
       const error = (code: string) => (result.errors[code] = (result.errors[code] ?? 0) + 1);
+      const cpu = process.cpuUsage();
       const start = performance.now();
       const inPhase: Promise<unknown>[] = [];
       for (; next < this.calls.length && this.calls[next].phase === phase; next++) {
@@ -141,6 +144,8 @@ export class EngineRecorder {
       }
       await Promise.all(inPhase);
       result.ms = performance.now() - start;
+      const used = process.cpuUsage(cpu);
+      result.cpuUs = used.user + used.system;
       results.set(phase, result);
     }
     await between?.(undefined);

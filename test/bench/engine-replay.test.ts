@@ -130,3 +130,27 @@ test("a paged range query goes on from the replay's own cursors, not the recorde
   expect(seen.sort()).toEqual([1, 2, 3, 4, 5]);
   await Promise.all([recorded.close(), fresh.close()]);
 });
+
+test("a phase's CPU is this process's CPU while its calls run, not the work between phases", async () => {
+  const recorded = await openEmbeddedEngine({ path: ':memory:' });
+  const fresh = await openEmbeddedEngine({ path: ':memory:' });
+  const recorder = new EngineRecorder(recorded);
+  recorder.phase('work');
+  await recorded.get(key(1));
+  recorder.stop();
+
+  const burn = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+  const busy = Object.create(fresh) as RecordEngine;
+  busy.get = async (...args) => {
+    burn(40);
+    return fresh.get(...args);
+  };
+  const results = await recorder.replay(busy, async () => burn(150));
+  const cpuUs = results.get('work')!.cpuUs;
+  expect(cpuUs).toBeGreaterThanOrEqual(35_000);
+  expect(cpuUs).toBeLessThan(140_000);
+  await Promise.all([recorded.close(), fresh.close()]);
+});

@@ -211,7 +211,10 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
         opsPerSec: r0((count * 1000) / m.ms),
         note:
           (name === 'cleanup' ? `${m.deleted} parents deleted` : `${r2((n * 1000) / m.ms / raw)} x raw`) +
-          (r ? `; x${r2(r.ms / m.ms)} of the raw engine doing its record ops (${r0(r.ms)} ms)` : '') +
+          (r
+            ? `; x${r2(r.ms / m.ms)} of the raw engine doing its record ops (${r0(r.ms)} ms; its process CPU ` +
+              `${r0(r.cpuUs / n)} us/tx, so the store's own ${r0((m.serverCpuUs - r.cpuUs) / n)} us/tx)`
+            : '') +
           `; ${cpuNote(m)}; ${m.requests} requests; ${costNote(costOf(name, m), `${memory[FUNCTION_OF[name].fn].memoryMb} MB`)}` +
           `; rounds ${seconds(rounds.map((x) => x.get(name)!.ms))}` +
           perOp(m.ops, m.ms),
@@ -230,6 +233,7 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
         note:
           `${r.calls} engine calls (${recorder.methods(name)})` +
           (r.ops === undefined ? '' : `, ${r.ops} record ops`) +
+          `; process CPU ${r0(r.cpuUs / n)} us/tx` +
           `; the block's phase at x${r2(r.ms / best(name).ms)} of it` +
           (errors.length ? `; item errors: ${errors.join(', ')}` : ''),
       });
