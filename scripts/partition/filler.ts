@@ -4,17 +4,18 @@
  * with the store's own). Written straight through an aerospike client, CONCURRENCY puts in flight, in a process of
  * its own (the client's global command queue is set up once per process, by the store's runtime in the harness):
  * `tsx scripts/partition/filler.ts <hosts> <namespace> <records>`. A put refused by stop-writes (status 8: on a shared
- * machine the system memory of other processes counts, stop-writes-sys-memory-pct) is retried for up to
- * STOP_WRITES_WAIT_MS.
+ * machine the system memory of other processes counts, stop-writes-sys-memory-pct), or failed while the cluster
+ * re-forms (partition unavailable, 11; timeout, 9: a node its watchdog killed on a loaded machine, seen 2026-11-26
+ * 06:10 UTC), is retried for up to RETRY_WAIT_MS (the put is idempotent).
  */
 import { loadAerospike } from '../../lib/engine/aerospike/native';
 
 export const FILLER_SET = 'filler';
 export const RECORD_BYTES = 500;
 const CONCURRENCY = 128;
-/** AEROSPIKE_ERR_SERVER_FULL: stop-writes (storage or system memory) */
-const SERVER_FULL = 8;
-const STOP_WRITES_WAIT_MS = 300_000;
+/** stop-writes (storage or system memory), a timeout, a partition without a master while the cluster re-forms */
+const RETRIED = new Set([8, 9, 11]);
+const RETRY_WAIT_MS = 300_000;
 
 export async function fill(
   hosts: string,
@@ -42,11 +43,11 @@ export async function fill(
             await client.put(new Aerospike.Key(namespace, FILLER_SET, i), { i, b: body });
             break;
           } catch (err) {
-            if ((err as { code?: number }).code !== SERVER_FULL || Date.now() - firstRefusal > STOP_WRITES_WAIT_MS)
-              throw err;
+            const code = (err as { code?: number }).code;
+            if (code === undefined || !RETRIED.has(code) || Date.now() - firstRefusal > RETRY_WAIT_MS) throw err;
             if (Date.now() - lastLog > 10_000) {
               lastLog = Date.now();
-              log(`filler: stop-writes (${(err as Error).message}), retrying`);
+              log(`filler: ${(err as Error).message} (status ${code}), retrying`);
             }
             await new Promise((r) => setTimeout(r, 1000));
           }
