@@ -4,10 +4,15 @@
  *   - sequential single spends: every spend waits for its own view (one info round trip per node after its writes);
  *   - single spends with BENCH_GUARD_IN_FLIGHT (default 16,64) in flight, as node services call (many validators at
  *     once): spends whose writes were answered while a view was in flight share the next one;
- *   - spendMany of GUARD_BATCH txs, sequential: one view per request, whatever its size.
+ *   - spendMany of GUARD_BATCH txs, sequential: one view per request, whatever its size;
+ *   - with Aerospike: sequential single spends as a node service sends them, the typed client's `spend` through HTTP
+ *     to the local server (`npm start`'s server, the functions' handlers in process), a server per mode and round.
  * `refuse` asks every node cluster-stable (migrations ignored) once a request's outcomes are judged. (`settled`, the
  * rule of decision 0006, refuses while any migration is pending, which a shared cluster often has.)
  */
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import * as path from 'path';
 import type { BlobStore } from '../../lib/blob/port';
 import type { RecordEngine } from '../../lib/engine/port';
 import type { UtxoStore } from '../../lib/store/types';
@@ -89,7 +94,92 @@ async function createAll(store: UtxoStore, parents: Fixture[]): Promise<void> {
   }
 }
 
-export async function benchGuard(section: string, engine: RecordEngine, blobs: BlobStore): Promise<BenchRow[]> {
+/** Where the HTTP rows' local servers keep their records: an Aerospike cluster's hosts and namespace. */
+export interface GuardHttpTarget {
+  hosts: string;
+  namespace: string;
+}
+
+/**
+ * Sequential single spends through HTTP (the typed client against a local server on `target`), `refuse` and `off`
+ * interleaved, a fresh server per mode and round; the best round of each mode.
+ */
+async function benchGuardHttp(section: string, target: GuardHttpTarget): Promise<BenchRow[]> {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { startServer } = require('../../server/local-server') as typeof import('../../server/local-server');
+  const { localClient } = require('@bsv-utxo-store/client') as typeof import('@bsv-utxo-store/client');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const dir = mkdtempSync(path.join(tmpdir(), 'bench-guard-'));
+  const ops = Math.ceil(N / GUARD_ROUNDS);
+  const best = new Map<string, BenchRow>();
+  const measure = 'HTTP spend (1 input, EF, the typed client to the local server), sequential';
+  try {
+    for (let round = 0; round < GUARD_ROUNDS; round++) {
+      for (const guard of MODES) {
+        const server = await startServer({
+          env: {
+            UTXO_STORE: `aerospike://${target.hosts}/${target.namespace}?set=guard_http_${Date.now() % 1_000_000}`,
+            BLOB_STORE: `file:${dir}`,
+            SIGNAL_QUEUE: 'inline',
+            SPEND_ACK_GUARD: guard,
+          },
+          port: 0,
+          log: () => undefined,
+          cleanupIntervalSeconds: 0,
+        });
+        const client = localClient(server.url);
+        try {
+          const parents = Array.from({ length: ops }, () => rootTx(2));
+          for (let i = 0; i < parents.length; i += 500) {
+            const results = await client.createMany(parents.slice(i, i + 500).map((p) => ({ tx: p.hex })));
+            const failed = results.find((r) => !r.ok);
+            if (failed && !failed.ok) throw new Error(`bench guard HTTP createMany: ${JSON.stringify(failed.error)}`);
+          }
+          const hexes = parents.map((p) => makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex);
+          let done = 0;
+          let failed = 0;
+          let firstError = '';
+          const budget = BUDGET_MS / GUARD_ROUNDS;
+          const start = performance.now();
+          for (let i = 0; i < hexes.length && performance.now() - start < budget; i++) {
+            try {
+              await client.spend(hexes[i]);
+              done++;
+            } catch (err) {
+              failed++;
+              firstError ||= String((err as Error).message).slice(0, 120);
+            }
+          }
+          const ms = performance.now() - start;
+          const row: BenchRow = {
+            section,
+            measure: `${measure}, guard ${guard}`,
+            ops: done,
+            ms: Math.round(ms),
+            opsPerSec: Math.round((done * 1000) / ms),
+            note: failed ? `${failed} failed (${firstError})` : undefined,
+          };
+          if ((best.get(guard)?.opsPerSec ?? -1) < row.opsPerSec) best.set(guard, row);
+        } finally {
+          await client.close();
+          await server.close();
+        }
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const [on, off] = MODES.map((m) => best.get(m)!);
+  on.note = `${on.note ? `${on.note}; ` : ''}best of ${GUARD_ROUNDS} interleaved rounds; refuse/off = ${(on.opsPerSec / Math.max(off.opsPerSec, 1)).toFixed(2)}`;
+  return [on, off];
+}
+
+export async function benchGuard(
+  section: string,
+  engine: RecordEngine,
+  blobs: BlobStore,
+  http?: GuardHttpTarget,
+): Promise<BenchRow[]> {
   const shapes: Shape[] = [
     { measure: 'store spend (1 input, EF), sequential', batch: 1, inFlight: 1 },
     ...IN_FLIGHT.map((k) => ({ measure: `store spend (1 input, EF), ${k} in flight`, batch: 1, inFlight: k })),
@@ -126,5 +216,6 @@ export async function benchGuard(section: string, engine: RecordEngine, blobs: B
     on.note = `${on.note ? `${on.note}; ` : ''}best of ${GUARD_ROUNDS} interleaved rounds; refuse/off = ${(on.opsPerSec / Math.max(off.opsPerSec, 1)).toFixed(2)}`;
     rows.push(on, off);
   }
+  if (http) rows.push(...(await benchGuardHttp(section, http)));
   return rows;
 }

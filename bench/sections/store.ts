@@ -108,11 +108,12 @@ registerBench('store (Aerospike)', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-'));
   try {
     const blobs = new FileBlobStore({ dir });
-    if (process.env.BENCH_GUARD_ONLY === '1') return await benchGuard(`aerospike ${hosts}`, engine, blobs);
+    if (process.env.BENCH_GUARD_ONLY === '1')
+      return await benchGuard(`aerospike ${hosts}`, engine, blobs, { hosts, namespace });
     const rows = await benchStore(`aerospike ${hosts}`, engine, blobs, 'batchApply');
     const store = await createUtxoStore({ engine, blobs, signals: nullQueue, settings });
     rows.push(...(await benchBatched(`aerospike ${hosts} batched`, store, engine)));
-    rows.push(...(await benchGuard(`aerospike ${hosts}`, engine, blobs)));
+    rows.push(...(await benchGuard(`aerospike ${hosts}`, engine, blobs, { hosts, namespace })));
     const raw = rows[0].opsPerSec;
     const spend = rows.find((r) => r.measure.startsWith('store spend'));
     if (spend && raw > 0) spend.note = `store overhead: raw/store = ${(raw / Math.max(spend.opsPerSec, 1)).toFixed(2)}`;
