@@ -36,10 +36,66 @@ interface Shape {
   inFlight: number;
 }
 
+/** What the rows spend through: the store itself, or the typed client over HTTP. */
+interface SpendTarget {
+  /** creates `parents` (one request per 500) */
+  createAll(parents: Fixture[]): Promise<void>;
+  /** one request of `txs`: an error per failed tx */
+  spend(txs: string[]): Promise<(string | undefined)[]>;
+}
+
+function storeTarget(store: UtxoStore): SpendTarget {
+  return {
+    createAll: async (parents) => {
+      for (let i = 0; i < parents.length; i += 500) await createAll(store, parents.slice(i, i + 500));
+    },
+    spend: async (txs) => {
+      if (txs.length === 1)
+        return [
+          await store.spend({ tx: txs[0] }).then(
+            () => undefined,
+            (error: UtxoStoreError) => `${error.code} ${error.message}`,
+          ),
+        ];
+      const results = await store.spendMany(txs.map((tx) => ({ tx })));
+      return results.map((r) => (r.ok ? undefined : `${r.error.code} ${r.error.message}`));
+    },
+  };
+}
+
+type Client = ReturnType<typeof import('@bsv-utxo-store/client').localClient>;
+
+function httpTarget(client: Client): SpendTarget {
+  return {
+    createAll: async (parents) => {
+      for (let i = 0; i < parents.length; i += 500) {
+        const results = await client.createMany(parents.slice(i, i + 500).map((p) => ({ tx: p.hex })));
+        const failed = results.find((r) => !r.ok);
+        if (failed && !failed.ok) throw new Error(`bench guard HTTP createMany: ${JSON.stringify(failed.error)}`);
+      }
+    },
+    spend: async (txs) => {
+      if (txs.length !== 1) throw new Error('bench guard HTTP: single spends only');
+      return [
+        await client.spend(txs[0]).then(
+          () => undefined,
+          (err: Error) => String(err.message),
+        ),
+      ];
+    },
+  };
+}
+
 /** `ops` spend requests of `shape.batch` fresh one-input txs each, run `shape.inFlight` at a time within `budgetMs`. */
-async function run(store: UtxoStore, section: string, shape: Shape, ops: number, budgetMs: number): Promise<BenchRow> {
+async function run(
+  target: SpendTarget,
+  section: string,
+  shape: Shape,
+  ops: number,
+  budgetMs: number,
+): Promise<BenchRow> {
   const parents = Array.from({ length: ops * shape.batch }, () => rootTx(2));
-  for (let i = 0; i < parents.length; i += 500) await createAll(store, parents.slice(i, i + 500));
+  await target.createAll(parents);
   const hexes = parents.map((p) => makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex);
   let next = 0;
   let done = 0;
@@ -49,20 +105,11 @@ async function run(store: UtxoStore, section: string, shape: Shape, ops: number,
   const worker = async () => {
     while (next < ops && performance.now() - start < budgetMs) {
       const i = next++;
-      const results =
-        shape.batch === 1
-          ? [
-              await store.spend({ tx: hexes[i] }).then(
-                () => ({ ok: true as const }),
-                (error: UtxoStoreError) => ({ ok: false as const, error }),
-              ),
-            ]
-          : await store.spendMany(hexes.slice(i * shape.batch, (i + 1) * shape.batch).map((tx) => ({ tx })));
-      for (const r of results) {
-        if (r.ok) done++;
+      for (const error of await target.spend(hexes.slice(i * shape.batch, (i + 1) * shape.batch))) {
+        if (error === undefined) done++;
         else {
           failed++;
-          firstError ||= `${r.error.code} ${r.error.message}`.slice(0, 120);
+          firstError ||= error.slice(0, 120);
         }
       }
     }
@@ -94,84 +141,82 @@ async function createAll(store: UtxoStore, parents: Fixture[]): Promise<void> {
   }
 }
 
+/**
+ * A shape's rows, `refuse` beside `off`: GUARD_ROUNDS interleaved rounds, `targetOf` the target of a mode for a round
+ * (and what to close after it), each mode's best round.
+ */
+async function interleaved(
+  section: string,
+  shape: Shape,
+  ops: number,
+  targetOf: (guard: (typeof MODES)[number]) => Promise<{ target: SpendTarget; close?: () => Promise<void> }>,
+): Promise<BenchRow[]> {
+  const best = new Map<string, BenchRow>();
+  for (let round = 0; round < GUARD_ROUNDS; round++) {
+    for (const guard of MODES) {
+      const { target, close } = await targetOf(guard);
+      try {
+        const row = await run(
+          target,
+          section,
+          { ...shape, measure: `${shape.measure}, guard ${guard}` },
+          ops,
+          BUDGET_MS / GUARD_ROUNDS,
+        );
+        if ((best.get(guard)?.opsPerSec ?? -1) < row.opsPerSec) best.set(guard, row);
+      } finally {
+        await close?.();
+      }
+    }
+  }
+  const [on, off] = MODES.map((m) => best.get(m)!);
+  on.note = `${on.note ? `${on.note}; ` : ''}best of ${GUARD_ROUNDS} interleaved rounds; refuse/off = ${(on.opsPerSec / Math.max(off.opsPerSec, 1)).toFixed(2)}`;
+  return [on, off];
+}
+
 /** Where the HTTP rows' local servers keep their records: an Aerospike cluster's hosts and namespace. */
 export interface GuardHttpTarget {
   hosts: string;
   namespace: string;
 }
 
-/**
- * Sequential single spends through HTTP (the typed client against a local server on `target`), `refuse` and `off`
- * interleaved, a fresh server per mode and round; the best round of each mode.
- */
-async function benchGuardHttp(section: string, target: GuardHttpTarget): Promise<BenchRow[]> {
+/** Sequential single spends through HTTP: the typed client against a fresh local server on `http` per mode and round. */
+async function benchGuardHttp(section: string, http: GuardHttpTarget): Promise<BenchRow[]> {
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { startServer } = require('../../server/local-server') as typeof import('../../server/local-server');
   const { localClient } = require('@bsv-utxo-store/client') as typeof import('@bsv-utxo-store/client');
   /* eslint-enable @typescript-eslint/no-require-imports */
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-guard-'));
-  const ops = Math.ceil(N / GUARD_ROUNDS);
-  const best = new Map<string, BenchRow>();
-  const measure = 'HTTP spend (1 input, EF, the typed client to the local server), sequential';
   try {
-    for (let round = 0; round < GUARD_ROUNDS; round++) {
-      for (const guard of MODES) {
-        const server = await startServer({
-          env: {
-            UTXO_STORE: `aerospike://${target.hosts}/${target.namespace}?set=guard_http_${Date.now() % 1_000_000}`,
-            BLOB_STORE: `file:${dir}`,
-            SIGNAL_QUEUE: 'inline',
-            SPEND_ACK_GUARD: guard,
-          },
-          port: 0,
-          log: () => undefined,
-          cleanupIntervalSeconds: 0,
-        });
-        const client = localClient(server.url);
-        try {
-          const parents = Array.from({ length: ops }, () => rootTx(2));
-          for (let i = 0; i < parents.length; i += 500) {
-            const results = await client.createMany(parents.slice(i, i + 500).map((p) => ({ tx: p.hex })));
-            const failed = results.find((r) => !r.ok);
-            if (failed && !failed.ok) throw new Error(`bench guard HTTP createMany: ${JSON.stringify(failed.error)}`);
-          }
-          const hexes = parents.map((p) => makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex);
-          let done = 0;
-          let failed = 0;
-          let firstError = '';
-          const budget = BUDGET_MS / GUARD_ROUNDS;
-          const start = performance.now();
-          for (let i = 0; i < hexes.length && performance.now() - start < budget; i++) {
-            try {
-              await client.spend(hexes[i]);
-              done++;
-            } catch (err) {
-              failed++;
-              firstError ||= String((err as Error).message).slice(0, 120);
-            }
-          }
-          const ms = performance.now() - start;
-          const row: BenchRow = {
-            section,
-            measure: `${measure}, guard ${guard}`,
-            ops: done,
-            ms: Math.round(ms),
-            opsPerSec: Math.round((done * 1000) / ms),
-            note: failed ? `${failed} failed (${firstError})` : undefined,
-          };
-          if ((best.get(guard)?.opsPerSec ?? -1) < row.opsPerSec) best.set(guard, row);
-        } finally {
+    const shape = {
+      measure: 'HTTP spend (1 input, EF, the typed client to the local server), sequential',
+      batch: 1,
+      inFlight: 1,
+    };
+    return await interleaved(section, shape, Math.ceil(N / GUARD_ROUNDS), async (guard) => {
+      const server = await startServer({
+        env: {
+          UTXO_STORE: `aerospike://${http.hosts}/${http.namespace}?set=guard_http_${Date.now() % 1_000_000}`,
+          BLOB_STORE: `file:${dir}`,
+          SIGNAL_QUEUE: 'inline',
+          SPEND_ACK_GUARD: guard,
+        },
+        port: 0,
+        log: () => undefined,
+        cleanupIntervalSeconds: 0,
+      });
+      const client = localClient(server.url);
+      return {
+        target: httpTarget(client),
+        close: async () => {
           await client.close();
           await server.close();
-        }
-      }
-    }
+        },
+      };
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const [on, off] = MODES.map((m) => best.get(m)!);
-  on.note = `${on.note ? `${on.note}; ` : ''}best of ${GUARD_ROUNDS} interleaved rounds; refuse/off = ${(on.opsPerSec / Math.max(off.opsPerSec, 1)).toFixed(2)}`;
-  return [on, off];
 }
 
 export async function benchGuard(
@@ -198,23 +243,10 @@ export async function benchGuard(
     );
   const rows: BenchRow[] = [];
   for (const shape of shapes) {
-    const best = new Map<string, BenchRow>();
     const ops = Math.ceil(N / GUARD_ROUNDS / shape.batch) * (shape.batch === 1 ? 1 : 4);
-    for (let round = 0; round < GUARD_ROUNDS; round++) {
-      for (const guard of MODES) {
-        const row = await run(
-          stores.get(guard)!,
-          section,
-          { ...shape, measure: `${shape.measure}, guard ${guard}` },
-          ops,
-          BUDGET_MS / GUARD_ROUNDS,
-        );
-        if ((best.get(guard)?.opsPerSec ?? -1) < row.opsPerSec) best.set(guard, row);
-      }
-    }
-    const [on, off] = MODES.map((m) => best.get(m)!);
-    on.note = `${on.note ? `${on.note}; ` : ''}best of ${GUARD_ROUNDS} interleaved rounds; refuse/off = ${(on.opsPerSec / Math.max(off.opsPerSec, 1)).toFixed(2)}`;
-    rows.push(on, off);
+    rows.push(
+      ...(await interleaved(section, shape, ops, async (guard) => ({ target: storeTarget(stores.get(guard)!) }))),
+    );
   }
   if (http) rows.push(...(await benchGuardHttp(section, http)));
   return rows;

@@ -16,6 +16,7 @@ import * as path from 'node:path';
 import { REPO_ROOT } from '../../cdk/bundling';
 import { withDeadline } from '../../lib/engine/deadline';
 import { commandQueuePolicy, setupCommandQueue } from '../../lib/engine/aerospike/connect';
+import { loadConfig } from '../../lib/domain/config';
 import { readAssembly, type Assembly } from './assembly';
 import { findNode22 } from './node22';
 import { startSupervisedCluster, type SupervisedCluster } from './node-supervisor';
@@ -74,12 +75,29 @@ const CLUSTER_WAIT_MS = 30_000;
  * Empties the sets both runs use (an earlier run's records would change the cleanup reports); answers the number of
  * nodes the cluster has (every node's `cluster_size`, which must agree).
  */
-async function prepareCluster(hosts: string, namespace: string, sets: string[]): Promise<number> {
+async function prepareCluster(
+  hosts: string,
+  namespace: string,
+  sets: string[],
+  functionEnv: Record<string, string>,
+): Promise<number> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const Aerospike = require('aerospike') as typeof import('aerospike');
-  // the client's command queue is process-wide and set once, before any client connects: set it as the store's
-  // runtime will (the watchdog scenario builds one later in this process), or that runtime's connect fails
-  setupCommandQueue(Aerospike, commandQueuePolicy({ hosts, namespace }));
+  // the client's command queue is process-wide and set once, before any client connects: set it from the functions'
+  // own settings, as the store's runtime will (the watchdog scenario builds one with them later in this process)
+  const { aerospike } = loadConfig({ ...functionEnv, UTXO_STORE: `aerospike://${hosts}/${namespace}` });
+  setupCommandQueue(
+    Aerospike,
+    commandQueuePolicy({
+      hosts,
+      namespace,
+      maxConnsPerNode: aerospike.maxConnsPerNode,
+      commandQueue: {
+        maxCommandsInProcess: aerospike.maxCommandsInProcess,
+        maxCommandsInQueue: aerospike.maxCommandsInQueue,
+      },
+    }),
+  );
   const client = await withDeadline(
     Aerospike.connect({
       hosts: hosts
@@ -303,7 +321,7 @@ async function main(): Promise<void> {
     const namespace = /^aerospike:\/\/[^/]+\/([^?]+)/.exec(create.environment.UTXO_STORE)![1];
     const deployedSet = /[?&]set=([^&]+)/.exec(create.environment.UTXO_STORE)?.[1] ?? 'utxos';
     const localSet = 'e2e_npm_start';
-    const clusterSize = await prepareCluster(hosts, namespace, [deployedSet, localSet]);
+    const clusterSize = await prepareCluster(hosts, namespace, [deployedSet, localSet], create.environment);
     // The spend guard answers every spend 503 while the cluster has another size than AEROSPIKE_CLUSTER_SIZE (the
     // stack's node count): a given cluster of another size runs the functions with its own size, said here.
     const expected = Number(create.environment.AEROSPIKE_CLUSTER_SIZE ?? 0);
@@ -389,19 +407,7 @@ async function main(): Promise<void> {
       );
     else {
       console.log('watchdog scenario (a node paused, then another restarted by systemd):');
-      // the pool and queue settings left at their defaults: the process-wide command queue is prepareCluster's
-      const poolSettings = [
-        'AEROSPIKE_MAX_CONNS_PER_NODE',
-        'AEROSPIKE_MAX_COMMANDS_IN_PROCESS',
-        'AEROSPIKE_MAX_COMMANDS_IN_QUEUE',
-      ];
-      const scenarioSettings = Object.fromEntries(Object.entries(settings).filter(([k]) => !poolSettings.includes(k)));
-      const problems = await runWatchdogScenario({
-        cluster,
-        namespace,
-        settings: scenarioSettings,
-        log: (l) => console.log(l),
-      });
+      const problems = await runWatchdogScenario({ cluster, namespace, settings, log: (l) => console.log(l) });
       problems.forEach(fail);
       if (problems.length === 0)
         ok('the watchdog killed the paused node, its start wiped it, it rejoined; spends acknowledged');

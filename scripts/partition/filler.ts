@@ -17,6 +17,12 @@ const CONCURRENCY = 128;
 const RETRIED = new Set([8, 9, 11]);
 const RETRY_WAIT_MS = 300_000;
 
+/** Whether a failed put is sent again: its status is one of RETRIED and the first failure is under RETRY_WAIT_MS old. */
+export function retriedPut(err: unknown, firstFailureAt: number, now: number): boolean {
+  const code = (err as { code?: number } | null)?.code;
+  return code !== undefined && RETRIED.has(code) && now - firstFailureAt <= RETRY_WAIT_MS;
+}
+
 export async function fill(
   hosts: string,
   namespace: string,
@@ -43,11 +49,10 @@ export async function fill(
             await client.put(new Aerospike.Key(namespace, FILLER_SET, i), { i, b: body });
             break;
           } catch (err) {
-            const code = (err as { code?: number }).code;
-            if (code === undefined || !RETRIED.has(code) || Date.now() - firstRefusal > RETRY_WAIT_MS) throw err;
+            if (!retriedPut(err, firstRefusal, Date.now())) throw err;
             if (Date.now() - lastLog > 10_000) {
               lastLog = Date.now();
-              log(`filler: ${(err as Error).message} (status ${code}), retrying`);
+              log(`filler: ${(err as Error).message} (status ${(err as { code: number }).code}), retrying`);
             }
             await new Promise((r) => setTimeout(r, 1000));
           }

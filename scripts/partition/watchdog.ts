@@ -72,17 +72,9 @@ export class HarnessWatchdog {
     const mark = this.wipeOnStart(index);
     let empty = wipe;
     if (!wipe && mark !== undefined) {
-      const others = this.cluster.nodes.filter((n) => n.index !== index);
       const decision = await startDecision(
         mark,
-        () =>
-          Promise.all(
-            others.map((n) =>
-              this.info(n.address, SERVICE_PORT, 'cluster-stable:ignore-migrations=true', WATCHDOG.peerInfoTimeoutMs)
-                .then((a) => a.trim())
-                .catch(() => undefined),
-            ),
-          ),
+        () => this.askOthers(index, WATCHDOG.peerInfoTimeoutMs),
         this.minClusterSize,
         this.peerWait,
       );
@@ -111,17 +103,21 @@ export class HarnessWatchdog {
   }
 
   private async observe(index: number): Promise<Observation> {
-    try {
-      const answer = await this.info(
-        this.cluster.node(index).address,
-        SERVICE_PORT,
-        'cluster-stable:ignore-migrations=true',
-        WATCHDOG.infoTimeoutMs,
-      );
-      return answer === '' || answer.startsWith('ERROR') ? 'unstable' : 'member';
-    } catch {
-      return 'silent';
-    }
+    const answer = await this.ask(this.cluster.node(index).address, WATCHDOG.infoTimeoutMs);
+    if (answer === undefined) return 'silent';
+    return answer === '' || answer.startsWith('ERROR') ? 'unstable' : 'member';
+  }
+
+  /** a node's answer to `cluster-stable:ignore-migrations=true` within `timeoutMs`; undefined when it gave none */
+  private ask(address: string, timeoutMs: number): Promise<string | undefined> {
+    return this.info(address, SERVICE_PORT, 'cluster-stable:ignore-migrations=true', timeoutMs)
+      .then((a) => a.trim())
+      .catch(() => undefined);
+  }
+
+  /** the answers of every node but `index`, asked at once */
+  private askOthers(index: number, timeoutMs: number): Promise<(string | undefined)[]> {
+    return Promise.all(this.cluster.nodes.filter((n) => n.index !== index).map((n) => this.ask(n.address, timeoutMs)));
   }
 
   /**
@@ -129,13 +125,9 @@ export class HarnessWatchdog {
    * the same time); else not killed (a whole-cluster stall: logged once)
    */
   private async majorityWithout(index: number, silence: string): Promise<boolean> {
-    const ask = (address: string) =>
-      this.info(address, SERVICE_PORT, 'cluster-stable:ignore-migrations=true', WATCHDOG.peerAnswerTimeoutMs)
-        .then((a) => a.trim())
-        .catch(() => undefined);
-    const [own, ...answers] = await Promise.all([
-      ask(this.cluster.node(index).address),
-      ...this.cluster.nodes.filter((n) => n.index !== index).map((n) => ask(n.address)),
+    const [own, answers] = await Promise.all([
+      this.ask(this.cluster.node(index).address, WATCHDOG.peerAnswerTimeoutMs),
+      this.askOthers(index, WATCHDOG.peerAnswerTimeoutMs),
     ]);
     const { kill, answering, resumed } = silentKillAllowed(answers, this.minClusterSize, own);
     if (!kill && !resumed && !this.held.has(index)) {

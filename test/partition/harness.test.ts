@@ -7,6 +7,7 @@ import { aerospikeConfSettings, defaultConfig } from '../../cdk/config';
 import { Cluster, nodeConf, preconditions } from '../../scripts/partition/cluster';
 import { rollingRestart, RollingRestartError, type NemesisContext } from '../../scripts/partition/nemesis';
 import { harnessDeployment } from '../../scripts/partition/settings';
+import { retriedPut } from '../../scripts/partition/filler';
 
 const d = defaultConfig('partition');
 const options = {
@@ -101,4 +102,14 @@ describe('rolling restart (the runbook: the next node only when migrations are d
     await expect(rollingRestart(c, 600)).rejects.toBeInstanceOf(RollingRestartError);
     expect(stopped).toEqual([1, 1]);
   });
+});
+
+test('the filler sends a put again after stop-writes, a timeout or an unavailable partition, for up to 5 minutes', () => {
+  const at = 1_000_000;
+  for (const code of [8, 9, 11]) {
+    expect(retriedPut({ code }, at, at + 1000)).toBe(true);
+    expect(retriedPut({ code }, at, at + 300_001)).toBe(false);
+  }
+  // anything else (a bad bin, a record too big, an error without a status) fails the fill at once
+  for (const err of [{ code: 4 }, { code: 13 }, new Error('x'), null]) expect(retriedPut(err, at, at)).toBe(false);
 });
