@@ -151,6 +151,26 @@ export function isEf(bytes: Buffer): boolean {
   return true;
 }
 
+/**
+ * A parsed input. Its display-hex parent txid is written when first asked (a spend asks it of every input; a create
+ * only of a conflicting tx's): a create of a block's txs would otherwise encode a string per input it never reads.
+ */
+class Input implements ParsedInput {
+  private hex: string | undefined;
+  constructor(
+    readonly prevTxid: Buffer,
+    readonly vout: number,
+    readonly unlockingScript: Buffer,
+    readonly sequence: number,
+    readonly satoshis: number | undefined,
+    readonly lockingScript: Buffer | undefined,
+    readonly wire: Buffer,
+  ) {}
+  get prevTxidHex(): string {
+    return (this.hex ??= txidToHex(this.prevTxid));
+  }
+}
+
 /** Parses a raw or EF transaction (hex or bytes); InvalidArgumentError naming `field` when malformed. */
 export function parseTx(tx: string | Buffer, field = 'tx'): ParsedTx {
   const bytes = toBytes(tx, field);
@@ -173,17 +193,9 @@ export function parseTx(tx: string | Buffer, field = 'tx'): ParsedTx {
       satoshis = r.satoshis('previous satoshis');
       lockingScript = r.script('previous locking script');
     }
-    const wire = bytes.subarray(start, r.pos);
-    inputs.push({
-      prevTxid,
-      prevTxidHex: txidToHex(prevTxid),
-      vout,
-      unlockingScript,
-      sequence,
-      satoshis,
-      lockingScript,
-      wire,
-    });
+    inputs.push(
+      new Input(prevTxid, vout, unlockingScript, sequence, satoshis, lockingScript, bytes.subarray(start, r.pos)),
+    );
   }
   r.at(undefined);
   const outputCount = r.varint('output count');

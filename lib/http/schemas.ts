@@ -31,11 +31,25 @@ export const uintSchema = z
   .min(0, { error: NON_NEGATIVE })
   .max(UINT32_MAX, { error: `expected an integer from 0 to ${UINT32_MAX}` });
 
+const TX_HEX_MESSAGE = 'expected the transaction as hex (an even number of hex digits)';
+
+/**
+ * A tx is decoded here, once: the handlers pass its bytes on, so a block's txs are not scanned by a pattern and then
+ * decoded again (Buffer.from stops at the first pair that is not hex, so a short result is the check).
+ */
 export const txHexSchema = z
   .string({ error: 'expected the transaction as hex' })
   .min(2, { error: 'expected the transaction as hex' })
-  .regex(/^(?:[0-9a-fA-F]{2})+$/, { error: 'expected the transaction as hex (an even number of hex digits)' })
-  .meta({ description: 'serialized transaction, hex; extended format (BIP-239) when it has inputs' });
+  .transform((hex, ctx): Buffer => {
+    const bytes = hex.length % 2 === 0 ? Buffer.from(hex, 'hex') : undefined;
+    if (bytes !== undefined && bytes.length * 2 === hex.length) return bytes;
+    ctx.issues.push({ code: 'custom', message: TX_HEX_MESSAGE, input: hex });
+    return z.NEVER;
+  })
+  .meta({
+    description: 'serialized transaction, hex; extended format (BIP-239) when it has inputs',
+    pattern: '^(?:[0-9a-fA-F]{2})+$',
+  });
 
 const bool = z.boolean({ error: 'expected true or false' });
 

@@ -78,12 +78,10 @@ export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: 
   // that depend on the tx: V8 keeps such an object in fast mode. Computed names ([BIN.x]) followed by keyed stores
   // turned every record into a dictionary-mode object (about 2 us a record to build and walk), and a spread from
   // shared common bins cost tens of microseconds.
-  const coinbaseSpendingHeight = options.isCoinbase ? coinbaseHeight(options) + settings.coinbaseMaturity : undefined;
-  const conditional = (bins: Bins): Bins => {
-    if (coinbaseSpendingHeight !== undefined) bins[BIN.spendingHeight] = coinbaseSpendingHeight;
-    if (multi) bins[BIN.creating] = true;
-    if (conflictingDah !== undefined) bins[BIN.deleteAtHeight] = conflictingDah;
-    return bins;
+  const conditional: ConditionalBins = {
+    coinbaseSpendingHeight: options.isCoinbase ? coinbaseHeight(options) + settings.coinbaseMaturity : undefined,
+    multi,
+    conflictingDah,
   };
   const pages: Bins[] = [];
   for (let n = 1; n < count; n++) {
@@ -102,7 +100,7 @@ export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: 
       recordUtxos: countStored(utxos),
       spentUtxos: 0,
     } satisfies Partial<Record<BinName, BinValue>>;
-    pages.push(conditional(page));
+    pages.push(withConditional(page, conditional));
   }
   // a pagination record without any slot is fully spent from the start
   let spentExtraRecs = 0;
@@ -110,28 +108,31 @@ export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: 
   const mined = options.minedBlocks;
   const utxos = multi ? slots.slice(0, B) : slots;
   const recordUtxos = countStored(utxos);
-  const master: Bins = conditional({
-    txID: parsed.txid,
-    version: parsed.version,
-    locktime: parsed.locktime,
-    fee: parsed.fee,
-    sizeInBytes: parsed.sizeInBytes,
-    extendedSize: parsed.extendedSize,
-    isCoinbase: options.isCoinbase,
-    conflicting: options.conflicting,
-    locked: options.locked,
-    utxos,
-    recordUtxos,
-    spentUtxos: 0,
-    totalUtxos: parsed.outputs.length,
-    totalExtraRecs: count - 1,
-    spentExtraRecs,
-    blockIDs: mined.map((m) => m.blockId),
-    blockHeights: mined.map((m) => m.blockHeight),
-    subtreeIdxs: mined.map((m) => m.subtreeIdx),
-    createdAt: options.createdAt,
-    external: options.external,
-  } satisfies Partial<Record<BinName, BinValue>>);
+  const master: Bins = withConditional(
+    {
+      txID: parsed.txid,
+      version: parsed.version,
+      locktime: parsed.locktime,
+      fee: parsed.fee,
+      sizeInBytes: parsed.sizeInBytes,
+      extendedSize: parsed.extendedSize,
+      isCoinbase: options.isCoinbase,
+      conflicting: options.conflicting,
+      locked: options.locked,
+      utxos,
+      recordUtxos,
+      spentUtxos: 0,
+      totalUtxos: parsed.outputs.length,
+      totalExtraRecs: count - 1,
+      spentExtraRecs,
+      blockIDs: mined.map((m) => m.blockId),
+      blockHeights: mined.map((m) => m.blockHeight),
+      subtreeIdxs: mined.map((m) => m.subtreeIdx),
+      createdAt: options.createdAt,
+      external: options.external,
+    } satisfies Partial<Record<BinName, BinValue>>,
+    conditional,
+  );
   if (mined.length === 0) master[BIN.unminedSince] = options.height;
   // DAH rule at creation: a mined single-record tx without a stored output is fully spent from the start, and no
   // later UDF call would run the rule on it
@@ -152,6 +153,20 @@ export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: 
   const plan: RecordPlan = { external: options.external, records: [master, ...pages] };
   if (options.external) plan.blob = blobOf(parsed, options.height, options.isCoinbase);
   return plan;
+}
+
+/** The bins only some records have (a module function: a closure per tx would be one more function object to build). */
+interface ConditionalBins {
+  coinbaseSpendingHeight: number | undefined;
+  multi: boolean;
+  conflictingDah: number | undefined;
+}
+
+function withConditional(bins: Bins, c: ConditionalBins): Bins {
+  if (c.coinbaseSpendingHeight !== undefined) bins[BIN.spendingHeight] = c.coinbaseSpendingHeight;
+  if (c.multi) bins[BIN.creating] = true;
+  if (c.conflictingDah !== undefined) bins[BIN.deleteAtHeight] = c.conflictingDah;
+  return bins;
 }
 
 function countStored(slots: (Buffer | null)[]): number {
