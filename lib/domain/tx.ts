@@ -6,6 +6,7 @@
  * parsed chunks (a non-canonical push would come back different). @bsv/sdk serves as the oracle in the tests.
  */
 import { InvalidArgumentError } from './errors';
+import { decodeHex } from './hex';
 import { txidOf, txidToHex } from './txid';
 import { compactSize, compactSizeLength, writeCompactSize } from './utxo-hash';
 
@@ -137,11 +138,9 @@ function toBytes(tx: string | Buffer, field: string): Buffer {
   if (Buffer.isBuffer(tx)) return tx;
   if (typeof tx !== 'string') throw new InvalidArgumentError(field, 'expected a hex-encoded transaction');
   if (tx.length === 0) throw new InvalidArgumentError(field, 'empty transaction');
-  // Buffer.from stops decoding at the first pair that is not hex: a short result is the check (no second pass)
-  const bytes = tx.length % 2 === 0 ? Buffer.from(tx, 'hex') : undefined;
-  if (bytes === undefined || bytes.length * 2 !== tx.length) {
+  const bytes = decodeHex(tx);
+  if (bytes === undefined)
     throw new InvalidArgumentError(field, 'expected a hex-encoded transaction (0-9, a-f in pairs)');
-  }
   return bytes;
 }
 

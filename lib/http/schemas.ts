@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { RECORD_BINS } from '../domain/bins';
+import { decodeHex } from '../domain/hex';
 
 /** The body limit (Lambda's 6 MB invocation payload less a reserve for the event): see payload-limits.ts. */
 export { MAX_BODY_BYTES } from './payload-limits';
@@ -33,16 +34,13 @@ export const uintSchema = z
 
 const TX_HEX_MESSAGE = 'expected the transaction as hex (an even number of hex digits)';
 
-/**
- * A tx is decoded here, once: the handlers pass its bytes on, so a block's txs are not scanned by a pattern and then
- * decoded again (Buffer.from stops at the first pair that is not hex, so a short result is the check).
- */
+/** A tx is decoded here, once: the handlers pass its bytes on (no pattern scan of a block's txs before a decode). */
 export const txHexSchema = z
   .string({ error: 'expected the transaction as hex' })
   .min(2, { error: 'expected the transaction as hex' })
   .transform((hex, ctx): Buffer => {
-    const bytes = hex.length % 2 === 0 ? Buffer.from(hex, 'hex') : undefined;
-    if (bytes !== undefined && bytes.length * 2 === hex.length) return bytes;
+    const bytes = decodeHex(hex);
+    if (bytes !== undefined) return bytes;
     ctx.issues.push({ code: 'custom', message: TX_HEX_MESSAGE, input: hex });
     return z.NEVER;
   })

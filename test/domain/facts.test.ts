@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { InvalidArgumentError } from '../../lib/domain/errors';
-import { hexToBuffer, isHex } from '../../lib/domain/hex';
+import { decodeHex, hexToBuffer, isHex } from '../../lib/domain/hex';
 import {
   lockKey,
   lockTtlSeconds,
@@ -54,6 +54,26 @@ describe('txid byte order', () => {
     expect(isHex('00ff', 3)).toBe(false);
     expect(hexToBuffer('0a0b', 'f').equals(Buffer.from([10, 11]))).toBe(true);
     expect(() => hexToBuffer(1, 'f')).toThrow(/f: expected a hex string/);
+    expect(() => hexToBuffer('0a0g', 'f')).toThrow(/f: expected hex characters/);
+  });
+
+  it('decodes exactly the hex digits in pairs, in one pass (the write stops at the first pair that is not hex)', () => {
+    const hexish = fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEFg \u0100-x'.split('')), maxLength: 40 });
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          hexish,
+          fc.string({ maxLength: 40 }),
+          fc.uint8Array({ maxLength: 20 }).map((b) => Buffer.from(b).toString('hex')),
+        ),
+        (text) => {
+          const decoded = decodeHex(text);
+          if (/^(?:[0-9a-fA-F]{2})*$/.test(text)) expect(decoded?.equals(Buffer.from(text, 'hex'))).toBe(true);
+          else expect(decoded).toBeUndefined();
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });
 
