@@ -21,6 +21,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { loadConfig } from '../../lib/domain/config';
+import { closeSharedAerospikeClients } from '../../lib/engine/aerospike';
 import { buildRuntime } from '../../lib/runtime';
 import type { SpendRefusal } from '../../lib/store';
 import { makeTx, rootTx, type Fixture } from '../../test/fixtures/txs';
@@ -243,6 +244,8 @@ export async function runWatchdogScenario(o: WatchdogScenarioOptions): Promise<s
     console.error = quiet.error;
     log(`  (${quiet.lines} warning lines of the client and the signal consumer not shown)`);
     await runtime.engine.close().catch(() => undefined);
+    // the runtime's client is the process's shared one (as in a function): open, it keeps the run from ending
+    await closeSharedAerospikeClients();
     rmSync(blobs, { recursive: true, force: true });
   }
 }

@@ -17,6 +17,7 @@ import {
   checkClusterSize,
   connectAerospike,
   getSharedAerospikeClient,
+  closeSharedAerospikeClients,
   indexName,
   legacyIndexName,
   parseSindexList,
@@ -71,6 +72,18 @@ if (!hosts) {
     const open = await connecting?.catch(() => undefined);
     connecting = undefined;
     open?.close();
+  });
+
+  test(`the shared client on ${hosts}: one per process until closeSharedAerospikeClients closes and forgets it`, async () => {
+    const options = { hosts, namespace };
+    const first = await getSharedAerospikeClient(options);
+    expect(await getSharedAerospikeClient(options)).toBe(first);
+    await closeSharedAerospikeClients();
+    expect(first.isConnected(false)).toBe(false);
+    const second = await getSharedAerospikeClient(options);
+    expect(second).not.toBe(first);
+    expect(second.isConnected(false)).toBe(true);
+    await closeSharedAerospikeClients();
   });
 
   let sets = 0;

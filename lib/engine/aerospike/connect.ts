@@ -246,3 +246,19 @@ export function getSharedAerospikeClient(options: AerospikeConnectOptions): Prom
   }
   return client;
 }
+
+/**
+ * Closes every shared client and forgets it: for a script that is done with the cluster (a function's process never
+ * calls it). An open client keeps its connections, and with them the process, alive.
+ */
+export async function closeSharedAerospikeClients(): Promise<void> {
+  const clients = [...shared.values()];
+  shared.clear();
+  for (const client of clients) {
+    try {
+      (await client).close();
+    } catch {
+      // a connection that failed has nothing to close
+    }
+  }
+}

@@ -16,6 +16,7 @@ export {
   connectAerospike,
   connectClient,
   getSharedAerospikeClient,
+  closeSharedAerospikeClients,
   parseHosts,
   aerospikeConfig,
   commandQueuePolicy,
