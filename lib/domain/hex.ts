@@ -3,13 +3,6 @@
  */
 import { InvalidArgumentError } from './errors';
 
-const HEX = /^(?:[0-9a-fA-F]{2})*$/;
-
-export function isHex(value: unknown, bytes?: number): value is string {
-  if (typeof value !== 'string' || !HEX.test(value)) return false;
-  return bytes === undefined || value.length === bytes * 2;
-}
-
 /**
  * The bytes of hex text, or undefined when it is not hex digits in pairs. One pass: a write stops at the first pair
  * that is not hex, so a short write is the check. The buffer is sized exactly before the write: Buffer.from(hex)

@@ -32,8 +32,6 @@ export const uintSchema = z
   .min(0, { error: NON_NEGATIVE })
   .max(UINT32_MAX, { error: `expected an integer from 0 to ${UINT32_MAX}` });
 
-const TX_HEX_MESSAGE = 'expected the transaction as hex (an even number of hex digits)';
-
 /** A tx is decoded here, once: the handlers pass its bytes on (no pattern scan of a block's txs before a decode). */
 export const txHexSchema = z
   .string({ error: 'expected the transaction as hex' })
@@ -41,7 +39,11 @@ export const txHexSchema = z
   .transform((hex, ctx): Buffer => {
     const bytes = decodeHex(hex);
     if (bytes !== undefined) return bytes;
-    ctx.issues.push({ code: 'custom', message: TX_HEX_MESSAGE, input: hex });
+    ctx.issues.push({
+      code: 'custom',
+      message: 'expected the transaction as hex (an even number of hex digits)',
+      input: hex,
+    });
     return z.NEVER;
   })
   .meta({

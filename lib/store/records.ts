@@ -78,11 +78,7 @@ export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: 
   // that depend on the tx: V8 keeps such an object in fast mode. Computed names ([BIN.x]) followed by keyed stores
   // turned every record into a dictionary-mode object (about 2 us a record to build and walk), and a spread from
   // shared common bins cost tens of microseconds.
-  const conditional: ConditionalBins = {
-    coinbaseSpendingHeight: options.isCoinbase ? coinbaseHeight(options) + settings.coinbaseMaturity : undefined,
-    multi,
-    conflictingDah,
-  };
+  const coinbaseSpendingHeight = options.isCoinbase ? coinbaseHeight(options) + settings.coinbaseMaturity : undefined;
   const pages: Bins[] = [];
   for (let n = 1; n < count; n++) {
     const utxos = slots.slice(n * B, (n + 1) * B);
@@ -100,7 +96,7 @@ export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: 
       recordUtxos: countStored(utxos),
       spentUtxos: 0,
     } satisfies Partial<Record<BinName, BinValue>>;
-    pages.push(withConditional(page, conditional));
+    pages.push(withConditional(page, coinbaseSpendingHeight, multi, conflictingDah));
   }
   // a pagination record without any slot is fully spent from the start
   let spentExtraRecs = 0;
@@ -131,7 +127,9 @@ export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: 
       createdAt: options.createdAt,
       external: options.external,
     } satisfies Partial<Record<BinName, BinValue>>,
-    conditional,
+    coinbaseSpendingHeight,
+    multi,
+    conflictingDah,
   );
   if (mined.length === 0) master[BIN.unminedSince] = options.height;
   // DAH rule at creation: a mined single-record tx without a stored output is fully spent from the start, and no
@@ -156,16 +154,15 @@ export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: 
 }
 
 /** The bins only some records have (a module function: a closure per tx would be one more function object to build). */
-interface ConditionalBins {
-  coinbaseSpendingHeight: number | undefined;
-  multi: boolean;
-  conflictingDah: number | undefined;
-}
-
-function withConditional(bins: Bins, c: ConditionalBins): Bins {
-  if (c.coinbaseSpendingHeight !== undefined) bins[BIN.spendingHeight] = c.coinbaseSpendingHeight;
-  if (c.multi) bins[BIN.creating] = true;
-  if (c.conflictingDah !== undefined) bins[BIN.deleteAtHeight] = c.conflictingDah;
+function withConditional(
+  bins: Bins,
+  coinbaseSpendingHeight: number | undefined,
+  multi: boolean,
+  conflictingDah: number | undefined,
+): Bins {
+  if (coinbaseSpendingHeight !== undefined) bins[BIN.spendingHeight] = coinbaseSpendingHeight;
+  if (multi) bins[BIN.creating] = true;
+  if (conflictingDah !== undefined) bins[BIN.deleteAtHeight] = conflictingDah;
   return bins;
 }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { InvalidArgumentError } from '../../lib/domain/errors';
-import { decodeHex, hexToBuffer, isHex } from '../../lib/domain/hex';
+import { decodeHex, hexToBuffer } from '../../lib/domain/hex';
 import {
   lockKey,
   lockTtlSeconds,
@@ -49,9 +49,8 @@ describe('txid byte order', () => {
   });
 
   it('hex helpers', () => {
-    expect(isHex('00ff')).toBe(true);
-    expect(isHex('0f0', undefined)).toBe(false);
-    expect(isHex('00ff', 3)).toBe(false);
+    expect(() => hexToBuffer('0f0', 'f')).toThrow(/f: expected hex characters/);
+    expect(() => hexToBuffer('00ff', 'f', 3)).toThrow(/f: expected 6 hex characters, got 4/);
     expect(hexToBuffer('0a0b', 'f').equals(Buffer.from([10, 11]))).toBe(true);
     expect(() => hexToBuffer(1, 'f')).toThrow(/f: expected a hex string/);
     expect(() => hexToBuffer('0a0g', 'f')).toThrow(/f: expected hex characters/);

@@ -42,6 +42,8 @@ describe('the local server', () => {
       expect(create.required).toEqual(['tx']);
       expect(create.additionalProperties).toBe(false);
       expect(doc.components.schemas.SpendItem.properties.txid.pattern).toBe('^[0-9a-fA-F]{64}$');
+      // the tx is decoded by its schema (a transform), and its document still says what a caller may send
+      expect(create.properties.tx).toMatchObject({ type: 'string', minLength: 2, pattern: '^(?:[0-9a-fA-F]{2})+$' });
       const utxo = doc.paths['/v1/utxos/{txid}/{vout}'].get.parameters;
       expect(utxo.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual([
         'path:txid',
