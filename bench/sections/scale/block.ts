@@ -4,8 +4,10 @@
  * in a phase is the local server's: the handlers, the store, the engine and the native client, what the functions'
  * processes would spend. The block runs BENCH_SCALE_BLOCK_ROUNDS times (default 3), each round on a fresh set with a
  * fresh server; the first round's record operations are recorded and replayed straight on the engine
- * BENCH_SCALE_REPLAY_ROUNDS times (default 3); each phase's best round counts on both sides. BENCH_SCALE_PROFILE=<dir>
- * profiles each phase of the first round (phase-profile.ts).
+ * BENCH_SCALE_REPLAY_ROUNDS times (default 3); each phase's best round counts on both sides. The recording is spilled
+ * to files after its round (engine-replay.ts: held in this process it burdened every later round's garbage
+ * collection), and every phase of either side starts after a full collection. BENCH_SCALE_PROFILE=<dir> profiles each
+ * phase of the second round, the first without the recorder (of the first when there is one round; phase-profile.ts).
  */
 import { fork, type ChildProcess } from 'child_process';
 import { mkdtempSync, rmSync } from 'fs';
@@ -16,7 +18,7 @@ import { functionDefaults, type FunctionName } from '../../../cdk/config/functio
 import { FileBlobStore } from '../../../lib/blob';
 import { createUtxoStore } from '../../../lib/store/utxo-store';
 import type { BenchRow } from '../../registry';
-import { EngineRecorder, type ReplayResult } from '../../engine-replay';
+import { collectGarbage, EngineRecorder, type ReplayResult } from '../../engine-replay';
 import type { BlockPhase, FromBlockClient, ToBlockClient } from './block-client';
 import { costPerMillionTxs, PRICES, type Cost } from './cost';
 import { profiled } from './phase-profile';
@@ -38,6 +40,8 @@ import {
 } from './common';
 
 const PHASES = ['create', 'spend', 'setMined', 'cleanup'] as const;
+/** the round BENCH_SCALE_PROFILE profiles: the first the recorder does not slow, if there is one */
+const PROFILED_ROUND = Math.min(1, BLOCK_ROUNDS - 1);
 type Phase = (typeof PHASES)[number];
 /** the function each phase's requests go to in a deployment, and whether through API Gateway */
 const FUNCTION_OF: Record<Phase, { fn: FunctionName; viaApi: boolean }> = {
@@ -125,12 +129,13 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
         const measures = new Map<Phase, PhaseMeasure>();
         for (const name of PHASES) {
           recorder?.phase(name);
+          collectGarbage();
           const ops = await opened.serverOps?.();
           const [requests0, gc0] = [requests, gcMs];
           const cpu = process.cpuUsage();
           const t = performance.now();
           const run = () => ask({ type: 'phase', phase: name as BlockPhase });
-          const done = round === 0 ? await profiled(name, run, progress) : await run();
+          const done = round === PROFILED_ROUND ? await profiled(name, run, progress) : await run();
           const ms = performance.now() - t;
           const used = process.cpuUsage(cpu);
           await new Promise((resolve) => setImmediate(resolve)); // the observer's gc entries of the phase
@@ -146,7 +151,10 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
           });
         }
         rounds.push(measures);
-        recorder?.stop();
+        if (round === 0 && recorder) {
+          recorder.stop();
+          recorder.spill(dir);
+        }
       } finally {
         await server.close();
       }
