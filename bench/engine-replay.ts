@@ -128,11 +128,12 @@ export class EngineRecorder {
   /**
    * Issues every recorded call again on `on`, phase by phase in the order they were recorded; returns each phase's
    * time, calls and errors. `between` runs before each phase and after the last, outside the timed part (e.g. to read
-   * the server's statistics).
+   * the server's statistics); `around` wraps each phase's timed part (e.g. to profile it).
    */
   async replay(
     on: RecordEngine,
     between?: (next: string | undefined) => Promise<void>,
+    around?: (phase: string, work: () => Promise<void>) => Promise<void>,
   ): Promise<Map<string, ReplayResult>> {
     const done: Promise<unknown>[] = new Array(this.calls.length);
     /** recorded cursor -> the replay's cursor for the same page */
@@ -157,32 +158,35 @@ export class EngineRecorder {
       const cpu = process.cpuUsage();
       const start = performance.now();
       const inPhase: Promise<unknown>[] = [];
-      for (; next < this.calls.length && this.calls[next].phase === phase; next++) {
-        const call = this.calls[next];
-        for (; waited < call.finishedBefore; waited++) await done[this.finishOrder[waited]];
-        const args = argsForCall(call, cursors);
-        const issued = (
-          args === undefined
-            ? Promise.resolve(error(`${call.method} not sent: the replay's range had ended a page earlier`))
-            : target[call.method].apply(on, args)
-        )
-          .then((answer) => {
-            // a cursor is the engine's own paging state of this set: the next page goes on from the replay's
-            if (call.cursorOut !== undefined) {
-              const cursor = (answer as RangePage).cursor;
-              if (cursor !== undefined) cursors.set(call.cursorOut, cursor);
-              else error(`${call.method}: the range ended here in the replay, a page before the recording's`);
-            }
-            if (Array.isArray(answer))
-              for (const item of answer as { ok?: boolean; error?: { code?: string } }[])
-                if (item?.ok === false) error(`${call.method} ${item.error?.code ?? 'ERROR'}`);
-          })
-          .catch((err: { code?: string }) => error(`${call.method} ${err.code ?? 'THROWN'}`));
-        done[next] = issued;
-        inPhase.push(issued);
-        result.calls++;
-      }
-      await Promise.all(inPhase);
+      const issueAll = async () => {
+        for (; next < this.calls.length && this.calls[next].phase === phase; next++) {
+          const call = this.calls[next];
+          for (; waited < call.finishedBefore; waited++) await done[this.finishOrder[waited]];
+          const args = argsForCall(call, cursors);
+          const issued = (
+            args === undefined
+              ? Promise.resolve(error(`${call.method} not sent: the replay's range had ended a page earlier`))
+              : target[call.method].apply(on, args)
+          )
+            .then((answer) => {
+              // a cursor is the engine's own paging state of this set: the next page goes on from the replay's
+              if (call.cursorOut !== undefined) {
+                const cursor = (answer as RangePage).cursor;
+                if (cursor !== undefined) cursors.set(call.cursorOut, cursor);
+                else error(`${call.method}: the range ended here in the replay, a page before the recording's`);
+              }
+              if (Array.isArray(answer))
+                for (const item of answer as { ok?: boolean; error?: { code?: string } }[])
+                  if (item?.ok === false) error(`${call.method} ${item.error?.code ?? 'ERROR'}`);
+            })
+            .catch((err: { code?: string }) => error(`${call.method} ${err.code ?? 'THROWN'}`));
+          done[next] = issued;
+          inPhase.push(issued);
+          result.calls++;
+        }
+        await Promise.all(inPhase);
+      };
+      await (around ? around(phase, issueAll) : issueAll());
       result.ms = performance.now() - start;
       const used = process.cpuUsage(cpu);
       result.cpuUs = used.user + used.system;

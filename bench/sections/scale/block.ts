@@ -7,7 +7,8 @@
  * BENCH_SCALE_REPLAY_ROUNDS times (default 3); each phase's best round counts on both sides. The recording is spilled
  * to files after its round (engine-replay.ts: held in this process it burdened every later round's garbage
  * collection), and every phase of either side starts after a full collection. BENCH_SCALE_PROFILE=<dir> profiles each
- * phase of the second round, the first without the recorder (of the first when there is one round; phase-profile.ts).
+ * phase of the second round, the first without the recorder (of the first when there is one round), and of the first
+ * replay round (phase-profile.ts).
  */
 import { fork, type ChildProcess } from 'child_process';
 import { mkdtempSync, rmSync } from 'fs';
@@ -174,12 +175,17 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
       await createUtxoStore({ engine: target.engine, blobs: new FileBlobStore({ dir }), signals: nullQueue, settings });
       const ops = new Map<string, number | undefined>();
       let last: [string | undefined, number | undefined] = [undefined, undefined];
-      const results = await recorder.replay(target.engine, async (next) => {
-        const count = await target.serverOps?.();
-        if (last[0] !== undefined)
-          ops.set(last[0], count === undefined || last[1] === undefined ? undefined : count - last[1]);
-        last = [next, count];
-      });
+      const results = await recorder.replay(
+        target.engine,
+        async (next) => {
+          const count = await target.serverOps?.();
+          if (last[0] !== undefined)
+            ops.set(last[0], count === undefined || last[1] === undefined ? undefined : count - last[1]);
+          last = [next, count];
+        },
+        // the replay's first round is profiled beside the block's (BENCH_SCALE_PROFILE): <dir>/replay-<phase>
+        (phase, work) => (round === 0 && phase !== 'parents' ? profiled(`replay-${phase}`, work, progress) : work()),
+      );
       replayTotals.push(PHASES.reduce((s, name) => s + (results.get(name)?.ms ?? 0), 0));
       for (const [name, result] of results) {
         const prior = replay.get(name);

@@ -1,8 +1,10 @@
 /**
- * BENCH_SCALE_PROFILE=<dir>: the server's CPU profile of each phase of the block's first round (node:inspector in
- * this process, which is the local server's), written as `<dir>/<phase>.cpuprofile` (open in Chrome DevTools or
- * speedscope) and summarised on stderr: where the phase's samples went, by self time. The profiler's sampling slows
- * the profiled round (about 5-15 %), so that round rarely is the phase's best; the others are not profiled.
+ * BENCH_SCALE_PROFILE=<dir>: the server's CPU profile of each phase of the block's second round (the first without
+ * the replay's recorder) and of the replay's first round (node:inspector in this process, which is the local server's
+ * and the replay's), written as `<dir>/<phase>.cpuprofile` and `<dir>/replay-<phase>.cpuprofile` (open in Chrome
+ * DevTools or speedscope) and summarised on stderr: where the phase's samples went, by self time. The profiler's
+ * sampling slows the profiled round (about 5-15 %), so that round rarely is the phase's best; the others are not
+ * profiled.
  */
 import { mkdirSync, writeFileSync } from 'fs';
 import * as path from 'path';
