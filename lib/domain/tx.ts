@@ -56,9 +56,10 @@ export interface ParsedTx {
 }
 
 /**
- * Reads the wire format. The parts it returns (txids, scripts, an input's or output's wire bytes) are views of the
- * parsed bytes, not copies: they live as long as the tx's own bytes (`raw`/`ef`) do. `what` names the part read for the error message; inside an input or output (at()) it is
- * prefixed with "input 3 " or "output 3 " only when a message is built, so a read allocates no text.
+ * Reads the wire format: numbers, and where the parts (txids, scripts) start; a parsed input or output makes its parts
+ * as views of the parsed bytes, not copies, which live as long as the tx's own bytes (`raw`/`ef`) do. `what` names
+ * the part read for the error message; inside an input or output (at()) it is prefixed with "input 3 " or "output 3 "
+ * only when a message is built, so a read allocates no text.
  */
 class Reader {
   pos = 0;
@@ -84,12 +85,6 @@ class Reader {
         `truncated transaction: ${this.name(what, suffix)} at byte ${this.pos}`,
       );
     }
-  }
-  bytes(n: number, what: string): Buffer {
-    this.need(n, what);
-    const out = this.buf.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    return out;
   }
   u32(what: string, suffix?: string): number {
     this.need(4, what, suffix);
@@ -125,9 +120,16 @@ class Reader {
     }
     return Number(v);
   }
-  script(what: string): Buffer {
-    const len = this.varint(what, ' length');
-    return this.bytes(len, what);
+  /** Moves past `n` bytes; returns where they start. */
+  skip(n: number, what: string): number {
+    this.need(n, what);
+    const start = this.pos;
+    this.pos += n;
+    return start;
+  }
+  /** Moves past a length-prefixed script; returns where its bytes start (they end at pos). */
+  skipScript(what: string): number {
+    return this.skip(this.varint(what, ' length'), what);
   }
   get remaining(): number {
     return this.buf.length - this.pos;
@@ -151,22 +153,70 @@ export function isEf(bytes: Buffer): boolean {
 }
 
 /**
- * A parsed input. Its display-hex parent txid is written when first asked (a spend asks it of every input; a create
- * only of a conflicting tx's): a create of a block's txs would otherwise encode a string per input it never reads.
+ * A parsed input: offsets into the tx's bytes, its parts made as views when asked (each ask a new view). A block's
+ * worth of txs stays alive while its records are written, and a view per script, txid and input kept for every input
+ * was most of that: a create keeps only the wire bytes it stores, a spend only the parent txid. The display-hex
+ * parent txid is written once, when first asked (a spend asks it of every input, a create only of a conflicting tx's).
  */
 class Input implements ParsedInput {
   private hex: string | undefined;
   constructor(
-    readonly prevTxid: Buffer,
+    private readonly tx: Buffer,
+    /** where the input starts: its parent txid */
+    private readonly start: number,
     readonly vout: number,
-    readonly unlockingScript: Buffer,
+    private readonly scriptStart: number,
     readonly sequence: number,
+    /** after the sequence: the end of its raw form */
+    private readonly rawEnd: number,
     readonly satoshis: number | undefined,
-    readonly lockingScript: Buffer | undefined,
-    readonly wire: Buffer,
+    /** EF: where the previous locking script starts (it ends at `end`) */
+    private readonly lockStart: number,
+    private readonly end: number,
   ) {}
+  get prevTxid(): Buffer {
+    return this.tx.subarray(this.start, this.start + 32);
+  }
   get prevTxidHex(): string {
     return (this.hex ??= txidToHex(this.prevTxid));
+  }
+  get unlockingScript(): Buffer {
+    return this.tx.subarray(this.scriptStart, this.rawEnd - 4);
+  }
+  get lockingScript(): Buffer | undefined {
+    return this.satoshis === undefined ? undefined : this.tx.subarray(this.lockStart, this.end);
+  }
+  get wire(): Buffer {
+    return this.tx.subarray(this.start, this.end);
+  }
+  /** copies the input's raw form (no previous output) to `out` at `at`; returns the offset after it */
+  copyRaw(out: Buffer, at: number): number {
+    return at + this.tx.copy(out, at, this.start, this.rawEnd);
+  }
+  get rawSize(): number {
+    return this.rawEnd - this.start;
+  }
+  /** true for the coinbase's null parent txid */
+  get hasNullParent(): boolean {
+    for (let i = this.start; i < this.start + 32; i++) if (this.tx[i] !== 0) return false;
+    return true;
+  }
+}
+
+/** A parsed output: offsets into the tx's bytes, its locking script and wire bytes made as views when asked. */
+class Output implements ParsedOutput {
+  constructor(
+    private readonly tx: Buffer,
+    private readonly start: number,
+    readonly satoshis: number,
+    private readonly scriptStart: number,
+    private readonly end: number,
+  ) {}
+  get lockingScript(): Buffer {
+    return this.tx.subarray(this.scriptStart, this.end);
+  }
+  get wire(): Buffer {
+    return this.tx.subarray(this.start, this.end);
   }
 }
 
@@ -176,42 +226,42 @@ export function parseTx(tx: string | Buffer, field = 'tx'): ParsedTx {
   const extended = isEf(bytes);
   const r = new Reader(bytes, field);
   const version = r.u32('version');
-  if (extended) r.bytes(6, 'EF marker');
+  if (extended) r.skip(6, 'EF marker');
   const inputCount = r.varint('input count');
-  const inputs: ParsedInput[] = [];
+  const inputsStart = r.pos;
+  const inputs: Input[] = [];
   for (let i = 0; i < inputCount; i++) {
     r.at('input', i);
-    const start = r.pos;
-    const prevTxid = r.bytes(32, 'previous txid');
+    const start = r.skip(32, 'previous txid');
     const vout = r.u32('previous output index');
-    const unlockingScript = r.script('unlocking script');
+    const scriptStart = r.skipScript('unlocking script');
     const sequence = r.u32('sequence');
+    const rawEnd = r.pos;
     let satoshis: number | undefined;
-    let lockingScript: Buffer | undefined;
+    let lockStart = r.pos;
     if (extended) {
       satoshis = r.satoshis('previous satoshis');
-      lockingScript = r.script('previous locking script');
+      lockStart = r.skipScript('previous locking script');
     }
-    inputs.push(
-      new Input(prevTxid, vout, unlockingScript, sequence, satoshis, lockingScript, bytes.subarray(start, r.pos)),
-    );
+    inputs.push(new Input(bytes, start, vout, scriptStart, sequence, rawEnd, satoshis, lockStart, r.pos));
   }
   r.at(undefined);
+  const outputsStart = r.pos;
   const outputCount = r.varint('output count');
-  const outputs: ParsedOutput[] = [];
+  const outputs: Output[] = [];
   for (let i = 0; i < outputCount; i++) {
     r.at('output', i);
     const start = r.pos;
     const satoshis = r.satoshis('satoshis');
-    const lockingScript = r.script('locking script');
-    outputs.push({ satoshis, lockingScript, wire: bytes.subarray(start, r.pos) });
+    const scriptStart = r.skipScript('locking script');
+    outputs.push(new Output(bytes, start, satoshis, scriptStart, r.pos));
   }
   r.at(undefined);
   const locktime = r.u32('locktime');
   if (r.remaining !== 0) throw new InvalidArgumentError(field, `${r.remaining} bytes after the locktime`);
 
-  const isCoinbase = inputs.length === 1 && inputs[0].vout === 0xffffffff && inputs[0].prevTxid.every((b) => b === 0);
-  const raw = extended ? serializeTx(version, locktime, inputs, outputs) : bytes;
+  const isCoinbase = inputs.length === 1 && inputs[0].vout === 0xffffffff && inputs[0].hasNullParent;
+  const raw = extended ? rawOfExtended(bytes, inputs, inputsStart, outputsStart) : bytes;
   let fee = 0;
   if (extended && !isCoinbase) {
     const totalIn = inputs.reduce((s, i) => s + (i.satoshis ?? 0), 0);
@@ -291,18 +341,18 @@ function writeOutput(out: Buffer, output: { satoshis: number; lockingScript: Buf
   return at + output.lockingScript.copy(out, at);
 }
 
-/** The raw (non-extended) serialization of parsed parts, in one buffer: what assembleTx gives for them. */
-function serializeTx(version: number, locktime: number, inputs: ParsedInput[], outputs: ParsedOutput[]): Buffer {
-  let size = 4 + compactSizeLength(inputs.length) + compactSizeLength(outputs.length) + 4;
-  for (const input of inputs) size += inputSize(input, false);
-  for (const output of outputs) size += outputSize(output);
+/**
+ * The raw (non-extended) serialization of an EF tx, copied from its bytes: the version, the input count, each
+ * input without its previous output, and everything from the output count on (outputs and locktime as they stand).
+ */
+function rawOfExtended(ef: Buffer, inputs: Input[], inputsStart: number, outputsStart: number): Buffer {
+  let size = 4 + (inputsStart - 10) + (ef.length - outputsStart);
+  for (const input of inputs) size += input.rawSize;
   const out = Buffer.allocUnsafe(size);
-  let at = out.writeUInt32LE(version >>> 0, 0);
-  at = writeCompactSize(out, inputs.length, at);
-  for (const input of inputs) at = writeInput(out, input, false, at);
-  at = writeCompactSize(out, outputs.length, at);
-  for (const output of outputs) at = writeOutput(out, output, at);
-  out.writeUInt32LE(locktime >>> 0, at);
+  let at = ef.copy(out, 0, 0, 4);
+  at += ef.copy(out, at, 10, inputsStart); // the input count, after the 6-byte EF marker
+  for (const input of inputs) at = input.copyRaw(out, at);
+  ef.copy(out, at, outputsStart);
   return out;
 }
 
@@ -323,7 +373,8 @@ export function serializeOutput(output: { satoshis: number; lockingScript: Buffe
 export function parseOutput(bytes: Buffer, field = 'output'): ParsedOutput {
   const r = new Reader(bytes, field);
   const satoshis = r.satoshis('satoshis');
-  return { satoshis, lockingScript: Buffer.from(r.script('locking script')) };
+  const start = r.skipScript('locking script');
+  return { satoshis, lockingScript: Buffer.from(bytes.subarray(start, r.pos)) };
 }
 
 /** A tx from its serialized inputs and outputs (as stored in the `inputs`/`outputs` bins). */

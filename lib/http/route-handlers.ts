@@ -61,8 +61,12 @@ function batch<K extends string, T extends z.ZodType, B extends z.ZodType<Record
   return async ({ body }, { runtime, store }) => {
     const list = body[items];
     checkBatchSize(list, items, runtime.config.maxBatchItems);
+    const parsed = itemField !== undefined ? parseScalarItems(list, itemField, item) : parseItems(list, item);
+    // the items as they came (about the request's size: a block's tx hex) are not read again: not kept alive while
+    // the engine answers (the body's list is zod's own copy, not the event's)
+    list.length = 0;
     const out = await runItems(
-      itemField !== undefined ? parseScalarItems(list, itemField, item) : parseItems(list, item),
+      parsed,
       (valid) => run(store, valid, body),
       (value) => ({ status, result: result(value) }),
     );

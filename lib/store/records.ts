@@ -51,9 +51,10 @@ export function needsExternal(parsed: ParsedTx, settings: StoreSettings): boolea
 
 /** An unspent slot is the UTXO hash itself (utxoHash returns a fresh buffer: no copy). */
 function slotsOf(parsed: ParsedTx): (Buffer | null)[] {
-  return parsed.outputs.map((o, vout) =>
-    isStoredOutput(o.satoshis, o.lockingScript) ? utxoHash(parsed.txid, vout, o.lockingScript, o.satoshis) : null,
-  );
+  return parsed.outputs.map((o, vout) => {
+    const script = o.lockingScript; // a parsed output makes a new view each time it is asked
+    return isStoredOutput(o.satoshis, script) ? utxoHash(parsed.txid, vout, script, o.satoshis) : null;
+  });
 }
 
 /** The blob of an external tx: `.tx` (EF bytes, raw for a coinbase) or `.outputs` for a tx without inputs. */
@@ -142,8 +143,8 @@ export function planRecords(parsed: ParsedTx, settings: StoreSettings, options: 
     const extended = parsed.isExtended && !options.isCoinbase;
     // an input or output stored in the form it came in is its own bytes (a view of the tx): nothing to serialize
     const asParsed = extended === parsed.isExtended;
-    master[BIN.inputs] = parsed.inputs.map((i) =>
-      asParsed && i.wire ? i.wire : serializeInput(i, extended),
+    master[BIN.inputs] = parsed.inputs.map(
+      (i) => (asParsed ? i.wire : undefined) ?? serializeInput(i, extended),
     ) as BinValue[];
     master[BIN.outputs] = parsed.outputs.map((o) => o.wire ?? serializeOutput(o)) as BinValue[];
   }

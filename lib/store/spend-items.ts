@@ -88,11 +88,13 @@ export function spendsFromTx(tx: string | Buffer, B: number): ResolvedSpend[] {
   if (parsed.outputs.length === 0) throw new InvalidArgumentError('tx', 'a transaction needs at least one output');
   const spender = { hex: parsed.txidHex, bytes: parsed.txid };
   return parsed.inputs.map((input, vin) => {
-    if (input.lockingScript === undefined || input.satoshis === undefined) {
+    // a parsed input makes a new view of its parts each time one is asked: each is asked once
+    const { lockingScript, satoshis, prevTxid } = input;
+    if (lockingScript === undefined || satoshis === undefined) {
       throw new InvalidArgumentError(`tx.inputs[${vin}]`, 'missing the EF previous output');
     }
-    const hash = utxoHash(input.prevTxid, input.vout, input.lockingScript, input.satoshis);
-    return resolve({ hex: input.prevTxidHex, bytes: input.prevTxid }, input.vout, hash, spender, vin, B);
+    const hash = utxoHash(prevTxid, input.vout, lockingScript, satoshis);
+    return resolve({ hex: input.prevTxidHex, bytes: prevTxid }, input.vout, hash, spender, vin, B);
   });
 }
 

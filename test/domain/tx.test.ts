@@ -138,7 +138,7 @@ describe('parseTx rejects malformed input with the field named', () => {
   it('rejects an EF tx whose outputs exceed its inputs', () => {
     const parsed = parseTx(GOLDEN_EF_HEX);
     const outputs = parsed.outputs.map((o, i) =>
-      serializeOutput(i === 0 ? { ...o, satoshis: 2_000_000_000_000_000 } : o),
+      serializeOutput(i === 0 ? { lockingScript: o.lockingScript, satoshis: 2_000_000_000_000_000 } : o),
     );
     const ef = assembleTx({
       version: 1,
