@@ -4,11 +4,11 @@
  * in a phase is the local server's: the handlers, the store, the engine and the native client, what the functions'
  * processes would spend. The block runs BENCH_SCALE_BLOCK_ROUNDS times (default 3), each round on a fresh set with a
  * fresh server; the first round's record operations are recorded and replayed straight on the engine
- * BENCH_SCALE_REPLAY_ROUNDS times (default 3); each phase's best round counts on both sides. The recording is spilled
- * to files after its round (engine-replay.ts: held in this process it burdened every later round's garbage
- * collection), and every phase of either side starts after a full collection. BENCH_SCALE_PROFILE=<dir> profiles each
- * phase of the second round, the first without the recorder (of the first when there is one round), and of the first
- * replay round (phase-profile.ts).
+ * BENCH_SCALE_REPLAY_ROUNDS times (default 3), a replay round after each block round; each phase's best round counts
+ * on both sides. The recording is spilled to files after its round (engine-replay.ts: held in this process it
+ * burdened every later round's garbage collection), and every phase of either side starts after a full collection.
+ * BENCH_SCALE_PROFILE=<dir> profiles each phase of the second round, the first without the recorder (of the first
+ * when there is one round), and of the first replay round (phase-profile.ts).
  */
 import { fork, type ChildProcess } from 'child_process';
 import { mkdtempSync, rmSync } from 'fs';
@@ -93,7 +93,7 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
     const rounds: Map<Phase, PhaseMeasure>[] = [];
     let n = 0;
     let inputs = 0;
-    for (let round = 0; round < BLOCK_ROUNDS; round++) {
+    const blockRound = async (round: number): Promise<void> => {
       const server = await startServer({
         env: {
           UTXO_STORE: opened.storeUrl(`${set}${round}`),
@@ -159,23 +159,20 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
       } finally {
         await server.close();
       }
-    }
-    const best = (name: Phase) => rounds.map((r) => r.get(name)!).reduce((a, b) => (b.ms < a.ms ? b : a));
-    const roundTotal = (r: Map<Phase, PhaseMeasure>) => PHASES.reduce((s, name) => s + r.get(name)!.ms, 0);
-    const bestRound = rounds.reduce((a, b) => (roundTotal(b) < roundTotal(a) ? b : a));
+    };
 
     // the block's raw limit: the same record operations issued straight on the engine, on a fresh set each round;
     // each phase's best round counts (as the block's rounds)
     const replay = new Map<string, ReplayResult & { ops?: number }>();
     const replayTotals: number[] = [];
-    for (let round = 0; recorder && round < REPLAY_ROUNDS; round++) {
+    const replayRound = async (round: number, recording: EngineRecorder): Promise<void> => {
       progress(`block: the raw engine replays the recorded record operations (round ${round + 1})`);
       const target = await openEngine(`${set}_raw${round}`);
       replayed.push(target);
       await createUtxoStore({ engine: target.engine, blobs: new FileBlobStore({ dir }), signals: nullQueue, settings });
       const ops = new Map<string, number | undefined>();
       let last: [string | undefined, number | undefined] = [undefined, undefined];
-      const results = await recorder.replay(
+      const results = await recording.replay(
         target.engine,
         async (next) => {
           const count = await target.serverOps?.();
@@ -191,7 +188,17 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
         const prior = replay.get(name);
         if (prior === undefined || result.ms < prior.ms) replay.set(name, { ...result, ops: ops.get(name) });
       }
+    };
+
+    // block and replay rounds take turns (the replay's first after the block's first, which records it): the speed of
+    // a shared machine drifts by a third over minutes, and each ratio's two sides should meet the same moments of it
+    for (let round = 0; round < Math.max(BLOCK_ROUNDS, REPLAY_ROUNDS); round++) {
+      if (round < BLOCK_ROUNDS) await blockRound(round);
+      if (recorder && round < REPLAY_ROUNDS) await replayRound(round, recorder);
     }
+    const best = (name: Phase) => rounds.map((r) => r.get(name)!).reduce((a, b) => (b.ms < a.ms ? b : a));
+    const roundTotal = (r: Map<Phase, PhaseMeasure>) => PHASES.reduce((s, name) => s + r.get(name)!.ms, 0);
+    const bestRound = rounds.reduce((a, b) => (roundTotal(b) < roundTotal(a) ? b : a));
 
     const memory = functionDefaults();
     const costOf = (name: Phase, m: PhaseMeasure): Cost =>
