@@ -165,6 +165,8 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
     // each phase's best round counts (as the block's rounds)
     const replay = new Map<string, ReplayResult & { ops?: number }>();
     const replayTotals: number[] = [];
+    /** each phase's time in each replay round, ms */
+    const replayRounds = new Map<string, number[]>();
     const replayRound = async (round: number, recording: EngineRecorder): Promise<void> => {
       progress(`block: the raw engine replays the recorded record operations (round ${round + 1})`);
       const target = await openEngine(`${set}_raw${round}`);
@@ -185,6 +187,7 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
       );
       replayTotals.push(PHASES.reduce((s, name) => s + (results.get(name)?.ms ?? 0), 0));
       for (const [name, result] of results) {
+        replayRounds.set(name, [...(replayRounds.get(name) ?? []), result.ms]);
         const prior = replay.get(name);
         if (prior === undefined || result.ms < prior.ms) replay.set(name, { ...result, ops: ops.get(name) });
       }
@@ -256,6 +259,7 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
           (r.ops === undefined ? '' : `, ${r.ops} record ops`) +
           `; process CPU ${r0(r.cpuUs / n)} us/tx` +
           `; the block's phase at x${r2(r.ms / best(name).ms)} of it` +
+          `; rounds ${seconds(replayRounds.get(name) ?? [])}` +
           (errors.length ? `; item errors: ${errors.join(', ')}` : ''),
       });
     }
