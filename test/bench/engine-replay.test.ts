@@ -84,6 +84,43 @@ test('a spilled recording holds no arguments in memory and replays the same, rou
   rmSync(dir, { recursive: true, force: true });
 });
 
+test("`around` wraps each phase's timed part: the phase's calls run inside it, `between` outside", async () => {
+  const recorded = await openEmbeddedEngine({ path: ':memory:' });
+  const fresh = await openEmbeddedEngine({ path: ':memory:' });
+  const recorder = new EngineRecorder(recorded);
+  recorder.phase('create');
+  await recorded.create(key(1), { v: 1 });
+  recorder.phase('read');
+  await recorded.get(key(1));
+  recorder.stop();
+
+  const events: string[] = [];
+  const watched = Object.create(fresh) as RecordEngine;
+  watched.create = (...args) => (events.push('create call'), fresh.create(...args));
+  watched.get = (...args) => (events.push('get call'), fresh.get(...args));
+  await recorder.replay(
+    watched,
+    async (next) => void events.push(`between ${next}`),
+    async (phase, work) => {
+      events.push(`enter ${phase}`);
+      await work();
+      events.push(`leave ${phase}`);
+    },
+  );
+  expect(events).toEqual([
+    'between create',
+    'enter create',
+    'create call',
+    'leave create',
+    'between read',
+    'enter read',
+    'get call',
+    'leave read',
+    'between undefined',
+  ]);
+  await Promise.all([recorded.close(), fresh.close()]);
+});
+
 test('a call that started after another finished waits for it in the replay; overlapping calls overlap', async () => {
   const recorded = await openEmbeddedEngine({ path: ':memory:' });
   const fresh = await openEmbeddedEngine({ path: ':memory:' });

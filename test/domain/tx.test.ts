@@ -49,6 +49,10 @@ describe('parseTx on the golden EF transaction', () => {
       extended: true,
     });
     expect(ef.toString('hex')).toBe(GOLDEN_EF_HEX);
+    // each part's wire bytes are its view of the tx: the same bytes its serialization writes, in the form it came in
+    for (const i of parsed.inputs) expect(i.wire).toEqual(serializeInput(i, true));
+    for (const o of parsed.outputs) expect(o.wire).toEqual(serializeOutput(o));
+    for (const i of parseTx(parsed.raw).inputs) expect(i.wire).toEqual(serializeInput(i, false));
     expect(parseTx(parsed.raw).txidHex).toBe(GOLDEN_TXID);
     expect(parseTx(parsed.raw).isExtended).toBe(false);
     expect(parseTx(parsed.raw).fee).toBe(0);
@@ -106,6 +110,10 @@ describe('parseTx against @bsv/sdk as the oracle', () => {
   it('recognises coinbase and no-input transactions', () => {
     const cb = parseTx(coinbaseTx(2).hex);
     expect(cb.isCoinbase).toBe(true);
+    // one input spending vout 0xffffffff of a txid that is not all zeroes is not a coinbase
+    const notNull = Buffer.from(cb.raw);
+    notNull[5 + 31] = 1; // the last byte of the input's parent txid (after the version and the input count)
+    expect(parseTx(notNull).isCoinbase).toBe(false);
     expect(cb.fee).toBe(0);
     const root = parseTx(rootTx(3).hex);
     expect(root.inputs).toHaveLength(0);
