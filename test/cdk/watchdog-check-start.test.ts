@@ -209,9 +209,10 @@ test("check-start's longest wait stays far below systemd's start timeout (the pa
 
 describe('run: the mark records why; a silent node is killed only while a majority could go on without it', () => {
   /**
-   * runs the watchdog against a stand-in asd (a sleep) whose asinfo answers `answersInTurn` in turn, then nothing; the
-   * other nodes (asinfo -h/-p) answer from their answer files (answer()); once the file `resumed` exists the stand-in
-   * asd answers K1 again; stops after a kill or `windowMs`
+   * runs the watchdog against a stand-in asd (a sleep) whose asinfo answers `answersInTurn` in turn, then hangs as a
+   * paused asd does (the watchdog's timeout ends the question) until the file `resumed` exists, then answers K1: a
+   * question pending when the cluster resumes is answered, as a real paused asd answers it. The other nodes (asinfo
+   * -h/-p) answer from their answer files (answer()). Stops after a kill or `windowMs`
    */
   async function runWatchdog(
     answersInTurn: string[],
@@ -228,7 +229,8 @@ describe('run: the mark records why; a silent node is killed only while a majori
       'asinfo',
       `if [ "$1" = -h ]; then f="${answers}/$2:$4"; [ -f "$f" ] || exit 1; cat "$f"; echo; exit 0; fi
 [ -f "${dir}/resumed" ] && { echo K1; exit 0; }
-a=(${list}); n=$(cat "${turn}"); echo $((n + 1)) > "${turn}"; [ "$n" -lt \${#a[@]} ] || exit 1; echo "\${a[$n]}"`,
+a=(${list}); n=$(cat "${turn}"); echo $((n + 1)) > "${turn}"; [ "$n" -lt \${#a[@]} ] && { echo "\${a[$n]}"; exit 0; }
+while [ ! -f "${dir}/resumed" ]; do sleep 0.02; done; echo K1`,
     );
     const file = path.join(dir, 'aerospike-watchdog');
     writeFileSync(file, script());
