@@ -135,17 +135,43 @@ export class EngineRecorder {
     between?: (next: string | undefined) => Promise<void>,
     around?: (phase: string, work: () => Promise<void>) => Promise<void>,
   ): Promise<Map<string, ReplayResult>> {
-    const done: Promise<unknown>[] = new Array(this.calls.length);
+    const replayer = this.replayer(on);
+    const results = new Map<string, ReplayResult>();
+    for (let phase = replayer.next(); phase !== undefined; phase = replayer.next()) {
+      if (results.has(phase)) throw new Error(`replay: phase "${phase}" was recorded in two parts`);
+      await between?.(phase);
+      results.set(phase, await replayer.run(phase, around));
+    }
+    await between?.(undefined);
+    return results;
+  }
+
+  /**
+   * A replay on `on` that goes one phase at a time, in the order the phases were recorded: run(phase) issues the
+   * next phase's calls (which must be `phase`). A phase can be replayed as soon as its recording is complete, while
+   * later phases are still being recorded: the block's rounds replay each phase right after the block's own run of
+   * it, so that both sides of a phase's ratio meet the same moments of a machine whose speed drifts.
+   */
+  replayer(on: RecordEngine): {
+    next(): string | undefined;
+    run(phase: string, around?: (phase: string, work: () => Promise<void>) => Promise<void>): Promise<ReplayResult>;
+  } {
+    const done: Promise<unknown>[] = [];
     /** recorded cursor -> the replay's cursor for the same page */
     const cursors = new Map<string, string>();
-    const results = new Map<string, ReplayResult>();
     const target = callable(on);
     let waited = 0;
     let next = 0;
-    while (next < this.calls.length) {
-      const phase = this.calls[next].phase;
-      if (results.has(phase)) throw new Error(`replay: phase "${phase}" was recorded in two parts`);
-      await between?.(phase);
+    const run = async (
+      phase: string,
+      around?: (phase: string, work: () => Promise<void>) => Promise<void>,
+    ): Promise<ReplayResult> => {
+      const recorded = this.calls[next]?.phase;
+      if (recorded !== phase) {
+        throw new Error(
+          `replay: phase "${phase}" asked, the recording has ${recorded ? `"${recorded}"` : 'no more'} next`,
+        );
+      }
       const phaseCalls = this.calls.filter((c) => c.phase === phase);
       const file = this.spilled.get(phase);
       if (file !== undefined) {
@@ -190,11 +216,10 @@ export class EngineRecorder {
       result.ms = performance.now() - start;
       const used = process.cpuUsage(cpu);
       result.cpuUs = used.user + used.system;
-      results.set(phase, result);
       if (file !== undefined) for (const c of phaseCalls) c.args = undefined;
-    }
-    await between?.(undefined);
-    return results;
+      return result;
+    };
+    return { next: () => this.calls[next]?.phase, run };
   }
 }
 

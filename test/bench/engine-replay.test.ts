@@ -121,6 +121,35 @@ test("`around` wraps each phase's timed part: the phase's calls run inside it, `
   await Promise.all([recorded.close(), fresh.close()]);
 });
 
+test('a replayer replays each phase as soon as it is recorded, spilled or not, while later phases are recorded', async () => {
+  const recorded = await openEmbeddedEngine({ path: ':memory:' });
+  const fresh = await openEmbeddedEngine({ path: ':memory:' });
+  const dir = mkdtempSync(path.join(tmpdir(), 'replay-phases-'));
+  const recorder = new EngineRecorder(recorded);
+  const replayer = recorder.replayer(fresh);
+  expect(replayer.next()).toBeUndefined();
+
+  recorder.phase('create');
+  await recorded.batchCreate([1, 2].map((n) => ({ key: key(n), bins: { v: n } })));
+  recorder.spill(dir);
+  expect(replayer.next()).toBe('create');
+  await expect(replayer.run('update')).rejects.toThrow('phase "update" asked, the recording has "create" next');
+  expect((await replayer.run('create')).calls).toBe(1);
+  expect(recorder.held()).toBe(0);
+  expect(replayer.next()).toBeUndefined();
+
+  // recorded after the first phase was replayed, replayed without a spill; the update needs the replayed create
+  recorder.phase('update');
+  await recorded.update(key(2), { v: 20 });
+  recorder.stop();
+  expect(replayer.next()).toBe('update');
+  expect(await replayer.run('update')).toMatchObject({ calls: 1, errors: {} });
+  await expect(replayer.run('update')).rejects.toThrow('the recording has no more next');
+  expect((await fresh.batchGet([1, 2].map(key))).map((r) => r?.bins.v)).toEqual([1, 20]);
+  await Promise.all([recorded.close(), fresh.close()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
 test('a call that started after another finished waits for it in the replay; overlapping calls overlap', async () => {
   const recorded = await openEmbeddedEngine({ path: ':memory:' });
   const fresh = await openEmbeddedEngine({ path: ':memory:' });

@@ -4,9 +4,11 @@
  * in a phase is the local server's: the handlers, the store, the engine and the native client, what the functions'
  * processes would spend. The block runs BENCH_SCALE_BLOCK_ROUNDS times (default 3), each round on a fresh set with a
  * fresh server; the first round's record operations are recorded and replayed straight on the engine
- * BENCH_SCALE_REPLAY_ROUNDS times (default 3), a replay round after each block round; each phase's best round counts
- * on both sides. The recording is spilled to files after its round (engine-replay.ts: held in this process it
- * burdened every later round's garbage collection), and every phase of either side starts after a full collection.
+ * BENCH_SCALE_REPLAY_ROUNDS times (default 3), each phase's replay right after the block's run of the same phase in
+ * the same round (the two sides of a phase's ratio seconds apart, not minutes: the machine's speed drifts); each
+ * phase's best round counts on both sides, and each round's own ratio is printed beside it. The recording is spilled
+ * to a file per phase as soon as the phase is recorded (engine-replay.ts: held in this process it burdened every
+ * later garbage collection), and every phase of either side starts after a full collection.
  * BENCH_SCALE_PROFILE=<dir> profiles each phase of the second round, the first without the recorder (of the first
  * when there is one round), and of the first replay round (phase-profile.ts).
  */
@@ -93,112 +95,127 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
     const rounds: Map<Phase, PhaseMeasure>[] = [];
     let n = 0;
     let inputs = 0;
-    const blockRound = async (round: number): Promise<void> => {
-      const server = await startServer({
-        env: {
-          UTXO_STORE: opened.storeUrl(`${set}${round}`),
-          BLOB_STORE: `file:${dir}`,
-          SIGNAL_QUEUE: 'inline',
-          UTXO_BATCH_SIZE: String(B),
-          BLOCK_HEIGHT_RETENTION: String(R),
-          // the shared 2-core machine: a slow moment is measured, not failed
-          AEROSPIKE_COMMAND_TIMEOUT_MS: '20000',
-          AEROSPIKE_BATCH_TIMEOUT_MS: '60000',
-          // the spend acknowledgement guard asks every node within 1 s: a machine loaded far beyond its cores can miss
-          // that and fail the block's spends in doubt; SPEND_ACK_GUARD=off in the bench's environment runs without it
-          ...(process.env.SPEND_ACK_GUARD ? { SPEND_ACK_GUARD: process.env.SPEND_ACK_GUARD } : {}),
-        },
-        port: 0,
-        log: () => undefined,
-        cleanupIntervalSeconds: 0,
-      });
-      try {
-        let requests = 0;
-        server.server.on('request', () => requests++);
-        progress(`block round ${round + 1}: building the block's txs and its parents`);
-        const ready = await ask({ type: 'setup', url: server.url, block: BLOCK });
-        if (ready.type === 'ready') [n, inputs] = [ready.txs, ready.inputs];
-        if (round === 0) {
-          // the server's engine calls, recorded to be issued again straight on the engine (the block's raw limit)
-          const runtime = await currentRuntime();
-          if (!runtime) throw new Error('block: the local server has no runtime');
-          recorder = new EngineRecorder(runtime.engine);
-        }
-        recorder?.phase('parents');
-        await ask({ type: 'phase', phase: 'parents' });
-        progress(`block round ${round + 1}: phases`);
-        const measures = new Map<Phase, PhaseMeasure>();
-        for (const name of PHASES) {
-          recorder?.phase(name);
-          collectGarbage();
-          const ops = await opened.serverOps?.();
-          const [requests0, gc0] = [requests, gcMs];
-          const cpu = process.cpuUsage();
-          const t = performance.now();
-          const run = () => ask({ type: 'phase', phase: name as BlockPhase });
-          const done = round === PROFILED_ROUND ? await profiled(name, run, progress) : await run();
-          const ms = performance.now() - t;
-          const used = process.cpuUsage(cpu);
-          await new Promise((resolve) => setImmediate(resolve)); // the observer's gc entries of the phase
-          const after = await opened.serverOps?.();
-          measures.set(name, {
-            ms,
-            serverCpuUs: used.user + used.system,
-            gcMs: gcMs - gc0,
-            clientCpuUs: done.type === 'done' ? done.cpuUs : 0,
-            requests: requests - requests0,
-            ops: ops === undefined || after === undefined ? undefined : after - ops,
-            deleted: done.type === 'done' ? done.deleted : 0,
-          });
-        }
-        rounds.push(measures);
-        if (round === 0 && recorder) {
-          recorder.stop();
-          recorder.spill(dir);
-        }
-      } finally {
-        await server.close();
-      }
-    };
-
     // the block's raw limit: the same record operations issued straight on the engine, on a fresh set each round;
     // each phase's best round counts (as the block's rounds)
     const replay = new Map<string, ReplayResult & { ops?: number }>();
-    const replayTotals: number[] = [];
     /** each phase's time in each replay round, ms */
     const replayRounds = new Map<string, number[]>();
-    const replayRound = async (round: number, recording: EngineRecorder): Promise<void> => {
-      progress(`block: the raw engine replays the recorded record operations (round ${round + 1})`);
+
+    /** the replay's side of a round: a fresh set and store, replaying one phase at a time */
+    const replaySide = async (round: number, recording: EngineRecorder) => {
       const target = await openEngine(`${set}_raw${round}`);
       replayed.push(target);
       await createUtxoStore({ engine: target.engine, blobs: new FileBlobStore({ dir }), signals: nullQueue, settings });
-      const ops = new Map<string, number | undefined>();
-      let last: [string | undefined, number | undefined] = [undefined, undefined];
-      const results = await recording.replay(
-        target.engine,
-        async (next) => {
-          const count = await target.serverOps?.();
-          if (last[0] !== undefined)
-            ops.set(last[0], count === undefined || last[1] === undefined ? undefined : count - last[1]);
-          last = [next, count];
-        },
+      const replayer = recording.replayer(target.engine);
+      return async (phase: string): Promise<void> => {
+        const ops = await target.serverOps?.();
         // the replay's first round is profiled beside the block's (BENCH_SCALE_PROFILE): <dir>/replay-<phase>
-        (phase, work) => (round === 0 && phase !== 'parents' ? profiled(`replay-${phase}`, work, progress) : work()),
-      );
-      replayTotals.push(PHASES.reduce((s, name) => s + (results.get(name)?.ms ?? 0), 0));
-      for (const [name, result] of results) {
-        replayRounds.set(name, [...(replayRounds.get(name) ?? []), result.ms]);
-        const prior = replay.get(name);
-        if (prior === undefined || result.ms < prior.ms) replay.set(name, { ...result, ops: ops.get(name) });
+        const result = await replayer.run(phase, (p, work) =>
+          round === 0 && p !== 'parents' ? profiled(`replay-${p}`, work, progress) : work(),
+        );
+        const after = await target.serverOps?.();
+        if (phase === 'parents') return;
+        replayRounds.set(phase, [...(replayRounds.get(phase) ?? []), result.ms]);
+        const prior = replay.get(phase);
+        if (prior === undefined || result.ms < prior.ms)
+          replay.set(phase, { ...result, ops: ops === undefined || after === undefined ? undefined : after - ops });
+      };
+    };
+
+    /**
+     * One round: the block through a fresh server on a fresh set (while round < BLOCK_ROUNDS) and, while round <
+     * REPLAY_ROUNDS, the replay of the first round's recording on a set of its own, phase by phase right after the
+     * block's run of the same phase: the machine's speed drifts by a third over minutes, and a phase's two sides
+     * should meet the same moments of it. The first round records; each of its phases is spilled to a file before
+     * its replay.
+     */
+    const runRound = async (round: number): Promise<void> => {
+      const withBlock = round < BLOCK_ROUNDS;
+      let server: Awaited<ReturnType<typeof startServer>> | undefined;
+      let requests = 0;
+      if (withBlock) {
+        server = await startServer({
+          env: {
+            UTXO_STORE: opened.storeUrl(`${set}${round}`),
+            BLOB_STORE: `file:${dir}`,
+            SIGNAL_QUEUE: 'inline',
+            UTXO_BATCH_SIZE: String(B),
+            BLOCK_HEIGHT_RETENTION: String(R),
+            // the shared 2-core machine: a slow moment is measured, not failed
+            AEROSPIKE_COMMAND_TIMEOUT_MS: '20000',
+            AEROSPIKE_BATCH_TIMEOUT_MS: '60000',
+            // the spend acknowledgement guard asks every node within 1 s: a machine loaded far beyond its cores can
+            // miss that and fail the block's spends in doubt; SPEND_ACK_GUARD=off in the bench's environment runs
+            // without it
+            ...(process.env.SPEND_ACK_GUARD ? { SPEND_ACK_GUARD: process.env.SPEND_ACK_GUARD } : {}),
+          },
+          port: 0,
+          log: () => undefined,
+          cleanupIntervalSeconds: 0,
+        });
+      }
+      try {
+        if (server) {
+          server.server.on('request', () => requests++);
+          progress(`block round ${round + 1}: building the block's txs and its parents`);
+          const ready = await ask({ type: 'setup', url: server.url, block: BLOCK });
+          if (ready.type === 'ready') [n, inputs] = [ready.txs, ready.inputs];
+          if (round === 0) {
+            // the server's engine calls, recorded to be issued again straight on the engine (the block's raw limit)
+            const runtime = await currentRuntime();
+            if (!runtime) throw new Error('block: the local server has no runtime');
+            recorder = new EngineRecorder(runtime.engine);
+          }
+          recorder?.phase('parents');
+          await ask({ type: 'phase', phase: 'parents' });
+          if (round === 0) recorder?.spill(dir);
+        }
+        const replayPhase = recorder && round < REPLAY_ROUNDS ? await replaySide(round, recorder) : undefined;
+        if (replayPhase) {
+          progress(`round ${round + 1}: the raw engine replays the recorded parents`);
+          await replayPhase('parents');
+        }
+        progress(`round ${round + 1}: phases${server ? '' : ' (replay only)'}${replayPhase ? ', each replayed' : ''}`);
+        const measures = new Map<Phase, PhaseMeasure>();
+        for (const name of PHASES) {
+          if (server) {
+            recorder?.phase(name);
+            collectGarbage();
+            const ops = await opened.serverOps?.();
+            const [requests0, gc0] = [requests, gcMs];
+            const cpu = process.cpuUsage();
+            const t = performance.now();
+            const run = () => ask({ type: 'phase', phase: name as BlockPhase });
+            const done = round === PROFILED_ROUND ? await profiled(name, run, progress) : await run();
+            const ms = performance.now() - t;
+            const used = process.cpuUsage(cpu);
+            await new Promise((resolve) => setImmediate(resolve)); // the observer's gc entries of the phase
+            const after = await opened.serverOps?.();
+            measures.set(name, {
+              ms,
+              serverCpuUs: used.user + used.system,
+              gcMs: gcMs - gc0,
+              clientCpuUs: done.type === 'done' ? done.cpuUs : 0,
+              requests: requests - requests0,
+              ops: ops === undefined || after === undefined ? undefined : after - ops,
+              deleted: done.type === 'done' ? done.deleted : 0,
+            });
+            if (round === 0) recorder?.spill(dir);
+          }
+          await replayPhase?.(name);
+        }
+        if (server) rounds.push(measures);
+      } finally {
+        if (round === 0) recorder?.stop();
+        await server?.close();
       }
     };
 
-    // block and replay rounds take turns (the replay's first after the block's first, which records it): the speed of
-    // a shared machine drifts by a third over minutes, and each ratio's two sides should meet the same moments of it
-    for (let round = 0; round < Math.max(BLOCK_ROUNDS, REPLAY_ROUNDS); round++) {
-      if (round < BLOCK_ROUNDS) await blockRound(round);
-      if (recorder && round < REPLAY_ROUNDS) await replayRound(round, recorder);
-    }
+    for (let r = 0; r < Math.max(BLOCK_ROUNDS, REPLAY_ROUNDS); r++) await runRound(r);
+    const replayedRounds = replayRounds.get(PHASES[0])?.length ?? 0;
+    const replayTotals = Array.from({ length: replayedRounds }, (_, i) =>
+      PHASES.reduce((sum, name) => sum + (replayRounds.get(name)?.[i] ?? 0), 0),
+    );
     const best = (name: Phase) => rounds.map((r) => r.get(name)!).reduce((a, b) => (b.ms < a.ms ? b : a));
     const roundTotal = (r: Map<Phase, PhaseMeasure>) => PHASES.reduce((s, name) => s + r.get(name)!.ms, 0);
     const bestRound = rounds.reduce((a, b) => (roundTotal(b) < roundTotal(a) ? b : a));
@@ -223,6 +240,17 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
         ? ''
         : `; ${ops} record ops (${r2(ops / n)} per block tx), ${r0((ops * 1000) / ms)} ops/s = x${r2((ops * 1000) / ms / raw)} raw per op`;
     const seconds = (ms: number[]) => ms.map((v) => (v / 1000).toFixed(1)).join(' / ') + ' s';
+    /** each round's replay against the same round's block (its two sides ran minutes apart at most) */
+    const paired = (block: number[], raw: number[]) =>
+      block
+        .slice(0, raw.length)
+        .map((ms, i) => `x${r2(raw[i] / ms)}`)
+        .join(' / ');
+    /**
+     * a process's CPU over a phase's wall time, every thread (the collector's helpers and the native client's too): a
+     * phase near 100 % or above is bound by the process's main thread, not by the engine
+     */
+    const busy = (cpuUs: number, ms: number) => `${r0(cpuUs / ms / 10)} %`;
     for (const name of PHASES) {
       const m = best(name);
       const r = replay.get(name);
@@ -237,7 +265,11 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
           (name === 'cleanup' ? `${m.deleted} parents deleted` : `${r2((n * 1000) / m.ms / raw)} x raw`) +
           (r
             ? `; x${r2(r.ms / m.ms)} of the raw engine doing its record ops (${r0(r.ms)} ms; its process CPU ` +
-              `${r0(r.cpuUs / n)} us/tx, so the store's own ${r0((m.serverCpuUs - r.cpuUs) / n)} us/tx)`
+              `${r0(r.cpuUs / n)} us/tx, so the store's own ${r0((m.serverCpuUs - r.cpuUs) / n)} us/tx); round by ` +
+              `round ${paired(
+                rounds.map((x) => x.get(name)!.ms),
+                replayRounds.get(name) ?? [],
+              )}; busy: the server ${busy(m.serverCpuUs, m.ms)}, the replay's process ${busy(r.cpuUs, r.ms)}`
             : '') +
           `; ${cpuNote(m)}; ${m.requests} requests; ${costNote(costOf(name, m), `${memory[FUNCTION_OF[name].fn].memoryMb} MB`)}` +
           `; rounds ${seconds(rounds.map((x) => x.get(name)!.ms))}` +
@@ -294,7 +326,10 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
       ms: r0(total),
       opsPerSec: r0((n * 1000) / total),
       note:
-        (rawTotal ? `x${r2(rawTotal / total)} vs the raw engine doing its record ops (${r0(rawTotal)} ms); ` : '') +
+        (rawTotal
+          ? `x${r2(rawTotal / total)} vs the raw engine doing its record ops (${r0(rawTotal)} ms; round by round ` +
+            `${paired(rounds.map(roundTotal), replayTotals)}); `
+          : '') +
         `x${r2((n * 1000) / total / raw)} vs raw limit ${r0(raw)}/s (signals inline); ${cpuNote(endToEnd)}; ` +
         `${endToEnd.requests} requests; ${costNote(totalCost, 'at each function’s memory')}; ` +
         `best of ${rounds.length} block rounds (${seconds(rounds.map(roundTotal))}) and ${replayTotals.length} ` +
