@@ -123,91 +123,97 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
     };
 
     /**
-     * One round: the block through a fresh server on a fresh set (while round < BLOCK_ROUNDS) and, while round <
-     * REPLAY_ROUNDS, the replay of the first round's recording on a set of its own, phase by phase right after the
-     * block's run of the same phase: the machine's speed drifts by a third over minutes, and a phase's two sides
-     * should meet the same moments of it. The first round records; each of its phases is spilled to a file before
-     * its replay.
+     * The block's side of a round: a fresh server on a fresh set, the block's txs and their parents; the first round
+     * records the server's engine calls, spilled to a file as each phase ends. phase(name) measures one phase.
+     */
+    const blockSide = async (round: number) => {
+      const server = await startServer({
+        env: {
+          UTXO_STORE: opened.storeUrl(`${set}${round}`),
+          BLOB_STORE: `file:${dir}`,
+          SIGNAL_QUEUE: 'inline',
+          UTXO_BATCH_SIZE: String(B),
+          BLOCK_HEIGHT_RETENTION: String(R),
+          // the shared 2-core machine: a slow moment is measured, not failed
+          AEROSPIKE_COMMAND_TIMEOUT_MS: '20000',
+          AEROSPIKE_BATCH_TIMEOUT_MS: '60000',
+          // the spend acknowledgement guard asks every node within 1 s: a machine loaded far beyond its cores can miss
+          // that and fail the block's spends in doubt; SPEND_ACK_GUARD=off in the bench's environment runs without it
+          ...(process.env.SPEND_ACK_GUARD ? { SPEND_ACK_GUARD: process.env.SPEND_ACK_GUARD } : {}),
+        },
+        port: 0,
+        log: () => undefined,
+        cleanupIntervalSeconds: 0,
+      });
+      let requests = 0;
+      try {
+        server.server.on('request', () => requests++);
+        progress(`block round ${round + 1}: building the block's txs and its parents`);
+        const ready = await ask({ type: 'setup', url: server.url, block: BLOCK });
+        if (ready.type === 'ready') [n, inputs] = [ready.txs, ready.inputs];
+        if (round === 0) {
+          // the server's engine calls, recorded to be issued again straight on the engine (the block's raw limit)
+          const runtime = await currentRuntime();
+          if (!runtime) throw new Error('block: the local server has no runtime');
+          recorder = new EngineRecorder(runtime.engine);
+        }
+        recorder?.phase('parents');
+        await ask({ type: 'phase', phase: 'parents' });
+        if (round === 0) recorder?.spill(dir);
+      } catch (err) {
+        await server.close();
+        throw err;
+      }
+      const phase = async (name: Phase): Promise<PhaseMeasure> => {
+        recorder?.phase(name);
+        collectGarbage();
+        const ops = await opened.serverOps?.();
+        const [requests0, gc0] = [requests, gcMs];
+        const cpu = process.cpuUsage();
+        const t = performance.now();
+        const run = () => ask({ type: 'phase', phase: name as BlockPhase });
+        const done = round === PROFILED_ROUND ? await profiled(name, run, progress) : await run();
+        const ms = performance.now() - t;
+        const used = process.cpuUsage(cpu);
+        await new Promise((resolve) => setImmediate(resolve)); // the observer's gc entries of the phase
+        const after = await opened.serverOps?.();
+        if (round === 0) recorder?.spill(dir);
+        return {
+          ms,
+          serverCpuUs: used.user + used.system,
+          gcMs: gcMs - gc0,
+          clientCpuUs: done.type === 'done' ? done.cpuUs : 0,
+          requests: requests - requests0,
+          ops: ops === undefined || after === undefined ? undefined : after - ops,
+          deleted: done.type === 'done' ? done.deleted : 0,
+        };
+      };
+      return { phase, close: () => server.close() };
+    };
+
+    /**
+     * One round: the block's side while round < BLOCK_ROUNDS and the replay's while round < REPLAY_ROUNDS, each phase
+     * replayed right after the block's run of it (the machine's speed drifts by a third over minutes: a phase's two
+     * sides should meet the same moments of it). The first round records.
      */
     const runRound = async (round: number): Promise<void> => {
-      const withBlock = round < BLOCK_ROUNDS;
-      let server: Awaited<ReturnType<typeof startServer>> | undefined;
-      let requests = 0;
-      if (withBlock) {
-        server = await startServer({
-          env: {
-            UTXO_STORE: opened.storeUrl(`${set}${round}`),
-            BLOB_STORE: `file:${dir}`,
-            SIGNAL_QUEUE: 'inline',
-            UTXO_BATCH_SIZE: String(B),
-            BLOCK_HEIGHT_RETENTION: String(R),
-            // the shared 2-core machine: a slow moment is measured, not failed
-            AEROSPIKE_COMMAND_TIMEOUT_MS: '20000',
-            AEROSPIKE_BATCH_TIMEOUT_MS: '60000',
-            // the spend acknowledgement guard asks every node within 1 s: a machine loaded far beyond its cores can
-            // miss that and fail the block's spends in doubt; SPEND_ACK_GUARD=off in the bench's environment runs
-            // without it
-            ...(process.env.SPEND_ACK_GUARD ? { SPEND_ACK_GUARD: process.env.SPEND_ACK_GUARD } : {}),
-          },
-          port: 0,
-          log: () => undefined,
-          cleanupIntervalSeconds: 0,
-        });
-      }
+      const block = round < BLOCK_ROUNDS ? await blockSide(round) : undefined;
       try {
-        if (server) {
-          server.server.on('request', () => requests++);
-          progress(`block round ${round + 1}: building the block's txs and its parents`);
-          const ready = await ask({ type: 'setup', url: server.url, block: BLOCK });
-          if (ready.type === 'ready') [n, inputs] = [ready.txs, ready.inputs];
-          if (round === 0) {
-            // the server's engine calls, recorded to be issued again straight on the engine (the block's raw limit)
-            const runtime = await currentRuntime();
-            if (!runtime) throw new Error('block: the local server has no runtime');
-            recorder = new EngineRecorder(runtime.engine);
-          }
-          recorder?.phase('parents');
-          await ask({ type: 'phase', phase: 'parents' });
-          if (round === 0) recorder?.spill(dir);
-        }
         const replayPhase = recorder && round < REPLAY_ROUNDS ? await replaySide(round, recorder) : undefined;
         if (replayPhase) {
           progress(`round ${round + 1}: the raw engine replays the recorded parents`);
           await replayPhase('parents');
         }
-        progress(`round ${round + 1}: phases${server ? '' : ' (replay only)'}${replayPhase ? ', each replayed' : ''}`);
+        progress(`round ${round + 1}: phases${block ? '' : ' (replay only)'}${replayPhase ? ', each replayed' : ''}`);
         const measures = new Map<Phase, PhaseMeasure>();
         for (const name of PHASES) {
-          if (server) {
-            recorder?.phase(name);
-            collectGarbage();
-            const ops = await opened.serverOps?.();
-            const [requests0, gc0] = [requests, gcMs];
-            const cpu = process.cpuUsage();
-            const t = performance.now();
-            const run = () => ask({ type: 'phase', phase: name as BlockPhase });
-            const done = round === PROFILED_ROUND ? await profiled(name, run, progress) : await run();
-            const ms = performance.now() - t;
-            const used = process.cpuUsage(cpu);
-            await new Promise((resolve) => setImmediate(resolve)); // the observer's gc entries of the phase
-            const after = await opened.serverOps?.();
-            measures.set(name, {
-              ms,
-              serverCpuUs: used.user + used.system,
-              gcMs: gcMs - gc0,
-              clientCpuUs: done.type === 'done' ? done.cpuUs : 0,
-              requests: requests - requests0,
-              ops: ops === undefined || after === undefined ? undefined : after - ops,
-              deleted: done.type === 'done' ? done.deleted : 0,
-            });
-            if (round === 0) recorder?.spill(dir);
-          }
+          if (block) measures.set(name, await block.phase(name));
           await replayPhase?.(name);
         }
-        if (server) rounds.push(measures);
+        if (block) rounds.push(measures);
       } finally {
         if (round === 0) recorder?.stop();
-        await server?.close();
+        await block?.close();
       }
     };
 
