@@ -53,6 +53,9 @@ export interface ReplayResult {
   cpuUs: number;
 }
 
+/** Wraps a phase's timed part (e.g. to profile it): calls `work` and resolves when it has. */
+export type PhaseWrapper = (phase: string, work: () => Promise<void>) => Promise<void>;
+
 export class EngineRecorder {
   private readonly calls: RecordedCall[] = [];
   /** the recording's call indexes in the order they finished */
@@ -133,7 +136,7 @@ export class EngineRecorder {
   async replay(
     on: RecordEngine,
     between?: (next: string | undefined) => Promise<void>,
-    around?: (phase: string, work: () => Promise<void>) => Promise<void>,
+    around?: PhaseWrapper,
   ): Promise<Map<string, ReplayResult>> {
     const replayer = this.replayer(on);
     const results = new Map<string, ReplayResult>();
@@ -154,7 +157,7 @@ export class EngineRecorder {
    */
   replayer(on: RecordEngine): {
     next(): string | undefined;
-    run(phase: string, around?: (phase: string, work: () => Promise<void>) => Promise<void>): Promise<ReplayResult>;
+    run(phase: string, around?: PhaseWrapper): Promise<ReplayResult>;
   } {
     const done: Promise<unknown>[] = [];
     /** recorded cursor -> the replay's cursor for the same page */
@@ -162,10 +165,7 @@ export class EngineRecorder {
     const target = callable(on);
     let waited = 0;
     let next = 0;
-    const run = async (
-      phase: string,
-      around?: (phase: string, work: () => Promise<void>) => Promise<void>,
-    ): Promise<ReplayResult> => {
+    const run = async (phase: string, around?: PhaseWrapper): Promise<ReplayResult> => {
       const recorded = this.calls[next]?.phase;
       if (recorded !== phase) {
         throw new Error(

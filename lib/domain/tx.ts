@@ -11,6 +11,8 @@ import { txidOf, txidToHex } from './txid';
 import { compactSize, compactSizeLength, writeCompactSize } from './utxo-hash';
 
 const EF_MARKER = Buffer.from('0000000000ef', 'hex');
+/** an EF tx's version and marker: its input count starts here */
+const EF_HEADER = 4 + EF_MARKER.length;
 const MAX_SATOSHIS = 21_000_000 * 100_000_000;
 
 export interface ParsedInput {
@@ -147,8 +149,8 @@ function toBytes(tx: string | Buffer, field: string): Buffer {
 }
 
 export function isEf(bytes: Buffer): boolean {
-  if (bytes.length < 10) return false;
-  for (let i = 0; i < 6; i++) if (bytes[4 + i] !== EF_MARKER[i]) return false;
+  if (bytes.length < EF_HEADER) return false;
+  for (let i = 0; i < EF_MARKER.length; i++) if (bytes[4 + i] !== EF_MARKER[i]) return false;
   return true;
 }
 
@@ -346,11 +348,11 @@ function writeOutput(out: Buffer, output: { satoshis: number; lockingScript: Buf
  * input without its previous output, and everything from the output count on (outputs and locktime as they stand).
  */
 function rawOfExtended(ef: Buffer, inputs: Input[], inputsStart: number, outputsStart: number): Buffer {
-  let size = 4 + (inputsStart - 10) + (ef.length - outputsStart);
+  let size = 4 + (inputsStart - EF_HEADER) + (ef.length - outputsStart);
   for (const input of inputs) size += input.rawSize;
   const out = Buffer.allocUnsafe(size);
   let at = ef.copy(out, 0, 0, 4);
-  at += ef.copy(out, at, 10, inputsStart); // the input count, after the 6-byte EF marker
+  at += ef.copy(out, at, EF_HEADER, inputsStart); // the input count, after the EF marker
   for (const input of inputs) at = input.copyRaw(out, at);
   ef.copy(out, at, outputsStart);
   return out;

@@ -25,6 +25,7 @@ import { collectGarbage, EngineRecorder, type ReplayResult } from '../../engine-
 import type { BlockPhase, FromBlockClient, ToBlockClient } from './block-client';
 import { costPerMillionTxs, PRICES, type Cost } from './cost';
 import { profiled } from './phase-profile';
+import { busyShare, roundByRound } from './round-figures';
 import {
   SECTION,
   nullQueue,
@@ -246,17 +247,6 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
         ? ''
         : `; ${ops} record ops (${r2(ops / n)} per block tx), ${r0((ops * 1000) / ms)} ops/s = x${r2((ops * 1000) / ms / raw)} raw per op`;
     const seconds = (ms: number[]) => ms.map((v) => (v / 1000).toFixed(1)).join(' / ') + ' s';
-    /** each round's replay against the same round's block (its two sides ran minutes apart at most) */
-    const paired = (block: number[], raw: number[]) =>
-      block
-        .slice(0, raw.length)
-        .map((ms, i) => `x${r2(raw[i] / ms)}`)
-        .join(' / ');
-    /**
-     * a process's CPU over a phase's wall time, every thread (the collector's helpers and the native client's too): a
-     * phase near 100 % or above is bound by the process's main thread, not by the engine
-     */
-    const busy = (cpuUs: number, ms: number) => `${r0(cpuUs / ms / 10)} %`;
     for (const name of PHASES) {
       const m = best(name);
       const r = replay.get(name);
@@ -272,10 +262,10 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
           (r
             ? `; x${r2(r.ms / m.ms)} of the raw engine doing its record ops (${r0(r.ms)} ms; its process CPU ` +
               `${r0(r.cpuUs / n)} us/tx, so the store's own ${r0((m.serverCpuUs - r.cpuUs) / n)} us/tx); round by ` +
-              `round ${paired(
+              `round ${roundByRound(
                 rounds.map((x) => x.get(name)!.ms),
                 replayRounds.get(name) ?? [],
-              )}; busy: the server ${busy(m.serverCpuUs, m.ms)}, the replay's process ${busy(r.cpuUs, r.ms)}`
+              )}; busy: the server ${busyShare(m.serverCpuUs, m.ms)}, the replay's process ${busyShare(r.cpuUs, r.ms)}`
             : '') +
           `; ${cpuNote(m)}; ${m.requests} requests; ${costNote(costOf(name, m), `${memory[FUNCTION_OF[name].fn].memoryMb} MB`)}` +
           `; rounds ${seconds(rounds.map((x) => x.get(name)!.ms))}` +
@@ -334,7 +324,7 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
       note:
         (rawTotal
           ? `x${r2(rawTotal / total)} vs the raw engine doing its record ops (${r0(rawTotal)} ms; round by round ` +
-            `${paired(rounds.map(roundTotal), replayTotals)}); `
+            `${roundByRound(rounds.map(roundTotal), replayTotals)}); `
           : '') +
         `x${r2((n * 1000) / total / raw)} vs raw limit ${r0(raw)}/s (signals inline); ${cpuNote(endToEnd)}; ` +
         `${endToEnd.requests} requests; ${costNote(totalCost, 'at each function’s memory')}; ` +
