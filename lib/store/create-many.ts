@@ -1,6 +1,7 @@
 /**
  * Create (docs/operations.md), batched: many txs, each created or failed on its own. Read top-down:
- *   1. prepare each tx (parse, options, record plan)     a bad tx fails alone; the tip is read once per batch
+ *   1. prepare each tx (parse, options, record plan)     a bad tx fails alone; the tip is read once per batch,
+ *                                                         before any tx is parsed
  *   2. refuse a second copy of a txid in the batch        TX_EXISTS (the first one is created)
  *   3. multi-record txs (above B outputs): lock + blob    one batch read of masters, one batch of locks
  *   4. single records and pagination records: blobs, then create-only engine batches (all records of all txs)
@@ -10,7 +11,7 @@
  */
 import { InvalidArgumentError, StorageError, TxExistsError, type UtxoStoreError } from '../domain/errors';
 import { masterKey } from '../domain/keys';
-import type { ParsedTx } from '../domain/tx';
+import { parseTx, type ParsedTx } from '../domain/tx';
 import { listArg, optionalBoolArg, optionalIntArg } from './args';
 import { asItemError, settleItem, unwrap, type ItemResult } from './batch';
 import { checkCallerHeight, type StoreContext } from './context';
@@ -32,22 +33,43 @@ import { needsExternal, planRecords, type RecordOptions, type RecordPlan } from 
 import type { CreateItem, CreateOptions, CreateResult } from './types';
 import { storageError } from './udf-call';
 
+/**
+ * A tx of the batch once prepared: what the later steps and the answer need. A single-record tx's parsed inputs and
+ * outputs are not kept: the plan holds the bytes that are stored, and a block's parsed txs kept alive while the
+ * engine writes were a large part of the request's heap (the garbage collector copies every live young object). Only
+ * the txs whose later steps read them keep them (multi-record, conflicting); a tx refused RECORD_TOO_BIG is parsed
+ * again from its bytes.
+ */
 interface TxCreate {
+  tx?: CreatedTx;
   parsed?: ParsedTx;
-  options?: Omit<RecordOptions, 'height' | 'external'> & { height?: number };
+  options?: Omit<RecordOptions, 'external'>;
   plan?: RecordPlan;
   error?: UtxoStoreError;
 }
 
+interface CreatedTx {
+  txid: Buffer;
+  txidHex: string;
+  fee: number;
+  sizeInBytes: number;
+  extendedSize: number;
+  /** the tx as it came (hex decoded): parsed again only on the rare paths above */
+  bytes: Buffer;
+}
+
 const live = (c: TxCreate): boolean => c.error === undefined && c.plan !== undefined;
 
-export async function createMany(ctx: StoreContext, items: CreateItem[]): Promise<ItemResult<CreateResult>[]> {
-  const txs = listArg<CreateItem>(items, 'txs').map((item) => prepare(ctx, item));
-  await planAll(ctx, txs);
+export function createMany(ctx: StoreContext, items: CreateItem[]): Promise<ItemResult<CreateResult>[]> {
+  // not an async function: its parameter would keep the request's items alive until the last step
+  return prepareAll(ctx, items).then((txs) => createPrepared(ctx, txs));
+}
+
+async function createPrepared(ctx: StoreContext, txs: TxCreate[]): Promise<ItemResult<CreateResult>[]> {
   refuseDuplicates(txs);
   const multi = txs
     .filter((c) => live(c) && c.plan!.records.length > 1)
-    .map((c): [TxCreate, PaginatedCreate] => [c, { parsed: c.parsed!, plan: c.plan!, height: c.options!.height! }]);
+    .map((c): [TxCreate, PaginatedCreate] => [c, { parsed: parsedOf(c), plan: c.plan!, height: c.options!.height }]);
   const paginated = multi.map(([, p]) => p);
   await lockPaginated(ctx, paginated);
   try {
@@ -63,14 +85,14 @@ export async function createMany(ctx: StoreContext, items: CreateItem[]): Promis
   await finish(ctx, txs);
   return txs.map((c): ItemResult<CreateResult> => {
     if (c.error) return { ok: false, error: c.error };
-    const { parsed, plan } = c as Required<TxCreate>;
+    const { tx, plan } = c as Required<TxCreate>;
     return {
       ok: true,
       value: {
-        txid: parsed.txidHex,
-        fee: parsed.fee,
-        sizeInBytes: parsed.sizeInBytes,
-        extendedSize: parsed.extendedSize,
+        txid: tx.txidHex,
+        fee: tx.fee,
+        sizeInBytes: tx.sizeInBytes,
+        extendedSize: tx.extendedSize,
         external: plan.external,
         records: plan.records.length,
       },
@@ -87,73 +109,63 @@ export async function create(
   return unwrap(result);
 }
 
-/** Step 1a: parse and validate one tx and its options (no I/O). */
-function prepare(ctx: StoreContext, item: CreateItem): TxCreate {
+/**
+ * Step 1: the creation height (the tip, read once, unless every tx gives its own), then each tx parsed, checked and
+ * planned (no I/O). The tip is read first, so that a block's txs wait for it as the request's items, not as parsed txs
+ * with their record plans. A tx's own blockHeight is bounded like the tip (at most MAX_TIP_ADVANCE above it; that tx
+ * alone fails, naming blockHeight), against the same single read.
+ */
+async function prepareAll(ctx: StoreContext, list: CreateItem[]): Promise<TxCreate[]> {
+  const items = listArg<CreateItem>(list, 'txs');
+  const bounded = ctx.settings.maxTipAdvance !== undefined;
+  const needsTip = items.some((item) => bounded || item?.options?.blockHeight === undefined);
+  const tip = needsTip ? await ctx.tip().catch(asItemError) : undefined;
+  return items.map((item) => prepare(ctx, item, tip));
+}
+
+/** One tx: parsed and checked with its options, its height from the tip (or its own), its records planned. */
+function prepare(ctx: StoreContext, item: CreateItem, tip: number | UtxoStoreError | undefined): TxCreate {
   try {
     if (item === null || typeof item !== 'object') throw new InvalidArgumentError('tx', 'expected {tx, options}');
     const options = item.options ?? {};
     const { parsed, isCoinbase } = parseForCreate(item.tx, options);
     const minedBlocks = minedBlocksArg(options.minedBlocks);
-    return {
-      parsed,
-      options: {
-        height: optionalIntArg(options.blockHeight, 'blockHeight'),
-        isCoinbase,
-        minedBlocks,
-        locked: optionalBoolArg(options.locked, 'locked'),
-        conflicting: optionalBoolArg(options.conflicting, 'conflicting'),
-        createdAt: ctx.now(),
-      },
+    const own = optionalIntArg(options.blockHeight, 'blockHeight');
+    const locked = optionalBoolArg(options.locked, 'locked');
+    const conflicting = optionalBoolArg(options.conflicting, 'conflicting');
+    const height = own ?? tip;
+    if (typeof height !== 'number') return { error: height as UtxoStoreError };
+    if (own !== undefined && ctx.settings.maxTipAdvance !== undefined) {
+      if (typeof tip !== 'number') return { error: tip as UtxoStoreError };
+      checkCallerHeight('blockHeight', own, tip, ctx.settings.maxTipAdvance);
+    }
+    const recordOptions = { height, isCoinbase, minedBlocks, locked, conflicting, createdAt: ctx.now() };
+    const plan = planRecords(parsed, ctx.settings, { ...recordOptions, external: needsExternal(parsed, ctx.settings) });
+    const tx: CreatedTx = {
+      txid: parsed.txid,
+      txidHex: parsed.txidHex,
+      fee: parsed.fee,
+      sizeInBytes: parsed.sizeInBytes,
+      extendedSize: parsed.extendedSize,
+      bytes: parsed.ef ?? parsed.raw,
     };
+    const kept = plan.records.length > 1 || conflicting ? parsed : undefined;
+    return { tx, parsed: kept, options: recordOptions, plan };
   } catch (err) {
     return { error: asItemError(err) };
   }
 }
 
-/**
- * Step 1b: the creation height (the tip, read once, unless the tx gives its own) and the record plan. A tx's own
- * blockHeight is bounded like the tip (at most MAX_TIP_ADVANCE above it; that tx alone fails, naming blockHeight),
- * against the same single read.
- */
-async function planAll(ctx: StoreContext, txs: TxCreate[]): Promise<void> {
-  const ready = txs.filter((c) => c.error === undefined);
-  const bounded = ctx.settings.maxTipAdvance !== undefined;
-  let tip: number | UtxoStoreError | undefined;
-  if (ready.some((c) => bounded || c.options!.height === undefined)) tip = await ctx.tip().catch(asItemError);
-  for (const c of ready) {
-    const own = c.options!.height;
-    const height = own ?? tip;
-    if (typeof height !== 'number') {
-      c.error = height as UtxoStoreError;
-      continue;
-    }
-    if (own !== undefined && bounded) {
-      if (typeof tip !== 'number') {
-        c.error = tip as UtxoStoreError;
-        continue;
-      }
-      try {
-        checkCallerHeight('blockHeight', own, tip, ctx.settings.maxTipAdvance);
-      } catch (err) {
-        c.error = asItemError(err);
-        continue;
-      }
-    }
-    c.options!.height = height;
-    const parsed = c.parsed!;
-    c.plan = planRecords(parsed, ctx.settings, {
-      ...c.options!,
-      height,
-      external: needsExternal(parsed, ctx.settings),
-    });
-  }
+/** The parsed tx: kept, or parsed again from its bytes (checked once already, so this cannot fail). */
+function parsedOf(c: TxCreate): ParsedTx {
+  return c.parsed ?? parseTx(c.tx!.bytes);
 }
 
 /** Step 2: the same txid twice in one batch: the first is created, the others are TX_EXISTS. */
 function refuseDuplicates(txs: TxCreate[]): void {
   const seen = new Set<string>();
   for (const c of txs.filter(live)) {
-    const txid = c.parsed!.txidHex;
+    const txid = c.tx!.txidHex;
     if (seen.has(txid)) c.error = new TxExistsError(txid);
     seen.add(txid);
   }
@@ -169,14 +181,14 @@ async function createRecords(ctx: StoreContext, txs: TxCreate[], paginated: Pagi
     txs
       .filter((c) => c.plan!.blob !== undefined)
       .map(async (c) => {
-        const r = await settleItem(() => putBlob(ctx, c.parsed!.txidHex, c.plan!));
+        const r = await settleItem(() => putBlob(ctx, c.tx!.txidHex, c.plan!));
         if (!r.ok) c.error = r.error;
       }),
   );
   const ready = txs.filter(live);
   const pages = paginationRecords(paginated);
   const all = await createChunked(ctx, [
-    ...ready.map((c) => ({ key: masterKey(c.parsed!.txid), bins: c.plan!.records[0] })),
+    ...ready.map((c) => ({ key: masterKey(c.tx!.txid), bins: c.plan!.records[0] })),
     ...pages,
   ]);
   settlePaginationWrites(pages, all.slice(ready.length));
@@ -185,7 +197,7 @@ async function createRecords(ctx: StoreContext, txs: TxCreate[], paginated: Pagi
   results.forEach((r, i) => {
     const c = ready[i];
     if (r.ok) return;
-    const txid = c.parsed!.txidHex;
+    const txid = c.tx!.txidHex;
     if (r.error.code === 'RECORD_EXISTS') c.error = new TxExistsError(txid);
     else if (r.error.code === 'RECORD_TOO_BIG' && !c.plan!.external) tooBig.push(c);
     else if (r.error.code === 'RECORD_TOO_BIG') c.error = tooBigError(txid);
@@ -200,8 +212,8 @@ function tooBigError(txid: string): StorageError {
 
 /** The engine's record size limit is below maxTxSizeInStore for this tx: its bytes go to the blob store. */
 async function createExternal(ctx: StoreContext, c: TxCreate): Promise<void> {
-  const parsed = c.parsed!;
-  c.plan = planRecords(parsed, ctx.settings, { ...c.options!, height: c.options!.height!, external: true });
+  const parsed = parsedOf(c);
+  c.plan = planRecords(parsed, ctx.settings, { ...c.options!, external: true });
   const r = await settleItem(async () => {
     await putBlob(ctx, parsed.txidHex, c.plan!);
     if ((await createSingle(ctx, masterKey(parsed.txid), c.plan!.records[0], parsed.txidHex)) === 'too-big') {
@@ -221,22 +233,19 @@ async function finish(ctx: StoreContext, txs: TxCreate[]): Promise<void> {
     tagged.map(async (c) => {
       const dah = c.plan!.records[0].deleteAtHeight as number;
       const blob = c.plan!.blob!;
-      await ctx.blobs.setDeleteAtHeight(c.parsed!.txidHex, blob.kind, dah).catch((err) => {
-        c.error = storageError('tagging the blob with its deleteAtHeight failed', err, { txid: c.parsed!.txidHex });
+      await ctx.blobs.setDeleteAtHeight(c.tx!.txidHex, blob.kind, dah).catch((err) => {
+        c.error = storageError('tagging the blob with its deleteAtHeight failed', err, { txid: c.tx!.txidHex });
       });
     }),
   );
   const conflicting = txs.filter((c) => live(c) && c.options!.conflicting);
-  const errors = await registerConflictingChildren(
-    ctx,
-    conflicting.map((c) => c.parsed!),
-  );
+  const errors = await registerConflictingChildren(ctx, conflicting.map(parsedOf));
   conflicting.forEach((c, i) => (c.error ??= errors[i]));
   await Promise.all(
     txs
-      .filter((c) => c.error instanceof TxExistsError && c.parsed && c.options?.conflicting)
+      .filter((c) => c.error instanceof TxExistsError && c.tx && c.options?.conflicting)
       .map(async (c) => {
-        const r = await settleItem(() => registerExistingConflicting(ctx, c.parsed!));
+        const r = await settleItem(() => registerExistingConflicting(ctx, parsedOf(c)));
         if (!r.ok) c.error = r.error;
       }),
   );
