@@ -50,9 +50,15 @@ const spends = (result: SpendResult) => ({
 
 /**
  * A batch route's handler: the items checked as its entry says (batch-items.ts), the valid ones run together by
- * `run`, each outcome as {status, result} (`result` maps the store's value) or {status, error}.
+ * `run`, each outcome as {status, result} (`result` maps the store's value) or {status, error}; with the body's
+ * `brief` (the write batches), a success as {status} alone.
  */
-function batch<K extends string, T extends z.ZodType, B extends z.ZodType<Record<K, unknown[]>>, R>(
+function batch<
+  K extends string,
+  T extends z.ZodType,
+  B extends z.ZodType<Record<K, unknown[]> & { brief?: boolean }>,
+  R,
+>(
   spec: { body?: B; batch: BatchItems<K, T> },
   run: (store: Runtime['store'], valid: z.output<T>[], body: z.output<B>) => Promise<ItemResult<R>[]>,
   result: (value: R) => unknown = (value) => value,
@@ -68,7 +74,7 @@ function batch<K extends string, T extends z.ZodType, B extends z.ZodType<Record
     const out = await runItems(
       parsed,
       (valid) => run(store, valid, body),
-      (value) => ({ status, result: result(value) }),
+      body.brief === true ? () => ({ status }) : (value) => ({ status, result: result(value) }),
     );
     return json(out);
   };
@@ -144,7 +150,7 @@ export const HANDLERS: RouteHandlers = {
   ),
   spendTxs: batch(
     routeById('spendTxs'),
-    (store, valid, { txs: _txs, ...options }) =>
+    (store, valid, { txs: _txs, brief: _brief, ...options }) =>
       store.spendMany(
         valid.map((tx) => ({ tx })),
         options,

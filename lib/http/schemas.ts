@@ -411,8 +411,15 @@ export const healthResponse = z
 const items = (what: string) =>
   z.array(z.unknown(), { error: `expected a list of ${what}` }).min(1, { error: `expected at least one of ${what}` });
 
+/** A write batch's `brief`: each item that succeeded is answered by its status alone. */
+const brief = bool.optional().meta({
+  description:
+    'true: an item that succeeded is answered {status} without its result (a block validator knows what it sent); ' +
+    'a failed item is answered in full',
+});
+
 export const batchTxsBody = z
-  .strictObject({ txs: items('{tx, blockHeight?, minedBlocks?, isCoinbase?, locked?, conflicting?}') })
+  .strictObject({ txs: items('{tx, blockHeight?, minedBlocks?, isCoinbase?, locked?, conflicting?}'), brief })
   .register(apiSchemas, { id: 'BatchCreateRequest' });
 
 export const batchSpendsBody = z
@@ -421,6 +428,7 @@ export const batchSpendsBody = z
     ignoreConflicting: bool.optional(),
     ignoreLocked: bool.optional(),
     blockHeight: uintSchema.optional(),
+    brief,
   })
   .register(apiSchemas, { id: 'BatchSpendRequest' });
 

@@ -79,6 +79,29 @@ describe('client over the local server', () => {
     expect(await caught(client.getTx(parent.txid))).toBeInstanceOf(NotFoundError);
   });
 
+  test('createMany and spendMany, full and brief: a brief success has no value, a failure its typed error', async () => {
+    const [a, b] = [rootTx(2), rootTx(1)];
+    const full = await client.createMany([{ tx: a.hex }]);
+    expect(full).toEqual([{ ok: true, value: expect.objectContaining({ txid: a.txid, records: 1 }) }]);
+    const brief = await client.createMany([{ tx: b.hex }, { tx: a.hex }], { brief: true });
+    expect(brief[0]).toEqual({ ok: true, value: undefined });
+    expect(brief[1]).toMatchObject({ ok: false, error: expect.any(TxExistsError) });
+
+    const spender = makeTx({ inputs: [{ parent: a, vout: 0 }] });
+    const rival = makeTx({ inputs: [{ parent: a, vout: 0 }] });
+    const spent = await client.spendMany([spender.hex, rival.hex], { brief: true });
+    expect(spent[0]).toEqual({ ok: true, value: undefined });
+    expect(spent[1]).toMatchObject({ ok: false, error: expect.any(ConflictError) });
+    expect(await client.getUtxo(a.txid, 0)).toEqual({ status: 'SPENT', spendingTxid: spender.txid, vin: 0 });
+    const other = makeTx({ inputs: [{ parent: a, vout: 1 }] });
+    expect(await client.spendMany([other.hex])).toEqual([
+      { ok: true, value: { spends: [{ txid: a.txid, vout: 1, status: 'OK' }] } },
+    ]);
+    // the brief option rides in the request's body, and only when asked
+    const spends = transport.sent.filter((r) => r.path === '/v1/batch/spends').map((r) => r.body);
+    expect(spends.slice(-2)).toEqual([{ txs: [spender.hex, rival.hex], brief: true }, { txs: [other.hex] }]);
+  });
+
   test('chain tip, setMined, locked, conflicting, preserve, unmined, health, cleanup', async () => {
     const tx = rootTx(1);
     await client.createTx(tx.hex);

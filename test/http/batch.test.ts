@@ -48,6 +48,24 @@ describe('POST /v1/batch/txs', () => {
     expect((await api.get(`/v1/txs/${a.txid}`)).status).toBe(200);
   });
 
+  test('brief: a created tx is answered by its status alone, a failed one in full; brief must be a boolean', async () => {
+    const [a, b] = [rootTx(1), rootTx(1)];
+    expect((await api.post('/v1/txs', { tx: b.hex })).status).toBe(201);
+    const reply = await api.post('/v1/batch/txs', { txs: [{ tx: a.hex }, { tx: b.hex }, { tx: 'xyz' }], brief: true });
+    expect(reply.status).toBe(200);
+    expect(reply.body.results[0]).toEqual({ status: 201 });
+    expect(reply.body.results[1]).toEqual({ status: 409, error: expect.objectContaining({ code: 'TX_EXISTS' }) });
+    expect(reply.body.results[2].error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'tx' } });
+    expect((await api.get(`/v1/txs/${a.txid}`)).status).toBe(200);
+    // brief: false is the full answer; anything but a boolean is the request's 400, nothing stored
+    const c = rootTx(1);
+    const full = await api.post('/v1/batch/txs', { txs: [{ tx: c.hex }], brief: false });
+    expect(full.body.results[0]).toEqual({ status: 201, result: expect.objectContaining({ txid: c.txid }) });
+    const d = rootTx(1);
+    expectBadArgument(await api.post('/v1/batch/txs', { txs: [{ tx: d.hex }], brief: 'yes' }), 'brief');
+    expect((await api.get(`/v1/txs/${d.txid}`)).status).toBe(404);
+  });
+
   test('a malformed envelope or too many items is a 400 naming the field; nothing is stored', async () => {
     const f = rootTx();
     expectError(await api.post('/v1/batch/txs', { txs: [] }), 400, 'INVALID_ARGUMENT', 'txs');
@@ -96,6 +114,31 @@ describe('POST /v1/batch/spends', () => {
     const single = await api.post('/v1/spends', { tx: second.hex });
     expect(single.status).toBe(409);
     expect(single.body.error.code).toBe('SPENT');
+  });
+
+  test('brief: a tx whose inputs were all spent is answered by its status alone; a failed tx lists each input', async () => {
+    const [p, q] = await roots(2);
+    const ok = makeTx({ inputs: [{ parent: p, vout: 0 }] });
+    const loser = makeTx({
+      inputs: [
+        { parent: q, vout: 0 },
+        { parent: p, vout: 0 },
+      ],
+    });
+    const reply = await api.post('/v1/batch/spends', { txs: [ok.hex, loser.hex], brief: true });
+    expect(reply.status).toBe(200);
+    expect(reply.body.results[0]).toEqual({ status: 200 });
+    expect(reply.body.results[1].error).toMatchObject({
+      code: 'SPENT',
+      details: {
+        spends: [
+          { txid: q.txid, status: 'ROLLED_BACK' },
+          { txid: p.txid, status: 'ERROR' },
+        ],
+      },
+    });
+    expect((await api.get(`/v1/utxos/${p.txid}/0`)).body).toMatchObject({ status: 'SPENT', spendingTxid: ok.txid });
+    expectBadArgument(await api.post('/v1/batch/spends', { txs: [loser.hex], brief: 1 }), 'brief');
   });
 
   test('batch options apply to every tx; envelope errors name the field', async () => {

@@ -61,7 +61,11 @@ export interface ClientOptions {
   batching?: boolean | BatchingOptions;
 }
 
-export type SpendOptions = Omit<BatchSpendRequest, 'txs'>;
+export type SpendOptions = Omit<BatchSpendRequest, 'txs' | 'brief'>;
+/** `brief`: a write batch answers each item that succeeded by its status alone (its value is then undefined). */
+export interface BriefOption {
+  brief: true;
+}
 export type CreateOptions = Omit<CreateTxRequest, 'tx'>;
 export interface MinedBlock {
   blockId: number;
@@ -302,14 +306,28 @@ export class UtxoStoreClient {
 
   // ---- batch routes (explicit) ---------------------------------------------------------------------------------
 
-  /** Creates many txs in one request; each item's outcome on its own. */
-  createMany(txs: CreateTxRequest[]): Promise<ItemResult<CreateResult>[]> {
-    return this.batch('createMany', { txs });
+  /**
+   * Creates many txs in one request; each item's outcome on its own. With `{brief: true}` a created tx's value is
+   * undefined: the answer carries only the failures' details (less for the server to write and for this client to
+   * read, for a block's worth of txs).
+   */
+  createMany(txs: CreateTxRequest[]): Promise<ItemResult<CreateResult>[]>;
+  createMany(txs: CreateTxRequest[], options: BriefOption): Promise<ItemResult<undefined>[]>;
+  async createMany(txs: CreateTxRequest[], options?: BriefOption): Promise<ItemResult<CreateResult | undefined>[]> {
+    return briefly(await this.batch('createMany', { txs, ...options }), options);
   }
 
-  /** Spends all inputs of many txs in one request; each tx all or nothing, on its own. */
-  spendMany(txs: string[], options: SpendOptions = {}): Promise<ItemResult<SpendResult>[]> {
-    return this.batch('spendMany', { txs, ...options });
+  /**
+   * Spends all inputs of many txs in one request; each tx all or nothing, on its own. With `brief: true` a tx whose
+   * inputs were all spent has the value undefined (a failed one still lists each input).
+   */
+  spendMany(txs: string[], options?: SpendOptions): Promise<ItemResult<SpendResult>[]>;
+  spendMany(txs: string[], options: SpendOptions & BriefOption): Promise<ItemResult<undefined>[]>;
+  async spendMany(
+    txs: string[],
+    options: SpendOptions & Partial<BriefOption> = {},
+  ): Promise<ItemResult<SpendResult | undefined>[]> {
+    return briefly(await this.batch('spendMany', { txs, ...options }), options);
   }
 
   /** Satoshis and locking script of each outpoint (to extend a raw tx to EF). */
@@ -439,6 +457,12 @@ function batchItemCount(operation: BatchOperationId, body: BatchTypes[BatchOpera
           ? (body as { outpoints: unknown[] }).outpoints
           : (body as { utxos: unknown[] }).utxos;
   return list.length;
+}
+
+/** A brief answer's successes carry no value (the server sent `{status}` alone). */
+function briefly<T>(results: ItemResult<T>[], options?: Partial<BriefOption>): ItemResult<T | undefined>[] {
+  if (options?.brief !== true) return results;
+  return results.map((r) => (r.ok ? { ok: true, value: undefined } : r));
 }
 
 function isHealthReport(body: unknown): boolean {

@@ -13,7 +13,7 @@ import { SigV4HttpTransport, type SigV4Options } from './sigv4-transport.js';
 import { HttpTransport } from './transport.js';
 
 export { UtxoStoreClient } from './client.js';
-export type { BatchingOptions, ClientOptions, CreateOptions, MinedBlock, SpendOptions } from './client.js';
+export type { BatchingOptions, BriefOption, ClientOptions, CreateOptions, MinedBlock, SpendOptions } from './client.js';
 export { Batcher } from './batcher.js';
 export type { BatcherOptions, BatcherStats, ItemResult, SendBatch } from './batcher.js';
 export { BATCH_OPERATIONS, decodeBatchItem, decodeBatchResponse } from './batch-routes.js';

@@ -266,6 +266,8 @@ export type Health = {
 
 export type BatchCreateRequest = {
   txs: unknown[];
+  /** true: an item that succeeded is answered {status} without its result (a block validator knows what it sent); a failed item is answered in full */
+  brief?: boolean;
 };
 
 export type BatchCreateResponse = {
@@ -286,6 +288,8 @@ export type BatchSpendRequest = {
   ignoreConflicting?: boolean;
   ignoreLocked?: boolean;
   blockHeight?: number;
+  /** true: an item that succeeded is answered {status} without its result (a block validator knows what it sent); a failed item is answered in full */
+  brief?: boolean;
 };
 
 export type BatchSpendResponse = {
