@@ -14,7 +14,8 @@ export const STEPS = (process.env.BENCH_SCALE_STEPS ?? (AEROSPIKE ? '10000,10000
 export const SAMPLE = Number(process.env.BENCH_SCALE_SAMPLE ?? 10000);
 export const BLOCK = Number(process.env.BENCH_SCALE_BLOCK ?? 100000);
 export const FANOUT = Number(process.env.BENCH_SCALE_FANOUT ?? 10000);
-export const IN_FLIGHT = 8;
+/** requests a client keeps in flight (BENCH_SCALE_IN_FLIGHT, default 8) */
+export const IN_FLIGHT = Number(process.env.BENCH_SCALE_IN_FLIGHT ?? 8);
 /** rounds of a measure; the best round counts (BENCH_SCALE_ROUNDS) */
 /** the handler part's page size (BENCH_SCALE_PAGE; the route's default is 1000, its maximum 10000) */
 export const HANDLER_PAGE = Number(process.env.BENCH_SCALE_PAGE ?? 10000);
