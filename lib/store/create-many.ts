@@ -122,7 +122,7 @@ async function prepareAll(ctx: StoreContext, list: CreateItem[]): Promise<TxCrea
   const tipRead = needsTip ? ctx.tip().catch(asItemError) : undefined;
   const parsed = items.map((item) => parseItem(item));
   const tip = await tipRead;
-  return parsed.map((p) => (p instanceof ParsedItem ? plan(ctx, p, tip) : { error: p }));
+  return parsed.map((p) => (p instanceof ParsedItem ? planItem(ctx, p, tip) : { error: p }));
 }
 
 /** A tx checked with its options, not yet planned. */
@@ -159,7 +159,7 @@ function parseItem(item: CreateItem): ParsedItem | UtxoStoreError {
  * One tx's height (its own, or the tip) and record plan. What is kept of it from here is what the later steps and
  * the answer read (TxCreate): its parsed inputs and outputs only when a later step reads them.
  */
-function plan(ctx: StoreContext, p: ParsedItem, tip: number | UtxoStoreError | undefined): TxCreate {
+function planItem(ctx: StoreContext, p: ParsedItem, tip: number | UtxoStoreError | undefined): TxCreate {
   const { parsed, own, conflicting } = p;
   const height = own ?? tip;
   if (typeof height !== 'number') return { error: height as UtxoStoreError };
@@ -176,7 +176,7 @@ function plan(ctx: StoreContext, p: ParsedItem, tip: number | UtxoStoreError | u
       conflicting,
       createdAt: ctx.now(),
     };
-    const records = planRecords(parsed, ctx.settings, { ...options, external: needsExternal(parsed, ctx.settings) });
+    const recordPlan = planRecords(parsed, ctx.settings, { ...options, external: needsExternal(parsed, ctx.settings) });
     const tx: CreatedTx = {
       txid: parsed.txid,
       txidHex: parsed.txidHex,
@@ -185,8 +185,8 @@ function plan(ctx: StoreContext, p: ParsedItem, tip: number | UtxoStoreError | u
       extendedSize: parsed.extendedSize,
       bytes: parsed.ef ?? parsed.raw,
     };
-    const kept = records.records.length > 1 || conflicting ? parsed : undefined;
-    return { tx, parsed: kept, options, plan: records };
+    const kept = recordPlan.records.length > 1 || conflicting ? parsed : undefined;
+    return { tx, parsed: kept, options, plan: recordPlan };
   } catch (err) {
     return { error: asItemError(err) };
   }
