@@ -235,5 +235,4 @@ export async function fill(store: UtxoStore, from: number, to: number, height: n
   return (n * 1000) / ms;
 }
 
-export const r0 = (n: number) => Math.round(n);
-export const r2 = (n: number) => Math.round(n * 100) / 100;
+export { r0, r2 } from './round-figures';

@@ -1,6 +1,8 @@
 /** The block's per-round figures printed beside its best-of-3 rows (block.ts): pure, so they are tested alone. */
 
-const r2 = (n: number) => Math.round(n * 100) / 100;
+/** A figure rounded to a whole number, and to two decimals (the bench's tables; common.ts re-exports them). */
+export const r0 = (n: number) => Math.round(n);
+export const r2 = (n: number) => Math.round(n * 100) / 100;
 
 /**
  * Each round's replay against the same round's block ("x0.74 / x0.77 / x0.8"): a phase's two sides ran seconds apart
