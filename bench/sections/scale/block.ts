@@ -13,8 +13,8 @@
  * when there is one round), and of the first replay round (phase-profile.ts).
  */
 import { fork, type ChildProcess } from 'child_process';
-import { mkdtempSync, rmSync } from 'fs';
-import { tmpdir } from 'os';
+import { mkdtempSync, readFileSync, rmSync } from 'fs';
+import { availableParallelism, tmpdir } from 'os';
 import * as path from 'path';
 import { PerformanceObserver } from 'perf_hooks';
 import { functionDefaults, type FunctionName } from '../../../cdk/config/functions';
@@ -25,7 +25,7 @@ import { collectGarbage, EngineRecorder, type ReplayResult } from '../../engine-
 import type { BlockPhase, FromBlockClient, ToBlockClient } from './block-client';
 import { costPerMillionTxs, PRICES, type Cost } from './cost';
 import { profiled } from './phase-profile';
-import { busyShare, roundByRound } from './round-figures';
+import { busyShare, machineShare, parseProcStat, roundByRound, type MachineCpu } from './round-figures';
 import {
   SECTION,
   nullQueue,
@@ -66,6 +66,8 @@ interface PhaseMeasure {
   requests: number;
   ops: number | undefined;
   deleted: number;
+  /** the whole machine's busy share over the phase ("93 %"; 'n/a' without /proc/stat) */
+  machine: string;
 }
 
 export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
@@ -98,7 +100,7 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
     let inputs = 0;
     // the block's raw limit: the same record operations issued straight on the engine, on a fresh set each round;
     // each phase's best round counts (as the block's rounds)
-    const replay = new Map<string, ReplayResult & { ops?: number }>();
+    const replay = new Map<string, ReplayResult & { ops?: number; machine: string }>();
     /** each phase's time in each replay round, ms */
     const replayRounds = new Map<string, number[]>();
 
@@ -111,15 +113,22 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
       return async (phase: string): Promise<void> => {
         const ops = await target.serverOps?.();
         // the replay's first round is profiled beside the block's (BENCH_SCALE_PROFILE): <dir>/replay-<phase>
-        const result = await replayer.run(phase, (p, work) =>
-          round === 0 && p !== 'parents' ? profiled(`replay-${p}`, work, progress) : work(),
-        );
+        let machine = 'n/a';
+        const result = await replayer.run(phase, async (p, work) => {
+          const before = machineCpu();
+          await (round === 0 && p !== 'parents' ? profiled(`replay-${p}`, work, progress) : work());
+          machine = machineShare(before, machineCpu());
+        });
         const after = await target.serverOps?.();
         if (phase === 'parents') return;
         replayRounds.set(phase, [...(replayRounds.get(phase) ?? []), result.ms]);
         const prior = replay.get(phase);
         if (prior === undefined || result.ms < prior.ms)
-          replay.set(phase, { ...result, ops: ops === undefined || after === undefined ? undefined : after - ops });
+          replay.set(phase, {
+            ...result,
+            machine,
+            ops: ops === undefined || after === undefined ? undefined : after - ops,
+          });
       };
     };
 
@@ -171,11 +180,13 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
         const ops = await opened.serverOps?.();
         const [requests0, gc0] = [requests, gcMs];
         const cpu = process.cpuUsage();
+        const machine0 = machineCpu();
         const t = performance.now();
         const run = () => ask({ type: 'phase', phase: name as BlockPhase });
         const done = round === PROFILED_ROUND ? await profiled(name, run, progress) : await run();
         const ms = performance.now() - t;
         const used = process.cpuUsage(cpu);
+        const machine = machineShare(machine0, machineCpu());
         await new Promise((resolve) => setImmediate(resolve)); // the observer's gc entries of the phase
         const after = await opened.serverOps?.();
         if (round === 0) recorder?.spill(dir);
@@ -187,6 +198,7 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
           requests: requests - requests0,
           ops: ops === undefined || after === undefined ? undefined : after - ops,
           deleted: done.type === 'done' ? done.deleted : 0,
+          machine,
         };
       };
       return { phase, close: () => server.close() };
@@ -235,6 +247,7 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
         requestsPerTx: m.requests / n,
         viaApi: FUNCTION_OF[name].viaApi,
       });
+    const cores = availableParallelism();
     const money = (usd: number) => `$${usd.toPrecision(3)}`;
     const costNote = (c: Cost, mb: string) =>
       `${money(c.total)} per 1M txs (Lambda ${mb}: duration ${money(c.lambdaDuration)} + requests ` +
@@ -265,7 +278,7 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
               `round ${roundByRound(
                 rounds.map((x) => x.get(name)!.ms),
                 replayRounds.get(name) ?? [],
-              )}; busy: the server ${busyShare(m.serverCpuUs, m.ms)}, the replay's process ${busyShare(r.cpuUs, r.ms)}`
+              )}; busy: the server ${busyShare(m.serverCpuUs, m.ms)}, the replay's process ${busyShare(r.cpuUs, r.ms)}; the machine (${cores} cores) ${m.machine} and ${r.machine}`
             : '') +
           `; ${cpuNote(m)}; ${m.requests} requests; ${costNote(costOf(name, m), `${memory[FUNCTION_OF[name].fn].memoryMb} MB`)}` +
           `; rounds ${seconds(rounds.map((x) => x.get(name)!.ms))}` +
@@ -311,6 +324,7 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
       requests: sum((m) => m.requests),
       ops: allOps,
       deleted: 0,
+      machine: 'n/a',
     };
     const heapFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(' ')].filter((a) =>
       /^--max-(semi|old)-space-size/.test(a),
@@ -341,6 +355,15 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
     rmSync(dir, { recursive: true, force: true });
   }
   return rows;
+}
+
+/** The machine's CPU counters now; undefined where there is no /proc/stat (not Linux). */
+function machineCpu(): MachineCpu | undefined {
+  try {
+    return parseProcStat(readFileSync('/proc/stat', 'utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Sends one message to the block client and waits for its answer (one at a time); an `error` answer throws. */

@@ -20,3 +20,32 @@ export function roundByRound(blockMs: number[], replayMs: number[]): string {
 export function busyShare(cpuUs: number, wallMs: number): string {
   return `${Math.round(cpuUs / wallMs / 10)} %`;
 }
+
+/** The machine's CPU time so far, all cores, from the first line of /proc/stat (clock ticks): busy and in all. */
+export interface MachineCpu {
+  busy: number;
+  total: number;
+}
+
+/**
+ * Parses /proc/stat's `cpu` line (user nice system idle iowait irq softirq steal ...): idle and iowait are not busy;
+ * steal (the hypervisor's time for other guests) is left out of both, the cores were not this machine's then.
+ */
+export function parseProcStat(text: string): MachineCpu | undefined {
+  const line = text.split('\n').find((l) => l.startsWith('cpu '));
+  if (!line) return undefined;
+  const [user, nice, system, idle, iowait, irq = 0, softirq = 0] = line.trim().split(/\s+/).slice(1, 8).map(Number);
+  const ticks = [user, nice, system, idle, iowait, irq, softirq];
+  if (ticks.some((t) => t === undefined || !Number.isFinite(t))) return undefined;
+  const busy = user + nice + system + irq + softirq;
+  return { busy, total: busy + idle + iowait };
+}
+
+/**
+ * How busy the whole machine was between two readings, as "93 %" of all its cores: the server or replay, the client
+ * and every `asd` together. A phase near 100 % is bound by the machine's cores: no process model would run it faster.
+ */
+export function machineShare(before: MachineCpu | undefined, after: MachineCpu | undefined): string {
+  if (!before || !after || after.total <= before.total) return 'n/a';
+  return `${Math.round(((after.busy - before.busy) / (after.total - before.total)) * 100)} %`;
+}
