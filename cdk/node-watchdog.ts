@@ -9,7 +9,9 @@
  *    since its start is its start-up (loading its data), not counted. A silent node is killed only while at least
  *    min-cluster-size of the other nodes answer at all (silentKillAllowed: a majority could re-form without it);
  *    fewer (a stall of the whole cluster) and it is not killed, asked again at every poll: killing every node would
- *    lose the acknowledged writes still in their write buffers (CE has no commit-to-device);
+ *    lose the acknowledged writes still in their write buffers (CE has no commit-to-device); the first round in which
+ *    they answer again after such a hold kills nothing either (it may have begun during the stall): the node is asked
+ *    once more, all after the others resumed;
  *  - any observation other than member sets the wipe-on-start mark, which records why: `unstable` (the node said it
  *    was an orphan, outside the cluster) or `silent` (it did not answer); unstable wins once seen in the same
  *    non-member spell; a member observation clears it. A node whose last observation was member (a crash, a kill, a
@@ -113,17 +115,24 @@ export function majorityKey(answers: (string | undefined)[], minClusterSize: num
  * would lose the acknowledged writes still in their write buffers (CE has no commit-to-device); a running majority
  * answers within a poll, ~2.5 s before it can re-form without this node (3 s heartbeat timeout). `own`: the node's
  * own answer to a question asked at the same time as the others' (any answer: it resumed, e.g. with the rest of a
- * stalled cluster, and its earlier silence is stale: not killed).
+ * stalled cluster, and its earlier silence is stale: not killed). `heldBefore`: the previous round was held (the
+ * others did not answer): this round may have begun while every node was stopped, and a question pending when they
+ * resume is answered by each in turn, the node's own maybe last, after the round's timeout; so the first round in
+ * which the others answer again kills nothing (`peersBack`), and the node is asked once more, its regular question
+ * and a whole round, all after the others resumed (found by the e2e's whole-cluster stall: two of three nodes killed
+ * 0.1 s after they all resumed, the third then an orphan, killed and wiped).
  */
 export function silentKillAllowed(
   answers: (string | undefined)[],
   minClusterSize: number,
   own?: string,
-): { kill: boolean; answering: number; resumed: boolean } {
+  heldBefore = false,
+): { kill: boolean; answering: number; resumed: boolean; peersBack: boolean } {
   const answering = answers.filter((a) => a !== undefined).length;
   // the node itself answered the question asked together with the others': it resumed (the whole cluster did)
   const resumed = own !== undefined;
-  return { kill: !resumed && answering >= Math.max(1, minClusterSize), answering, resumed };
+  const majorityRuns = !resumed && answering >= Math.max(1, minClusterSize);
+  return { kill: majorityRuns && !heldBefore, answering, resumed, peersBack: majorityRuns && heldBefore };
 }
 
 export interface StartDecision {
@@ -299,6 +308,11 @@ case "\${1:-}" in
             go=''
             [ -n "$held" ] || echo "aerospike-watchdog: asd silent for $((t - since)) ms but only $k of the other nodes answer (min-cluster-size $min): a whole-cluster stall, not killed; checking again" >&2
             held=1
+          elif [ -n "$held" ]; then
+            # the others answer again after a whole-cluster stall: this round may have begun during it (each node
+            # answers a pending question in turn as they resume): asked once more, all after they resumed
+            go=''; held=''
+            echo "aerospike-watchdog: asd silent for $((t - since)) ms; $k of the other nodes answer again after a whole-cluster stall: asked once more before a kill" >&2
           fi
         fi
         if [ $((t - since)) -ge $limit ] && [ -n "$go" ]; then

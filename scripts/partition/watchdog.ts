@@ -3,7 +3,8 @@
  * the supervisor that systemd is on a cluster node: a node the watchdog killed is started again after RESTART_MS,
  * through the start rule of check-start (startDecision): empty when its mark is unstable, or silent and a majority
  * (min-cluster-size) of the other nodes serves without it; else with its data. A silent node is killed only while
- * min-cluster-size of the other nodes answer (silentKillAllowed; a whole-cluster stall is not killed). Nodes stopped
+ * min-cluster-size of the other nodes answer (silentKillAllowed; a whole-cluster stall is not killed, nor its first round
+ * after the others resume: the node is asked once more). Nodes stopped
  * by a nemesis are not restarted by it.
  */
 import {
@@ -129,8 +130,16 @@ export class HarnessWatchdog {
       this.ask(this.cluster.node(index).address, WATCHDOG.peerAnswerTimeoutMs),
       this.askOthers(index, WATCHDOG.peerAnswerTimeoutMs),
     ]);
-    const { kill, answering, resumed } = silentKillAllowed(answers, this.minClusterSize, own);
-    if (!kill && !resumed && !this.held.has(index)) {
+    const held = this.held.has(index);
+    const { kill, answering, resumed, peersBack } = silentKillAllowed(answers, this.minClusterSize, own, held);
+    if (peersBack) {
+      // the first round after a whole-cluster stall kills nothing (it may have begun during it): asked once more
+      this.held.delete(index);
+      this.log(
+        `[watchdog] n${index}: asd ${silence}; ${answering} of the other nodes answer again after a whole-cluster ` +
+          'stall: asked once more before a kill',
+      );
+    } else if (!kill && !resumed && !held) {
       this.held.add(index);
       this.log(
         `[watchdog] n${index}: asd ${silence} but only ${answering} of the other nodes answer ` +

@@ -211,7 +211,10 @@ describe('run: the mark records why; a silent node is killed only while a majori
   /**
    * runs the watchdog against a stand-in asd (a sleep) whose asinfo answers `answersInTurn` in turn, then hangs as a
    * paused asd does (the watchdog's timeout ends the question) until the file `resumed` exists, then answers K1: a
-   * question pending when the cluster resumes is answered, as a real paused asd answers it. The other nodes (asinfo
+   * question pending when the cluster resumes is answered, as a real paused asd answers it (once the file `slow`
+   * exists: the first question after the resume not in time, the others in 350 ms: after the kill round's 300 ms,
+   * within a regular question's 500 ms; the other nodes' questions then wait, as a paused asd's do, until they
+   * answer). The other nodes (asinfo
    * -h/-p) answer from their answer files (answer()). Stops after a kill or `windowMs`
    */
   async function runWatchdog(
@@ -227,10 +230,12 @@ describe('run: the mark records why; a silent node is killed only while a majori
     const list = answersInTurn.map((a) => `'${a}'`).join(' ');
     stub(
       'asinfo',
-      `if [ "$1" = -h ]; then f="${answers}/$2:$4"; [ -f "$f" ] || exit 1; cat "$f"; echo; exit 0; fi
-[ -f "${dir}/resumed" ] && { echo K1; exit 0; }
+      `if [ "$1" = -h ]; then f="${answers}/$2:$4"; [ -f "${dir}/slow" ] && while [ ! -f "$f" ]; do sleep 0.02; done
+[ -f "$f" ] || exit 1; cat "$f"; echo; exit 0; fi
+slow() { [ -f "${dir}/slow" ] || return 0; m=$(cat "${dir}/after" 2>/dev/null || echo 0); echo $((m + 1)) > "${dir}/after"; [ "$m" -eq 0 ] && sleep 1; sleep 0.35; }
+[ -f "${dir}/resumed" ] && { slow; echo K1; exit 0; }
 a=(${list}); n=$(cat "${turn}"); echo $((n + 1)) > "${turn}"; [ "$n" -lt \${#a[@]} ] && { echo "\${a[$n]}"; exit 0; }
-while [ ! -f "${dir}/resumed" ]; do sleep 0.02; done; echo K1`,
+while [ ! -f "${dir}/resumed" ]; do sleep 0.02; done; slow; echo K1`,
     );
     const file = path.join(dir, 'aerospike-watchdog');
     writeFileSync(file, script());
@@ -307,6 +312,22 @@ while [ ! -f "${dir}/resumed" ]; do sleep 0.02; done; echo K1`,
     expect(r.stderr).toMatch(/a whole-cluster stall, not killed/);
     expect(r.stderr).not.toMatch(/SIGKILL/);
     // a member again: the mark is cleared
+    expect(r.mark).toBe('');
+  }, 15_000);
+
+  test('a stall, then the whole cluster resumes, this node answering slower than the kill round: not killed', async () => {
+    // the e2e's whole-cluster stall: the nodes resume together and answer pending questions in turn; a kill round
+    // begun during the stall saw the others answer and this node not within its 300 ms
+    writeFileSync(path.join(dir, 'slow'), '');
+    setTimeout(() => {
+      writeFileSync(path.join(dir, 'resumed'), '');
+      answer(2, 'K1');
+      answer(3, 'K1');
+    }, 3500);
+    const r = await runWatchdog(['K1'], 7000);
+    expect(r.killed).toBe(false);
+    expect(r.stderr).not.toMatch(/SIGKILL/);
+    expect(r.stderr).toMatch(/2 of the other nodes answer again after a whole-cluster stall: asked once more/);
     expect(r.mark).toBe('');
   }, 15_000);
 });

@@ -172,24 +172,73 @@ test('majorityKey: at least min-cluster-size of the other nodes answer the same 
 
 test('silentKillAllowed: killed only while at least min-cluster-size of the other nodes answer at all', () => {
   // any answer counts (a key, ERROR, ''): the node runs and could re-form a cluster without the silent one
-  expect(silentKillAllowed(['K1', 'ERROR::unstable'], 2)).toEqual({ kill: true, answering: 2, resumed: false });
-  expect(silentKillAllowed(['', 'K2'], 2)).toEqual({ kill: true, answering: 2, resumed: false });
+  expect(silentKillAllowed(['K1', 'ERROR::unstable'], 2)).toEqual({
+    kill: true,
+    answering: 2,
+    resumed: false,
+    peersBack: false,
+  });
+  expect(silentKillAllowed(['', 'K2'], 2)).toEqual({ kill: true, answering: 2, resumed: false, peersBack: false });
   // a whole-cluster stall, or this node cut off from the others: not killed
-  expect(silentKillAllowed([undefined, undefined], 2)).toEqual({ kill: false, answering: 0, resumed: false });
-  expect(silentKillAllowed(['K1', undefined], 2)).toEqual({ kill: false, answering: 1, resumed: false });
+  expect(silentKillAllowed([undefined, undefined], 2)).toEqual({
+    kill: false,
+    answering: 0,
+    resumed: false,
+    peersBack: false,
+  });
+  expect(silentKillAllowed(['K1', undefined], 2)).toEqual({
+    kill: false,
+    answering: 1,
+    resumed: false,
+    peersBack: false,
+  });
   expect(silentKillAllowed(['K1', 'K1', undefined, undefined], 3)).toEqual({
     kill: false,
     answering: 2,
     resumed: false,
+    peersBack: false,
   });
-  expect(silentKillAllowed(['K1', 'K1', 'ERROR', undefined], 3)).toEqual({ kill: true, answering: 3, resumed: false });
+  expect(silentKillAllowed(['K1', 'K1', 'ERROR', undefined], 3)).toEqual({
+    kill: true,
+    answering: 3,
+    resumed: false,
+    peersBack: false,
+  });
   // the node answered the question asked with the others' (it resumed with them): its silence is stale, not killed
-  expect(silentKillAllowed(['K1', 'K1'], 2, 'K1')).toEqual({ kill: false, answering: 2, resumed: true });
-  expect(silentKillAllowed(['K1', 'K1'], 2, 'ERROR::unstable')).toMatchObject({ kill: false, resumed: true });
+  expect(silentKillAllowed(['K1', 'K1'], 2, 'K1')).toEqual({
+    kill: false,
+    answering: 2,
+    resumed: true,
+    peersBack: false,
+  });
+  expect(silentKillAllowed(['K1', 'K1'], 2, 'ERROR::unstable')).toMatchObject({
+    kill: false,
+    resumed: true,
+    peersBack: false,
+  });
   // the question before a kill (the other nodes asked at once) stays within about a poll; running nodes answer in
   // milliseconds, so the kill still comes before the heartbeat timeout (3 s) when a majority could re-form
   expect(WATCHDOG.peerAnswerTimeoutMs).toBeLessThanOrEqual(WATCHDOG.pollMs + 100);
   expect(WATCHDOG.silentMs + WATCHDOG.infoTimeoutMs + WATCHDOG.pollMs).toBeLessThan(150 * 20);
+});
+
+test('silentKillAllowed: the first round in which the others answer again after a held one kills nothing', () => {
+  // the previous round was held (a whole-cluster stall): this one may have begun while every node was stopped
+  expect(silentKillAllowed(['K1', 'K1'], 2, undefined, true)).toEqual({
+    kill: false,
+    answering: 2,
+    resumed: false,
+    peersBack: true,
+  });
+  // still too few answering, or the node answered: no "back" to speak of
+  expect(silentKillAllowed(['K1', undefined], 2, undefined, true)).toMatchObject({ kill: false, peersBack: false });
+  expect(silentKillAllowed(['K1', 'K1'], 2, 'K1', true)).toMatchObject({
+    kill: false,
+    resumed: true,
+    peersBack: false,
+  });
+  // the round after it (not held): killed as before
+  expect(silentKillAllowed(['K1', 'K1'], 2, undefined, false)).toMatchObject({ kill: true, peersBack: false });
 });
 
 describe('startDecision (the start rule, run by the harness; the script is tested in test/cdk/watchdog-check-start)', () => {
@@ -266,7 +315,11 @@ test('npm run partition runs every nemesis the issue names', () => {
 
 describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog killed is started again after 1 s)', () => {
   /** three nodes; node 1 answers once, then nothing (paused); `peers` is what nodes 2 and 3 answer */
-  async function killAndRestart(peers: (string | undefined)[], windowMs = 8000, resumed = { now: false }) {
+  async function killAndRestart(
+    peers: (string | undefined)[],
+    windowMs = 8000,
+    resumed: { now: boolean; slow?: boolean } = { now: false },
+  ) {
     const lines: string[] = [];
     const starts: { index: number; wipe: boolean }[] = [];
     const pids = new Map<number, number>([[1, 101]]);
@@ -291,10 +344,15 @@ describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog 
       },
     };
     // once `resumed.now`, node 1 answers the question asked with the others' (the kill's round, 300 ms) only: its
-    // regular observation stays silent, as one timed out just before it resumed
+    // regular observation stays silent, as one timed out just before it resumed; `resumed.slow`: the other way round,
+    // it answers its regular question (500 ms) only, too slow for the kill's round, and not the first one after it
+    // resumed (pending when it did, it timed out)
+    let sinceResumed = 0;
     const info = (host: string, _port: number, _command: string, timeoutMs?: number) => {
       const i = Number(host.split('.')[3]);
-      const own = () => asked1++ === 0 || (resumed.now && timeoutMs === WATCHDOG.peerAnswerTimeoutMs);
+      const answered = resumed.slow ? WATCHDOG.infoTimeoutMs : WATCHDOG.peerAnswerTimeoutMs;
+      const own = () =>
+        asked1++ === 0 || (resumed.now && timeoutMs === answered && (!resumed.slow || sinceResumed++ > 0));
       const a = i === 1 ? (own() ? 'K' : undefined) : peers[i - 2];
       return a === undefined ? Promise.reject(new Error('timeout')) : Promise.resolve(a);
     };
@@ -355,6 +413,21 @@ describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog 
     const r = await killAndRestart(peers, 6000, resumed);
     expect(r.starts).toEqual([]);
     expect(r.lines.join('\n')).toMatch(/a whole-cluster stall, not killed/);
+    expect(r.lines.join('\n')).not.toMatch(/SIGKILL/);
+  }, 15_000);
+
+  test('a stall, then the whole cluster resumes, the node answering slower than the kill round: not killed', async () => {
+    // the e2e's whole-cluster stall: every node resumes at once and answers its pending questions in turn; a round
+    // begun during the stall saw the others answer and the node not yet
+    const peers: (string | undefined)[] = [undefined, undefined];
+    const resumed = { now: false, slow: true };
+    setTimeout(() => {
+      resumed.now = true;
+      peers.splice(0, 2, 'K', 'K');
+    }, 3500);
+    const r = await killAndRestart(peers, 6000, resumed);
+    expect(r.starts).toEqual([]);
+    expect(r.lines.join('\n')).toMatch(/a whole-cluster stall, not killed[^]*answer again after a whole-cluster stall/);
     expect(r.lines.join('\n')).not.toMatch(/SIGKILL/);
   }, 15_000);
 });
