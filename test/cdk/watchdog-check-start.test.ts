@@ -4,7 +4,16 @@
  * recording the kind of its mark. A silent-marked node is wiped only when a majority serves without it.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { AEROSPIKE_HEARTBEAT_PORT, AEROSPIKE_SERVICE_PORT, renderAerospikeConf } from '../../cdk/aerospike-scripts';
@@ -104,7 +113,34 @@ cat "$f"; echo`,
   );
 });
 
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+/**
+ * the script runs each asinfo under `timeout`, which puts it in a process group of its own: killing the watchdog's
+ * group leaves those running (writing to the call log, waiting for `resumed`) for up to their timeout. They are
+ * found by the stub's path on their command line and killed before the directory goes.
+ */
+function killLeftovers(): void {
+  for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    let cmdline: string;
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (Number(pid) !== process.pid && cmdline.includes(dir)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+}
+
+afterEach(() => {
+  killLeftovers();
+  // a killed process's last write may still land: retried on ENOTEMPTY
+  rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+});
 
 function setMark(kind: string): void {
   mkdirSync(path.dirname(mark), { recursive: true });
