@@ -3,9 +3,8 @@
  * the supervisor that systemd is on a cluster node: a node the watchdog killed is started again after RESTART_MS,
  * through the start rule of check-start (startDecision): empty when its mark is unstable, or silent and a majority
  * (min-cluster-size) of the other nodes serves without it; else with its data. A silent node is killed only while
- * min-cluster-size of the other nodes answer (silentKillAllowed; a whole-cluster stall is not killed, nor its first round
- * after the others resume: the node is asked once more). Nodes stopped
- * by a nemesis are not restarted by it.
+ * min-cluster-size of the other nodes answer (silentKillAllowed; a whole-cluster stall is not killed, nor its first
+ * round after the others resume: the node is asked once more). Nodes stopped by a nemesis are not restarted by it.
  */
 import {
   INITIAL_WATCHDOG_STATE,
