@@ -79,6 +79,15 @@ export function describeBlobContract(
       expect(await store.get(id, 'tx')).toEqual(data);
     });
 
+    test('concurrent puts of the same large blob (4 MiB) all succeed: none sees the other half-written', async () => {
+      const id = txid(TXID_A);
+      const data = Buffer.alloc(4 * 1024 * 1024, 5);
+      // started a few milliseconds apart: the later ones look while the first one's bytes are being written
+      const after = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      await Promise.all([0, 10, 20, 40, 80].map((ms) => after(ms).then(() => store.put(id, 'tx', data))));
+      expect((await store.get(id, 'tx'))!.equals(data)).toBe(true);
+    });
+
     test('an empty blob is stored and read back', async () => {
       const id = txid(TXID_A);
       await store.put(id, 'outputs', Buffer.alloc(0));
