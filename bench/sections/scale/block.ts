@@ -2,7 +2,9 @@
  * The scale bench's block: one block through the typed client and the local server, beside its own raw limit
  * (bench/sections/scale.ts). The client runs in a process of its own (block-client.ts), so the CPU this process spends
  * in a phase is the local server's: the handlers, the store, the engine and the native client, what the functions'
- * processes would spend. The block runs BENCH_SCALE_BLOCK_ROUNDS times (default 3), each round on a fresh set with a
+ * processes would spend. The client's process runs at a lower priority (BENCH_SCALE_CLIENT_NICE, default 19): a node
+ * service sends its blocks from machines of its own, and the replay has no client, so in the phases that fill both
+ * cores (spend, setMined) the client's CPU should not take cores from the server and Aerospike. The block runs BENCH_SCALE_BLOCK_ROUNDS times (default 3), each round on a fresh set with a
  * fresh server; the first round's record operations are recorded and replayed straight on the engine
  * BENCH_SCALE_REPLAY_ROUNDS times (default 3), each phase's replay right after the block's run of the same phase in
  * the same round (the two sides of a phase's ratio seconds apart, not minutes: the machine's speed drifts); each
@@ -14,7 +16,7 @@
  */
 import { fork, type ChildProcess } from 'child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'fs';
-import { availableParallelism, tmpdir } from 'os';
+import { availableParallelism, setPriority, tmpdir } from 'os';
 import * as path from 'path';
 import { PerformanceObserver } from 'perf_hooks';
 import { functionDefaults, type FunctionName } from '../../../cdk/config/functions';
@@ -31,6 +33,7 @@ import {
   nullQueue,
   BLOCK,
   BLOCK_ROUNDS,
+  CLIENT_NICE,
   REPLAY_ROUNDS,
   R,
   B,
@@ -77,6 +80,7 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
   const { currentRuntime } = require('../../../lib/runtime') as typeof import('../../../lib/runtime');
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-block-'));
   const child = fork(path.join(__dirname, 'block-client.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  lowerPriority(child);
   const ask = messenger(child);
   let gcMs = 0;
   const gc = new PerformanceObserver((list) => {
@@ -363,6 +367,16 @@ function machineCpu(): MachineCpu | undefined {
     return parseProcStat(readFileSync('/proc/stat', 'utf8'));
   } catch {
     return undefined;
+  }
+}
+
+/** The client's process yields the shared cores (CLIENT_NICE); where the system refuses, the run says so and goes on. */
+function lowerPriority(child: ChildProcess): void {
+  if (CLIENT_NICE === 0 || child.pid === undefined) return;
+  try {
+    setPriority(child.pid, CLIENT_NICE);
+  } catch (err) {
+    progress(`block: the client's priority stays as it is (${(err as Error).message}): it competes for the cores`);
   }
 }
 

@@ -16,14 +16,20 @@ export const BLOCK = Number(process.env.BENCH_SCALE_BLOCK ?? 100000);
 export const FANOUT = Number(process.env.BENCH_SCALE_FANOUT ?? 10000);
 /** requests a client keeps in flight (BENCH_SCALE_IN_FLIGHT, default 8) */
 export const IN_FLIGHT = Number(process.env.BENCH_SCALE_IN_FLIGHT ?? 8);
-/** rounds of a measure; the best round counts (BENCH_SCALE_ROUNDS) */
 /** the handler part's page size (BENCH_SCALE_PAGE; the route's default is 1000, its maximum 10000) */
 export const HANDLER_PAGE = Number(process.env.BENCH_SCALE_PAGE ?? 10000);
+/** rounds of a measure; the best round counts (BENCH_SCALE_ROUNDS) */
 export const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 4);
 /** rounds of the block's replay on the raw engine (BENCH_SCALE_REPLAY_ROUNDS); each phase's best counts */
 export const REPLAY_ROUNDS = Number(process.env.BENCH_SCALE_REPLAY_ROUNDS ?? 3);
 /** rounds of the block itself, each on a fresh set (BENCH_SCALE_BLOCK_ROUNDS); each phase's best counts */
 export const BLOCK_ROUNDS = Number(process.env.BENCH_SCALE_BLOCK_ROUNDS ?? 3);
+/**
+ * The block client's process priority (BENCH_SCALE_CLIENT_NICE, a niceness 0-19, default 19): the node service that
+ * sends a block runs on machines of its own, so on the bench's shared cores its process yields to the server's and
+ * Aerospike's (0: it competes with them as an equal)
+ */
+export const CLIENT_NICE = Number(process.env.BENCH_SCALE_CLIENT_NICE ?? 19);
 export const R = 288;
 /** utxoBatchSize: 8000 x 68-byte slots fit the test cluster's 1 MiB max-record-size */
 export const B = 8000;
