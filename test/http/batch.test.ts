@@ -80,6 +80,17 @@ describe('POST /v1/batch/txs', () => {
 });
 
 describe('POST /v1/batch/spends', () => {
+  test('a malformed tx fails alone with exactly the error POST /v1/spends answers for it', async () => {
+    const bad = [123, 'abc', '', null, 'zz'];
+    const reply = await api.post('/v1/batch/spends', { txs: bad });
+    expect(reply.status).toBe(200);
+    for (const [i, tx] of bad.entries()) {
+      const single = await api.post('/v1/spends', { tx });
+      expect(single.status).toBe(400);
+      expect(reply.body.results[i]).toEqual({ status: 400, error: single.body.error });
+    }
+  });
+
   test('each tx all or nothing; the same output twice: the earlier wins; per-item errors with details.spends', async () => {
     const [p, q, r] = await roots(3);
     const first = makeTx({ inputs: [{ parent: p, vout: 0 }] });
