@@ -42,7 +42,7 @@ import { storageError } from './udf-call';
 interface TxCreate {
   tx?: CreatedTx;
   parsed?: ParsedTx;
-  options?: Omit<RecordOptions, 'external'>;
+  options?: RecordOptions;
   plan?: RecordPlan;
   error?: UtxoStoreError;
 }
@@ -168,15 +168,16 @@ function planItem(ctx: StoreContext, p: ParsedItem, tip: number | UtxoStoreError
       if (typeof tip !== 'number') return { error: tip as UtxoStoreError };
       checkCallerHeight('blockHeight', own, tip, ctx.settings.maxTipAdvance);
     }
-    const options = {
+    const options: RecordOptions = {
       height,
       isCoinbase: p.isCoinbase,
       minedBlocks: p.minedBlocks,
       locked: p.locked,
       conflicting,
       createdAt: ctx.now(),
+      external: needsExternal(parsed, ctx.settings),
     };
-    const recordPlan = planRecords(parsed, ctx.settings, { ...options, external: needsExternal(parsed, ctx.settings) });
+    const recordPlan = planRecords(parsed, ctx.settings, options);
     const tx: CreatedTx = {
       txid: parsed.txid,
       txidHex: parsed.txidHex,
