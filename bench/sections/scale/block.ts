@@ -2,15 +2,14 @@
  * The scale bench's block: one block through the typed client and the local server, beside its own raw limit
  * (bench/sections/scale.ts). The client runs in a process of its own (block-client.ts), so the CPU this process spends
  * in a phase is the local server's: the handlers, the store, the engine and the native client, what the functions'
- * processes would spend. The client's process runs at a lower priority (BENCH_SCALE_CLIENT_NICE, default 19): a node
- * service sends its blocks from machines of its own, and the replay has no client, so in the phases that fill both
- * cores (spend, setMined) the client's CPU should not take cores from the server and Aerospike. The block runs BENCH_SCALE_BLOCK_ROUNDS times (default 3), each round on a fresh set with a
- * fresh server; the first round's record operations are recorded and replayed straight on the engine
- * BENCH_SCALE_REPLAY_ROUNDS times (default 3), each phase's replay right after the block's run of the same phase in
- * the same round (the two sides of a phase's ratio seconds apart, not minutes: the machine's speed drifts); each
- * phase's best round counts on both sides, and each round's own ratio is printed beside it. The recording is spilled
- * to a file per phase as soon as the phase is recorded (engine-replay.ts: held in this process it burdened every
- * later garbage collection), and every phase of either side starts after a full collection.
+ * processes would spend; it yields the shared cores to the server and Aerospike (CLIENT_NICE, common.ts). The block
+ * runs BENCH_SCALE_BLOCK_ROUNDS times (default 3), each round on a fresh set with a fresh server; the first round's
+ * record operations are recorded and replayed straight on the engine BENCH_SCALE_REPLAY_ROUNDS times (default 3), each
+ * phase's replay right after the block's run of the same phase in the same round (the two sides of a phase's ratio
+ * seconds apart, not minutes: the machine's speed drifts); each phase's best round counts on both sides, and each
+ * round's own ratio is printed beside it. The recording is spilled to a file per phase as soon as the phase is recorded
+ * (engine-replay.ts: held in this process it burdened every later garbage collection), and every phase of either side
+ * starts after a full collection.
  * BENCH_SCALE_PROFILE=<dir> profiles each phase of the second round, the first without the recorder (of the first
  * when there is one round), and of the first replay round (phase-profile.ts).
  */
