@@ -37,34 +37,24 @@ export function parseItems<T extends z.ZodType>(list: unknown[], schema: T): (z.
   });
 }
 
-/** The single request's body around a scalar item's schema (`{[name]: schema}`), built once per schema and name. */
-const wrappers = new WeakMap<z.ZodType, Map<string, z.ZodType>>();
-
-function singleBody(name: string, schema: z.ZodType): z.ZodType {
-  let byName = wrappers.get(schema);
-  if (!byName) wrappers.set(schema, (byName = new Map()));
-  let body = byName.get(name);
-  if (!body) byName.set(name, (body = z.object({ [name]: schema })));
-  return body;
-}
-
 /**
  * Scalar items (a tx hex, a txid), each checked as the single request's `name` field, which errors name. An item is
- * checked with its own schema; only a failed one is checked again inside the single request's body, for that
- * request's error (a body object and its schema per item cost more than the check itself, per request a fresh schema
- * that never ran optimized).
+ * checked with its own schema; only a failed one is checked again inside the single request's body (`{[name]: schema}`,
+ * built on the request's first failure), for that request's error: a body object per item and a schema built per
+ * request cost more than the check itself (the fresh schema never ran optimized).
  */
 export function parseScalarItems<T extends z.ZodType>(
   list: unknown[],
   name: string,
   schema: T,
 ): (z.output<T> | ItemFailure)[] {
+  let single: z.ZodType | undefined;
   return list.map((item) => {
     const parsed = schema.safeParse(item);
     if (parsed.success) return parsed.data as z.output<T>;
     const body = { [name]: item };
-    const single = singleBody(name, schema).safeParse(body);
-    return new ItemFailure(failed(zodError('body', body, single.error ?? parsed.error)));
+    single ??= z.object({ [name]: schema });
+    return new ItemFailure(failed(zodError('body', body, single.safeParse(body).error ?? parsed.error)));
   });
 }
 
