@@ -6,16 +6,15 @@ import type { SpendRequest } from './types';
 import { asItemError } from './batch';
 import type { StoreContext } from './context';
 import { txidsCreating } from './record-reads';
-import { outcome, spendsOf } from './spend-items';
-import { fail, isLive, type RecordGroup, type TxSpend } from './spend-state';
+import { recordKeyOf, spendsOf } from './spend-items';
+import { fail, inputFailed, isLive, outcomeAt, type RecordGroup, type TxSpend } from './spend-state';
 
 export function resolveTxs(ctx: StoreContext, requests: SpendRequest[]): TxSpend[] {
   return requests.map((request): TxSpend => {
     try {
-      const items = spendsOf(request, ctx.settings.utxoBatchSize);
-      return { items, outcomes: items.map((i) => outcome(i, 'OK')), spent: [], inDoubt: [] };
+      return { items: spendsOf(request, ctx.settings.utxoBatchSize), outcomes: [] };
     } catch (err) {
-      return { items: [], outcomes: [], error: asItemError(err), spent: [], inDoubt: [] };
+      return { items: [], outcomes: [], error: asItemError(err) };
     }
   });
 }
@@ -33,7 +32,7 @@ export async function refuseCreating(ctx: StoreContext, txs: TxSpend[]): Promise
   for (const tx of txs.filter(isLive)) {
     tx.items.forEach((item, i) => {
       if (item.recordNumber > 0 && creating.has(item.txid)) {
-        fail(tx.outcomes[i], 'CREATING', 'TX is being created and cannot be spent yet');
+        fail(outcomeAt(tx, i), 'CREATING', 'TX is being created and cannot be spent yet');
       }
     });
   }
@@ -45,13 +44,13 @@ export function groupByRecord(txs: TxSpend[]): RecordGroup[] {
   txs.forEach((tx, t) => {
     if (!isLive(tx)) return;
     tx.items.forEach((item, i) => {
-      if (tx.outcomes[i].status === 'ERROR') return;
+      if (inputFailed(tx, i)) return;
       // the record's identity from strings the input already has (its parent's canonical hex and record number):
       // no key text made per input
       const id = item.recordNumber === 0 ? item.txid : `${item.txid}:${item.recordNumber}`;
       let group = groups.get(id);
       if (!group) {
-        group = { key: item.key, first: item, refs: [] };
+        group = { key: recordKeyOf(item), first: item, refs: [] };
         groups.set(id, group);
       }
       group.refs.push({ tx: t, item: i });

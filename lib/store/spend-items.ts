@@ -4,7 +4,7 @@
  */
 import type { ItemOutcome } from '../domain/errors';
 import { InvalidArgumentError } from '../domain/errors';
-import { locateOutput, recordKey } from '../domain/keys';
+import { locateOutput, paginationKey } from '../domain/keys';
 import { encodeSpendingData, isFrozenMarker, spendingDataToText } from '../domain/spending-data';
 import { parseTx } from '../domain/tx';
 import { utxoHash } from '../domain/utxo-hash';
@@ -22,7 +22,6 @@ export interface ResolvedSpend {
   spendingData: Buffer;
   recordNumber: number;
   offset: number;
-  key: Buffer;
 }
 
 function resolve(
@@ -45,8 +44,15 @@ function resolve(
     spendingData: encodeSpendingData(spender.bytes, vin),
     recordNumber,
     offset,
-    key: recordKey(parent.bytes, recordNumber),
   };
+}
+
+/**
+ * The key of the record holding the input's output. A master's key is the parent's txid bytes themselves (a view of
+ * the spending tx's bytes for an EF tx: no copy; nothing writes to a key); asked once per record of a batch.
+ */
+export function recordKeyOf(item: ResolvedSpend): Buffer {
+  return item.recordNumber === 0 ? item.txidBytes : paginationKey(item.txidBytes, item.recordNumber);
 }
 
 /** Explicit spends to spend: as resolveSpendItems, and no spending data may be the frozen marker (36 x 0xFF). */

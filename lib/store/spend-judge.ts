@@ -45,7 +45,7 @@ export async function judgeOutcomes(
     if (!answer.ok) {
       for (const ref of group.refs) {
         fail(outcomeOf(txs, ref), answer.error.code, answer.error.message);
-        txs[ref.tx].inDoubt.push(ref.item);
+        (txs[ref.tx].inDoubt ??= []).push(ref.item);
       }
       followUp(signals, group.first, height);
       return;
@@ -64,7 +64,7 @@ export async function judgeOutcomes(
     group.refs.forEach((ref, position) => {
       const itemError = response.errors?.[String(position)];
       if (!itemError) {
-        if (!unchanged?.has(position)) txs[ref.tx].spent.push(ref.item);
+        if (!unchanged?.has(position)) (txs[ref.tx].spent ??= []).push(ref.item);
         return;
       }
       const o = outcomeOf(txs, ref);

@@ -29,7 +29,7 @@ import { applySpends } from './spend-apply';
 import { groupByRecord, refuseCreating, resolveTxs } from './spend-groups';
 import { judgeOutcomes } from './spend-judge';
 import { rollBackLosers } from './spend-rollback';
-import { hasFailed, isLive, type SpendFlags, type TxSpend } from './spend-state';
+import { hasFailed, isLive, outcomesOf, type SpendFlags, type TxSpend } from './spend-state';
 import type { SpendOptions, SpendRequest, SpendResult } from './types';
 
 /**
@@ -150,7 +150,7 @@ async function retryBlocked(
   );
   const blocked: number[] = [];
   txs.forEach((tx, i) => {
-    if (results[i].ok || tx.error || tx.inDoubt.length > 0) return;
+    if (results[i].ok || tx.error || tx.inDoubt) return;
     const errors = tx.outcomes.filter((o) => o.status === 'ERROR');
     const onlyLost = errors.every(
       (o) => o.code === 'SPENT' && o.spendingTxid !== undefined && undone.has(o.spendingTxid),
@@ -195,8 +195,9 @@ async function sendSignals(ctx: StoreContext, txs: TxSpend[], signals: SignalBuf
 function settle(txs: TxSpend[]): ItemResult<SpendResult>[] {
   return txs.map((tx): ItemResult<SpendResult> => {
     if (tx.error) return { ok: false, error: tx.error };
-    if (!hasFailed(tx)) return { ok: true, value: { spends: tx.outcomes } };
-    const first = tx.outcomes.find((o) => o.status === 'ERROR') ?? tx.outcomes[0];
-    return { ok: false, error: new SpendFailedError(first, tx.outcomes) };
+    const outcomes = outcomesOf(tx);
+    if (!hasFailed(tx)) return { ok: true, value: { spends: outcomes } };
+    const first = outcomes.find((o) => o.status === 'ERROR') ?? outcomes[0];
+    return { ok: false, error: new SpendFailedError(first, outcomes) };
   });
 }

@@ -8,7 +8,8 @@ import { callUdfChunked } from './batch';
 import type { StoreContext } from './context';
 import { txidsStored } from './record-reads';
 import type { SignalBuffer } from './signals';
-import { fail, hasFailed, type TxSpend } from './spend-state';
+import { recordKeyOf } from './spend-items';
+import { fail, hasFailed, outcomeAt, type TxSpend } from './spend-state';
 import { storageError } from './udf-call';
 
 interface Undo {
@@ -30,7 +31,7 @@ export async function rollBackLosers(
   });
   if (losers.length === 0) return;
   const undo: Undo[] = [];
-  for (const { tx, t } of losers) for (const item of tx.spent) undo.push({ tx: t, item, inDoubt: false });
+  for (const { tx, t } of losers) for (const item of tx.spent ?? []) undo.push({ tx: t, item, inDoubt: false });
   undo.push(...(await inDoubtOfUnstoredSpenders(ctx, txs, losers)));
   if (undo.length === 0) return;
 
@@ -40,7 +41,7 @@ export async function rollBackLosers(
     undo.map(({ tx, item }) => {
       const input = txs[tx].items[item];
       return {
-        key: input.key,
+        key: recordKeyOf(input),
         fn: 'unspend' as const,
         args: [input.offset, input.utxoHash, input.spendingData, height, R],
       };
@@ -49,7 +50,7 @@ export async function rollBackLosers(
   results.forEach((r, n) => {
     const { tx, item, inDoubt } = undo[n];
     const input = txs[tx].items[item];
-    const o = txs[tx].outcomes[item];
+    const o = outcomeAt(txs[tx], item);
     if (r.ok && r.response.status === 'OK') {
       if (!inDoubt) o.status = 'ROLLED_BACK';
       signals.addFrom(input.txid, r.response, height);
@@ -66,11 +67,11 @@ async function inDoubtOfUnstoredSpenders(
   txs: TxSpend[],
   losers: { tx: TxSpend; t: number }[],
 ): Promise<Undo[]> {
-  const doubtful = losers.filter(({ tx }) => tx.inDoubt.length > 0);
+  const doubtful = losers.filter(({ tx }) => tx.inDoubt !== undefined);
   if (doubtful.length === 0) return [];
   const spenders = new Map<string, Buffer>();
   for (const { tx } of doubtful) {
-    for (const i of tx.inDoubt) spenders.set(tx.items[i].spendingTxid, tx.items[i].spendingTxidBytes);
+    for (const i of tx.inDoubt!) spenders.set(tx.items[i].spendingTxid, tx.items[i].spendingTxidBytes);
   }
   let stored: Set<string>;
   try {
@@ -79,6 +80,6 @@ async function inDoubtOfUnstoredSpenders(
     return [];
   }
   return doubtful.flatMap(({ tx, t }) =>
-    tx.inDoubt.filter((i) => !stored.has(tx.items[i].spendingTxid)).map((item) => ({ tx: t, item, inDoubt: true })),
+    tx.inDoubt!.filter((i) => !stored.has(tx.items[i].spendingTxid)).map((item) => ({ tx: t, item, inDoubt: true })),
   );
 }

@@ -7,7 +7,7 @@ import { optionalBoolArg, optionalIntArg } from './args';
 import { missingRecordError, setLocked } from './admin';
 import { heightOf, type StoreContext } from './context';
 import { SignalBuffer } from './signals';
-import { resolveSpendItems, type ResolvedSpend } from './spend-items';
+import { recordKeyOf, resolveSpendItems, type ResolvedSpend } from './spend-items';
 import { followUp } from './spend-judge';
 import type { SpendItem } from './types';
 import { callUdfBatch, udfError } from './udf-call';
@@ -31,7 +31,7 @@ export async function unspend(
     results = await callUdfBatch(
       ctx,
       items.map((item) => ({
-        key: item.key,
+        key: recordKeyOf(item),
         fn: 'unspend' as const,
         args: [item.offset, item.utxoHash, item.spendingData, height, R],
       })),
@@ -55,5 +55,5 @@ export async function unspend(
     }
   });
   await signals.flush(ctx);
-  if (first) throw await missingRecordError(ctx, first.item, first.error);
+  if (first) throw await missingRecordError(ctx, { ...first.item, key: recordKeyOf(first.item) }, first.error);
 }
