@@ -4,7 +4,7 @@
  */
 import type { ItemOutcome } from '../domain/errors';
 import { InvalidArgumentError } from '../domain/errors';
-import { locateOutput, paginationKey } from '../domain/keys';
+import { locateOutput, recordKey } from '../domain/keys';
 import { encodeSpendingData, isFrozenMarker, spendingDataToText } from '../domain/spending-data';
 import { parseTx } from '../domain/tx';
 import { utxoHash } from '../domain/utxo-hash';
@@ -47,12 +47,9 @@ function resolve(
   };
 }
 
-/**
- * The key of the record holding the input's output. A master's key is the parent's txid bytes themselves (a view of
- * the spending tx's bytes for an EF tx: no copy; nothing writes to a key); asked once per record of a batch.
- */
+/** The key of the record holding the input's output: made when asked (once per record of a batch), not per input. */
 export function recordKeyOf(item: ResolvedSpend): Buffer {
-  return item.recordNumber === 0 ? item.txidBytes : paginationKey(item.txidBytes, item.recordNumber);
+  return recordKey(item.txidBytes, item.recordNumber);
 }
 
 /** Explicit spends to spend: as resolveSpendItems, and no spending data may be the frozen marker (36 x 0xFF). */
