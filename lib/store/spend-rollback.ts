@@ -67,11 +67,11 @@ async function inDoubtOfUnstoredSpenders(
   txs: TxSpend[],
   losers: { tx: TxSpend; t: number }[],
 ): Promise<Undo[]> {
-  const doubtful = losers.filter(({ tx }) => tx.inDoubt !== undefined);
+  const doubtful = losers.flatMap(({ tx, t }) => (tx.inDoubt ? [{ tx, t, inDoubt: tx.inDoubt }] : []));
   if (doubtful.length === 0) return [];
   const spenders = new Map<string, Buffer>();
-  for (const { tx } of doubtful) {
-    for (const i of tx.inDoubt!) spenders.set(tx.items[i].spendingTxid, tx.items[i].spendingTxidBytes);
+  for (const { tx, inDoubt } of doubtful) {
+    for (const i of inDoubt) spenders.set(tx.items[i].spendingTxid, tx.items[i].spendingTxidBytes);
   }
   let stored: Set<string>;
   try {
@@ -79,7 +79,7 @@ async function inDoubtOfUnstoredSpenders(
   } catch {
     return [];
   }
-  return doubtful.flatMap(({ tx, t }) =>
-    tx.inDoubt!.filter((i) => !stored.has(tx.items[i].spendingTxid)).map((item) => ({ tx: t, item, inDoubt: true })),
+  return doubtful.flatMap(({ tx, t, inDoubt }) =>
+    inDoubt.filter((i) => !stored.has(tx.items[i].spendingTxid)).map((item) => ({ tx: t, item, inDoubt: true })),
   );
 }
