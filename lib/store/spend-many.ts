@@ -196,8 +196,9 @@ function settle(txs: TxSpend[]): ItemResult<SpendResult>[] {
   return txs.map((tx): ItemResult<SpendResult> => {
     if (tx.error) return { ok: false, error: tx.error };
     const outcomes = outcomesOf(tx);
-    if (!hasFailed(tx)) return { ok: true, value: { spends: outcomes } };
-    const first = outcomes.find((o) => o.status === 'ERROR') ?? outcomes[0];
+    // with no tx-level error, a tx has failed exactly when an input has
+    const first = outcomes.find((o) => o.status === 'ERROR');
+    if (!first) return { ok: true, value: { spends: outcomes } };
     return { ok: false, error: new SpendFailedError(first, outcomes) };
   });
 }
