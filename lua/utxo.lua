@@ -5,7 +5,8 @@
 -- list() / list.size / list.append, map() / map.size / map.remove, and the Lua base, string, table and math
 -- libraries. Everything but the exported functions is local; the module never raises a Lua error: every path
 -- returns a map { status = "OK" | "ERROR", errorCode?, message?, signal?, blockIDs?, errors?, childCount? }; spendMulti
--- also returns `unchanged` (positions of the items already spent by the same spender, which it did not write).
+-- also returns `unchanged` (positions of the items already spent by the same spender: their slots are left as they are,
+-- but the record is written all the same, so the answer rests on every copy).
 --
 -- Slots in `utxos`: nil (output not stored), 32 bytes (unspent: the UTXO hash), 68 bytes (UTXO hash || 36 bytes of
 -- spending data: spending txid in internal order || uint32 LE input index). Spending data of 36 x 0xFF marks a
@@ -665,8 +666,13 @@ local function spendMultiImpl(rec, spends, ignoreConflicting, ignoreLocked, curr
     if spent > 0 then
         rec[B_UTXOS] = utxos
         rec[B_SPENT_UTXOS] = intBin(rec, B_SPENT_UTXOS) + spent
+    elseif list.size(unchanged) > 0 then
+        -- a retry answered "already spent by this spender" is written all the same (the same slots): the server sends
+        -- a read no replica write, so the master alone would answer for a spend whose first replica write may never
+        -- have arrived; written, it commits to every copy (commit-all) before it is acknowledged (decision 0009)
+        rec[B_UTXOS] = utxos
     end
-    return finish(rec, response, height, R, spent > 0)
+    return finish(rec, response, height, R, spent > 0 or list.size(unchanged) > 0)
 end
 
 local function unspendImpl(rec, offset, utxoHash, expected, currentBlockHeight, retention)
