@@ -69,6 +69,7 @@ async function openEngine(config: Config): Promise<RecordEngine> {
     namespace: spec.namespace,
     set: spec.set,
     tombstoneTtlSeconds: config.tombstoneTtlSeconds,
+    seeds: spec.hosts,
   });
 }
 

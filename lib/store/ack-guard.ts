@@ -1,17 +1,24 @@
 /**
- * The spend acknowledgement guard (SPEND_ACK_GUARD; docs/decisions/0007-acknowledge-through-routine-cluster-events.md).
+ * The spend acknowledgement guard (SPEND_ACK_GUARD; docs/decisions/0007-acknowledge-through-routine-cluster-events.md,
+ * docs/decisions/0009-safe-under-every-partition.md).
  *
  * `refuse` (the default) refuses only what can later be lost: an acknowledgement while some node that may hold writes
  * applied outside the majority could bring them back into a merge. Acknowledged iff, in a view of the cluster asked
  * after the answers the acknowledgement rests on were in (the spend's writes, and the reads that judged them:
  * spend-many.ts):
- *   - no node the client knows answers that it is an orphan or between two clusters (`unstable`);
+ *   - no node of the deployment answers that it is an orphan or between two clusters (`unstable`): the view asks
+ *     every node the client knows and every configured seed it does not (a client that started during a cut knows
+ *     only the majority; the seeds name the orphan);
  *   - every node that answers names the same cluster key;
  *   - at least the majority of AEROSPIKE_CLUSTER_SIZE (the deployment's min-cluster-size) answered so: that cluster
- *     is the majority's.
- * A node that does not answer at all is tolerated: dead; paused or hung, which its watchdog turns into dead before
- * the others can re-form without it (cdk/node-watchdog.ts; it then starts empty); or still a member of that cluster,
- * in which case every write to a partition it holds waits for it (commit-all) and is not acknowledged.
+ *     is the majority's;
+ *   - the cluster did not change while the writes were in flight: the key this process knew before it sent them is
+ *     the view's key (cluster keys never repeat, so the same key before and after means one cluster throughout; a
+ *     write applied in a cluster that then merged with a node holding rival writes is not acknowledged by a view of
+ *     the merged cluster);
+ *   - a node that does not answer is tolerated only once this process has seen the view's key for FENCE_MS: a node
+ *     outside a cluster for that long has been killed by its watchdog and starts empty (cdk/node-watchdog.ts), so it
+ *     brings nothing back; before that it may be an orphan serving clients this process cannot see.
  * Migrations are not waited for: a write during migrations duplicate-resolves against every copy.
  *
  * `settled` (the rule of decision 0006): the cluster whole (AEROSPIKE_CLUSTER_SIZE nodes), every node agreeing and
@@ -26,17 +33,38 @@ import type { ClusterView, RecordEngine } from '../engine/port';
  *  - `belowMajority`: fewer nodes agree than the majority of AEROSPIKE_CLUSTER_SIZE (without it: not every node the
  *    client knows answered);
  *  - `noAnswer`: no node answered at all;
+ *  - `unfenced`: a node did not answer and this process has seen the cluster for less than FENCE_MS;
+ *  - `changed`: the cluster changed while the spend's writes were in flight (another key before than after);
  *  - `unsettled`: SPEND_ACK_GUARD=settled, the cluster not whole or migrating.
  */
-export type AckRefusalReason = 'unstable' | 'disagree' | 'belowMajority' | 'noAnswer' | 'unsettled';
+export type AckRefusalReason =
+  'unstable' | 'disagree' | 'belowMajority' | 'noAnswer' | 'unfenced' | 'changed' | 'unsettled';
 
 export const ACK_REFUSAL_REASONS: readonly AckRefusalReason[] = [
   'unstable',
   'disagree',
   'belowMajority',
   'noAnswer',
+  'unfenced',
+  'changed',
   'unsettled',
 ];
+
+/**
+ * How long a cluster key must have been seen before a node that does not answer is tolerated: the node watchdog's
+ * kill of an orphan (unstable for 10 s, cdk/node-watchdog.ts WATCHDOG.unstableMs) plus 3 s (its poll, the kill, and
+ * the orphan noticing the cut up to a heartbeat timeout after the majority did). Checked against the watchdog by
+ * test/cdk/watchdog-fence.test.ts.
+ */
+export const FENCE_MS = 13_000;
+
+/** What a process knows beyond one view: how long it has seen a key, and the key it knew before the writes. */
+export interface GuardMemory {
+  /** ms this process has seen `key` (0 if never before this view) */
+  ageMs(key: string): number;
+  /** the cluster key this process knew when the spend's writes were sent (undefined: none) */
+  before: string | undefined;
+}
 
 export interface GuardVerdict {
   ok: boolean;
@@ -63,11 +91,23 @@ function verdict(ok: boolean, view: ClusterView, why: () => string, reason?: Ack
   };
 }
 
+/** The one key the answering members name, if they agree (undefined: none answered, or they disagree). */
+export function viewKey(view: ClusterView): string | undefined {
+  let key: string | undefined;
+  for (const n of view.nodes) {
+    if (n.state !== 'member') continue;
+    if (key === undefined) key = n.key;
+    else if (n.key !== key) return undefined;
+  }
+  return key;
+}
+
 /**
- * The rule of `refuse`, a pure function of one view. `minSize` 0 (no AEROSPIKE_CLUSTER_SIZE): every node the client
- * knows must answer as a member of one cluster. One pass over the nodes, nothing built for an acknowledgement.
+ * The rule of `refuse`, a pure function of one view and what the process remembers. `minSize` 0 (no
+ * AEROSPIKE_CLUSTER_SIZE): every node asked must answer as a member of one cluster. One pass over the nodes, nothing
+ * built for an acknowledgement.
  */
-export function judgeView(view: ClusterView, minSize: number): GuardVerdict {
+export function judgeView(view: ClusterView, minSize: number, memory: GuardMemory, fenceMs = FENCE_MS): GuardVerdict {
   let key: string | undefined;
   let members = 0;
   let disagree = false;
@@ -78,9 +118,10 @@ export function judgeView(view: ClusterView, minSize: number): GuardVerdict {
     if (key === undefined) key = n.key;
     else if (n.key !== key) disagree = true;
   }
-  if (members === 0) return verdict(false, view, () => 'no node answered', 'noAnswer');
+  if (members === 0 || key === undefined) return verdict(false, view, () => 'no node answered', 'noAnswer');
   if (disagree) return verdict(false, view, () => 'nodes disagree on the cluster', 'disagree');
-  if (minSize === 0 && members !== view.nodes.length)
+  const silent = members !== view.nodes.length;
+  if (minSize === 0 && silent)
     return verdict(
       false,
       view,
@@ -89,6 +130,25 @@ export function judgeView(view: ClusterView, minSize: number): GuardVerdict {
     );
   if (members < minSize)
     return verdict(false, view, () => `${members} node(s) agree, fewer than the majority ${minSize}`, 'belowMajority');
+  if (memory.before !== key) {
+    const before = memory.before;
+    return verdict(
+      false,
+      view,
+      () => `the cluster changed while the writes were in flight (${before ?? 'no key known'} before, ${key} after)`,
+      'changed',
+    );
+  }
+  if (silent) {
+    const age = memory.ageMs(key);
+    if (age < fenceMs)
+      return verdict(
+        false,
+        view,
+        () => `a node did not answer and this cluster was seen for ${Math.round(age)} ms, less than ${fenceMs} ms`,
+        'unfenced',
+      );
+  }
   return verdict(true, view, () => 'majority cluster');
 }
 
@@ -105,12 +165,35 @@ export class ClusterViewTracker {
   private last?: { id: number; view: Promise<ClusterView> };
   private inFlight?: { id: number; view: Promise<ClusterView> };
   private next?: Promise<ClusterView>;
+  /** the last key a view's members agreed on, and when a view first answered with it (performance.now()) */
+  private seen?: { key: string; since: number };
 
-  constructor(private readonly ask: () => Promise<ClusterView>) {}
+  constructor(
+    private readonly ask: () => Promise<ClusterView>,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Call once the answers a spend's acknowledgement rests on are in; pass the result to since(). */
   mark(): number {
     return this.sent;
+  }
+
+  /**
+   * The key this process knows now (the last key a view's members agreed on), for a spend about to send its writes;
+   * a process that knows none asks a view first (its first spend, or after views without one).
+   */
+  async keyBefore(): Promise<string | undefined> {
+    return this.knownKey() ?? this.since(this.mark()).then(() => this.knownKey());
+  }
+
+  /** The last key a view's members agreed on. */
+  knownKey(): string | undefined {
+    return this.seen?.key;
+  }
+
+  /** ms since a view first answered with `key` (0 if the last agreed key is another). */
+  ageMs(key: string): number {
+    return this.seen?.key === key ? this.now() - this.seen.since : 0;
   }
 
   /** A view asked after `mark` (shared when one is in flight or done; otherwise asked now or right after the one in flight). */
@@ -131,7 +214,13 @@ export class ClusterViewTracker {
     const entry = { id: ++this.sent, view: undefined as unknown as Promise<ClusterView> };
     const answered = (view: ClusterView): ClusterView => {
       if (this.inFlight === entry) this.inFlight = undefined;
-      if (!this.last || this.last.id < entry.id) this.last = entry;
+      if (!this.last || this.last.id < entry.id) {
+        this.last = entry;
+        // a key seen now existed now: its age counts from this answer (a lower bound of the cluster's)
+        const key = viewKey(view);
+        const seen = this.seen;
+        if (key !== undefined && (seen === undefined || seen.key !== key)) this.seen = { key, since: this.now() };
+      }
       return view;
     };
     entry.view = this.ask().then(answered, (err: unknown) =>

@@ -53,15 +53,18 @@ export async function spendMany(
 ): Promise<ItemResult<SpendResult>[]> {
   const guard = ctx.settings.spendAckGuard ?? 'refuse';
   if (guard === 'off') return spendManyUnguarded(ctx, requests, options);
+  // the key known before any write is sent: the view after the answers must name it (one cluster throughout)
+  const tracker = guard === 'refuse' ? trackerOf(ctx.engine) : undefined;
+  const before = tracker ? await tracker.keyBefore() : undefined;
   let verdict: Promise<GuardVerdict | undefined> | undefined;
   const judged = () => {
-    verdict = judge(ctx, guard);
+    verdict = judge(ctx, guard, before);
     verdict.catch(() => undefined); // awaited below unless nothing succeeded or a retry round replaced it
   };
   const results = await spendManyUnguarded(ctx, requests, options, undefined, judged);
   if (!results.some((r) => r.ok)) return results;
   // every tx that can end OK was still standing when judged() ran; should one not have been, the view is asked now
-  const v = await (verdict ?? judge(ctx, guard));
+  const v = await (verdict ?? judge(ctx, guard, before));
   if (!v || v.ok) return results;
   const refused = results.filter((r) => r.ok).length;
   try {
@@ -83,7 +86,11 @@ export async function spendMany(
 }
 
 /** The guard's verdict on the cluster, asked now; undefined when the engine has no cluster. */
-async function judge(ctx: StoreContext, guard: 'refuse' | 'settled'): Promise<GuardVerdict | undefined> {
+async function judge(
+  ctx: StoreContext,
+  guard: 'refuse' | 'settled',
+  before: string | undefined,
+): Promise<GuardVerdict | undefined> {
   if (guard === 'settled') {
     if (!ctx.engine.clusterState) return undefined;
     const state = await ctx.engine.clusterState(ctx.settings.clusterSize || undefined);
@@ -91,7 +98,8 @@ async function judge(ctx: StoreContext, guard: 'refuse' | 'settled'): Promise<Gu
   }
   const tracker = trackerOf(ctx.engine);
   if (!tracker) return undefined;
-  return judgeView(await tracker.since(tracker.mark()), majorityOf(ctx.settings.clusterSize));
+  const view = await tracker.since(tracker.mark());
+  return judgeView(view, majorityOf(ctx.settings.clusterSize), { ageMs: (key) => tracker.ageMs(key), before });
 }
 
 async function spendManyUnguarded(

@@ -9,7 +9,10 @@ import {
   clusterView,
   isNoAnswer,
   parseNodeView,
+  parseSeedView,
   rawInfoAllowed,
+  SEED_VIEW_REQUEST,
+  Seeds,
 } from '../../lib/engine/aerospike/cluster-state';
 import type { InfoSockets } from '../../lib/engine/aerospike/info-socket';
 
@@ -89,4 +92,67 @@ test('over kept sockets when given: each node at its address; the client is not 
   expect(rawInfoAllowed({ config: {} } as unknown as Client)).toBe(true);
   expect(rawInfoAllowed({ config: { user: 'u' } } as unknown as Client)).toBe(false);
   expect(rawInfoAllowed({ config: { tls: {} } } as unknown as Client)).toBe(false);
+});
+
+describe("the deployment's seeds (decision 0009): a node the client does not know is still asked", () => {
+  const answers: Record<string, string> = {
+    'aerospike-1:3000': `node\tA\n${CLUSTER_VIEW_REQUEST}\tK2\n`,
+    'aerospike-2:3000': `node\tB\n${CLUSTER_VIEW_REQUEST}\tERROR:7:unstable cluster\n`,
+  };
+  function setup(known: string[]) {
+    const asked: string[] = [];
+    const client = {
+      getNodes: () => known.map((name, i) => ({ name, address: `10.0.0.${i + 1}:3000` })),
+    } as unknown as Client;
+    const sockets = {
+      request: async (address: string, command: string) => {
+        asked.push(`${address} ${command}`);
+        if (address.startsWith('10.')) return `${command}\tK2\n`;
+        const answer = answers[address];
+        if (!answer) throw Object.assign(new Error('timeout'), { code: 9 });
+        return answer;
+      },
+    } as unknown as InfoSockets;
+    return { client, sockets, asked };
+  }
+
+  test('a seed answers its node id and view in one request; an ERROR is unstable', () => {
+    expect(SEED_VIEW_REQUEST).toBe(`node\n${CLUSTER_VIEW_REQUEST}`);
+    expect(parseSeedView('h:3000', answers['aerospike-1:3000'])).toEqual({
+      id: 'A',
+      view: { node: 'A', state: 'member', key: 'K2' },
+    });
+    expect(parseSeedView('h:3000', answers['aerospike-2:3000']).view).toMatchObject({ node: 'B', state: 'unstable' });
+    expect(parseSeedView('h:3000', '').view).toMatchObject({ node: 'seed h:3000', state: 'unstable' });
+  });
+
+  test('a client that knows only the majority (A, C) still hears the orphan B through its seed; a seed of a known node is asked once', async () => {
+    const seeds = new Seeds(['aerospike-1:3000', 'aerospike-2:3000', 'aerospike-3:3000']);
+    const { client, sockets, asked } = setup(['A', 'C']);
+    const first = await clusterView(client, sockets, seeds);
+    expect(first.nodes).toEqual([
+      { node: 'A', state: 'member', key: 'K2' },
+      { node: 'C', state: 'member', key: 'K2' },
+      { node: 'B', state: 'unstable', detail: 'ERROR:7:unstable cluster' },
+      { node: 'seed aerospike-3:3000', state: 'unreachable', detail: 'timeout' },
+    ]);
+    expect(asked.filter((a) => a.startsWith('aerospike'))).toHaveLength(3);
+    // seed 1 named node A, which the client knows: not asked again through its seed
+    asked.length = 0;
+    await clusterView(client, sockets, seeds);
+    expect(asked.some((a) => a.startsWith('aerospike-1'))).toBe(false);
+    expect(asked.filter((a) => a.startsWith('aerospike'))).toEqual([
+      `aerospike-2:3000 ${SEED_VIEW_REQUEST}`,
+      `aerospike-3:3000 ${SEED_VIEW_REQUEST}`,
+    ]);
+  });
+
+  test('without kept sockets (TLS or login) the seeds are not asked', async () => {
+    const seeds = new Seeds(['aerospike-2:3000']);
+    const client = {
+      getNodes: () => [{ name: 'A' }],
+      infoNode: async (request: string) => `${request}\tK2\n`,
+    } as unknown as Client;
+    expect((await clusterView(client, undefined, seeds)).nodes).toEqual([{ node: 'A', state: 'member', key: 'K2' }]);
+  });
 });

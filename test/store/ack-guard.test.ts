@@ -5,12 +5,23 @@
  */
 import fc from 'fast-check';
 import type { ClusterView, NodeView } from '../../lib/engine/port';
-import { ClusterViewTracker, judgeView, majorityOf } from '../../lib/store/ack-guard';
+import {
+  ClusterViewTracker,
+  FENCE_MS,
+  judgeView as judge,
+  majorityOf,
+  viewKey,
+  type GuardMemory,
+} from '../../lib/store/ack-guard';
 
 const member = (node: string, key: string): NodeView => ({ node, state: 'member', key });
 const silent = (node: string): NodeView => ({ node, state: 'unreachable', detail: 'timeout' });
 const orphan = (node: string): NodeView => ({ node, state: 'unstable', detail: 'ERROR::unstable-cluster' });
 const view = (...nodes: NodeView[]): ClusterView => ({ nodes });
+/** A process that knew the view's key before its writes and has seen it for FENCE_MS (the rules of decision 0007). */
+const longKnown = (v: ClusterView): GuardMemory => ({ before: viewKey(v), ageMs: () => FENCE_MS });
+/** judgeView as a process that has long known the view's cluster sees it */
+const judgeView = (v: ClusterView, minSize: number) => judge(v, minSize, longKnown(v));
 
 describe('judgeView: each condition of the partition harness (3 nodes, majority 2)', () => {
   const ok = (v: ClusterView) => judgeView(v, majorityOf(3)).ok;
@@ -139,6 +150,54 @@ describe('judgeView invariants', () => {
   });
 });
 
+describe('decision 0009: the cluster unchanged across the writes, and a silent node tolerated only once fenced', () => {
+  const min = majorityOf(3);
+  const whole = view(member('a', 'K2'), member('b', 'K2'), member('c', 'K2'));
+  const withSilent = view(member('a', 'K2'), member('b', 'K2'), silent('c'));
+  test('a key before the writes that is not the view key: refused as changed (a merge may have dropped them)', () => {
+    const v = judge(whole, min, { before: 'K1', ageMs: () => 60_000 });
+    expect(v).toMatchObject({ ok: false, reason: 'changed' });
+    expect(v.detail).toMatch(/K1 before, K2 after/);
+    expect(judge(whole, min, { before: undefined, ageMs: () => 60_000 })).toMatchObject({ reason: 'changed' });
+    expect(judge(whole, min, { before: 'K2', ageMs: () => 0 }).ok).toBe(true);
+  });
+  test('a silent node with a key seen for less than FENCE_MS: refused as unfenced; from FENCE_MS on: acknowledged', () => {
+    expect(judge(withSilent, min, { before: 'K2', ageMs: () => FENCE_MS - 1 })).toMatchObject({
+      ok: false,
+      reason: 'unfenced',
+    });
+    expect(judge(withSilent, min, { before: 'K2', ageMs: () => FENCE_MS }).ok).toBe(true);
+    // a whole view needs no age: every node answered
+    expect(judge(whole, min, { before: 'K2', ageMs: () => 0 }).ok).toBe(true);
+  });
+  test('a new process during a cut: the seed it does not know answers ERROR (refused) or nothing (unfenced)', () => {
+    const fresh = { before: 'K2', ageMs: () => 500 };
+    expect(judge(view(member('a', 'K2'), member('c', 'K2'), orphan('seed b:3000')), min, fresh).reason).toBe(
+      'unstable',
+    );
+    expect(judge(view(member('a', 'K2'), member('c', 'K2'), silent('seed b:3000')), min, fresh).reason).toBe(
+      'unfenced',
+    );
+  });
+  test('property: an acknowledgement with a silent node always rests on a key known before and seen for FENCE_MS', () => {
+    fc.assert(
+      fc.property(
+        partitioned,
+        fc.integer({ min: 0, max: 30_000 }),
+        fc.option(fc.constantFrom('K0', 'K1', 'K2'), { nil: undefined }),
+        (p, age, before) => {
+          const m = majorityOf(p.n);
+          const v = viewOf(p, m);
+          const verdict = judge(v, m, { before, ageMs: () => age });
+          if (!verdict.ok) return;
+          expect(viewKey(v)).toBe(before);
+          if (v.nodes.some((x) => x.state === 'unreachable')) expect(age).toBeGreaterThanOrEqual(FENCE_MS);
+        },
+      ),
+    );
+  });
+});
+
 describe('ClusterViewTracker', () => {
   function deferredAsk() {
     const pending: ((v: ClusterView) => void)[] = [];
@@ -191,5 +250,38 @@ describe('ClusterViewTracker', () => {
     expect(v.nodes[0]).toMatchObject({ state: 'unreachable', detail: 'cluster gone' });
     expect(judgeView(v, 1).ok).toBe(false);
     expect(keyOf(await t.since(t.mark()))).toBe('K1');
+  });
+});
+
+describe('ClusterViewTracker: what the process remembers of keys', () => {
+  test('knows no key until a view names one; its age counts from the first view that named it', async () => {
+    let clock = 1000;
+    let key = 'K1';
+    const t = new ClusterViewTracker(
+      async () => view(member('a', key), member('b', key)),
+      () => clock,
+    );
+    expect(t.knownKey()).toBeUndefined();
+    // the first spend of a process asks a view before its writes
+    await expect(t.keyBefore()).resolves.toBe('K1');
+    clock += 5000;
+    await t.since(t.mark());
+    expect(t.ageMs('K1')).toBe(5000);
+    key = 'K2';
+    clock += 1000;
+    await t.since(t.mark());
+    expect(t.knownKey()).toBe('K2');
+    expect(t.ageMs('K2')).toBe(0);
+    expect(t.ageMs('K1')).toBe(0);
+    clock += FENCE_MS;
+    expect(t.ageMs('K2')).toBe(FENCE_MS);
+  });
+  test('a view whose members disagree, or that nobody answered, keeps the last agreed key', async () => {
+    const answers = [view(member('a', 'K1')), view(member('a', 'K1'), member('b', 'K9')), view(silent('a'))];
+    const t = new ClusterViewTracker(async () => answers.shift()!);
+    await t.since(t.mark());
+    await t.since(t.mark());
+    await t.since(t.mark());
+    expect(t.knownKey()).toBe('K1');
   });
 });

@@ -8,6 +8,7 @@ import { FileBlobStore } from '../../lib/blob';
 import { openEmbeddedEngine } from '../../lib/engine/embedded';
 import type { ClusterState, ClusterView, RecordEngine } from '../../lib/engine/port';
 import { InlineQueue } from '../../lib/signals';
+import { FENCE_MS } from '../../lib/store/ack-guard';
 import { createUtxoStore } from '../../lib/store/utxo-store';
 import type { SpendRefusal, StoreSettings } from '../../lib/store/types';
 import { makeTx, rootTx } from '../fixtures/txs';
@@ -155,11 +156,22 @@ test('refuse (default): acknowledged in a majority cluster that every member ans
   h.setView({
     nodes: [member('a', 'K2'), member('b', 'K2'), { node: 'c', state: 'unreachable', detail: 'timeout' }],
   });
-  await expect(h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex })).resolves.toMatchObject({
-    spends: [{ status: 'OK' }],
+  let clock = 1_000_000;
+  const now = jest.spyOn(performance, 'now').mockImplementation(() => clock);
+  const a = makeTx({ inputs: [{ parent: p, vout: 0 }] });
+  // this process has just seen the cluster: the silent node may still be an orphan serving others (decision 0009)
+  await expect(h.store.spend({ tx: a.hex })).rejects.toMatchObject({
+    code: 'STORAGE_ERROR',
+    details: { inDoubt: true, ackRefusal: 'unfenced' },
   });
+  // its first spend asked a view before its writes (the key before), and one after
+  expect(h.views).toHaveLength(2);
+  // once the cluster has been seen for FENCE_MS, the silent node has been killed by its watchdog: the retry is OK
+  clock += FENCE_MS;
+  await expect(h.store.spend({ tx: a.hex })).resolves.toMatchObject({ spends: [{ status: 'OK' }] });
+  now.mockRestore();
   expect(h.sizes).toEqual([]); // the settled check is not asked
-  expect(h.views).toHaveLength(1);
+  expect(h.views).toHaveLength(3);
   // an orphan the client still reaches (cut off from the others): refused, whatever the others say
   h.setView({
     nodes: [member('a', 'K2'), member('b', 'K2'), { node: 'c', state: 'unstable', detail: 'ERROR::unstable' }],
@@ -171,8 +183,10 @@ test('refuse (default): acknowledged in a majority cluster that every member ans
     message: expect.stringMatching(/node c is not a settled member/),
   });
   expect(await h.store.getSpend({ txid: p.txid, vout: 1 })).toMatchObject({ status: 'SPENT', spendingTxid: b.txid });
-  // healed: the retry of the same tx is OK
+  // healed: the node rejoined, a new cluster: the first retry was written in another cluster than the one this
+  // process knew before it (changed); the next is judged against the healed cluster and is OK
   h.setView(MAJORITY_OF_3);
+  await expect(h.store.spend({ tx: b.hex })).rejects.toMatchObject({ details: { ackRefusal: 'changed' } });
   await expect(h.store.spend({ tx: b.hex })).resolves.toMatchObject({ spends: [{ status: 'OK' }] });
   await h.close();
 });
@@ -229,9 +243,12 @@ test('every refusal is told with its reason class and the number of txs answered
   await expect(h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex })).rejects.toMatchObject({
     code: 'SPENT',
   });
+  // another cluster than the one this process knew before the writes: refused as changed, then acknowledged
   h.setView(MAJORITY_OF_3);
-  await expect(h.store.spend({ tx: spendOf(vout) })).resolves.toMatchObject({ spends: [{ status: 'OK' }] });
-  expect(h.refusals).toHaveLength(cases.length);
+  const last = spendOf(vout);
+  await expect(h.store.spend({ tx: last })).rejects.toMatchObject({ details: { ackRefusal: 'changed' } });
+  await expect(h.store.spend({ tx: last })).resolves.toMatchObject({ spends: [{ status: 'OK' }] });
+  expect(h.refusals.map((r) => r.reason)).toEqual([...cases.map(([, reason]) => reason), 'changed']);
   await h.close();
 
   const g = await open({ spendAckGuard: 'settled', clusterSize: 3 });
@@ -263,7 +280,8 @@ test('refuse: the view is asked once the spend writes are answered, before the r
   h.events.length = 0;
   const [ra, rb, rc] = await h.store.spendMany([{ tx: a.hex }, { tx: b.hex }, { tx: c.hex }]);
   expect([ra.ok, rb.ok, rc.ok]).toEqual([true, false, true]);
-  expect(h.events).toEqual(['spendMulti answered', 'view', 'unspend answered', 'signals']);
+  // the first spend of a process asks a view before its writes (the key they must be judged against)
+  expect(h.events).toEqual(['view', 'spendMulti answered', 'view', 'unspend answered', 'signals']);
   // a verdict asked before the rollback still decides: an orphan in it puts a and c in doubt, b keeps its SPENT
   h.setView({ nodes: [member('a', 'K2'), { node: 'b', state: 'unstable', detail: 'ERROR' }] });
   const p2 = rootTx(2);

@@ -60,19 +60,87 @@ export function isNoAnswer(err: unknown): boolean {
   return typeof code === 'number' && (code < 0 || code === 9);
 }
 
+/** A seed's request: its node id and its view in one round trip (the info protocol answers each line in order). */
+export const SEED_VIEW_REQUEST = `node\n${CLUSTER_VIEW_REQUEST}`;
+
+/** A seed's answer to SEED_VIEW_REQUEST: its node id (when it said it) and its view, named by the id. */
+export function parseSeedView(address: string, response: string): { id?: string; view: NodeView } {
+  let id: string | undefined;
+  let stable = '';
+  for (const line of response.split('\n')) {
+    const tab = line.indexOf('\t');
+    if (tab < 0) continue;
+    const name = line.slice(0, tab);
+    if (name === 'node') id = line.slice(tab + 1).trim() || undefined;
+    else if (name === CLUSTER_VIEW_REQUEST) stable = line.slice(tab + 1);
+  }
+  return { ...(id ? { id } : {}), view: parseNodeView(id ?? `seed ${address}`, stable) };
+}
+
 /**
- * The guard's view (SPEND_ACK_GUARD=refuse, lib/store/ack-guard.ts): every node the client knows asked at once,
- * each with its own deadline; a node that does not answer is `unreachable`, never an error of the whole view. Over
- * the kept `sockets` when given (info-socket.ts), else through the client.
+ * The deployment's nodes as the client was configured with them (AEROSPIKE_HOSTS: every node, in the CDK's
+ * connection string), with the node id each answered last. A client that started while a node was outside the
+ * majority discovers only the majority's members (their peer lists name the committed succession): the seeds are how
+ * the guard still asks the node it does not know (decision 0009).
  */
-export function clusterView(client: Client, sockets?: InfoSockets): Promise<ClusterView> {
+export class Seeds {
+  private readonly ids = new Map<string, string>();
+  constructor(readonly addresses: readonly string[]) {}
+  idOf(address: string): string | undefined {
+    return this.ids.get(address);
+  }
+  answered(address: string, id: string): void {
+    this.ids.set(address, id);
+  }
+}
+
+/**
+ * The guard's view (SPEND_ACK_GUARD=refuse, lib/store/ack-guard.ts): every node the client knows, and every seed of
+ * the deployment that is not one of them (a seed whose node id is a known node's is not asked again), asked at once,
+ * each with its own deadline; a node that does not answer is `unreachable`, never an error of the whole view. Over
+ * the kept `sockets` when given (info-socket.ts), else through the client (the seeds then are not asked: only a
+ * client without TLS or login has the raw sockets, which Community Edition always is).
+ */
+export function clusterView(client: Client, sockets?: InfoSockets, seeds?: Seeds): Promise<ClusterView> {
   let nodes: { name: string; address?: string }[];
   try {
     nodes = client.getNodes();
   } catch {
     return Promise.resolve({ nodes: [] });
   }
-  return Promise.all(nodes.map((n) => nodeView(client, n, sockets))).then((views) => ({ nodes: views }));
+  const asked: Promise<NodeView | undefined>[] = nodes.map((n) => nodeView(client, n, sockets));
+  if (sockets && seeds) {
+    const known = new Set(nodes.map((n) => n.name));
+    const addresses = new Set(nodes.map((n) => n.address));
+    for (const address of seeds.addresses) {
+      const id = seeds.idOf(address);
+      if (addresses.has(address) || (id !== undefined && known.has(id))) continue;
+      asked.push(seedView(address, id, sockets, seeds, known));
+    }
+  }
+  return Promise.all(asked).then((views) => ({ nodes: views.filter((v): v is NodeView => v !== undefined) }));
+}
+
+/** A seed asked for its id and view; undefined when it turns out to be a node the client knows (asked already). */
+function seedView(
+  address: string,
+  lastId: string | undefined,
+  sockets: InfoSockets,
+  seeds: Seeds,
+  known: Set<string>,
+): Promise<NodeView | undefined> {
+  return sockets.request(address, SEED_VIEW_REQUEST, CLUSTER_STATE_TIMEOUT_MS).then(
+    (response) => {
+      const { id, view } = parseSeedView(address, response);
+      if (id === undefined) return view;
+      seeds.answered(address, id);
+      return known.has(id) ? undefined : view;
+    },
+    (err: unknown): NodeView => {
+      const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
+      return { node: lastId ?? `seed ${address}`, state: isNoAnswer(err) ? 'unreachable' : 'unstable', detail };
+    },
+  );
 }
 
 /** One node asked (no async frame: the guard's only cost should be the round trip). */

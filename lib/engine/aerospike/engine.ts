@@ -39,7 +39,8 @@ import {
   withTombstoneBin,
   type BatchContext,
 } from './batch-commands';
-import { clusterState, clusterView, rawInfoAllowed, CLUSTER_STATE_TIMEOUT_MS } from './cluster-state';
+import { clusterState, clusterView, rawInfoAllowed, Seeds, CLUSTER_STATE_TIMEOUT_MS } from './cluster-state';
+import { parseHosts } from './connect';
 import { InfoSockets } from './info-socket';
 import { withDeadline } from '../deadline';
 import { configuredQueryTimeout, queryRange, QUERY_DEADLINE_GRACE_MS } from './query';
@@ -68,6 +69,11 @@ export interface AerospikeEngineOptions {
    * client's query totalTimeout + QUERY_DEADLINE_GRACE_MS)
    */
   queryDeadlineMs?: number;
+  /**
+   * The deployment's nodes, "h1:3000,h2:3000" (AEROSPIKE_HOSTS, every node in the CDK's connection string): the
+   * guard's view asks each one the client does not know (decision 0009). Default: only the nodes the client knows.
+   */
+  seeds?: string;
 }
 
 /** ms a ping (GET /v1/health) waits for a node's answer */
@@ -85,6 +91,7 @@ export class AerospikeEngine implements port.RecordEngine {
   private readonly schema: SchemaOptions;
   private readonly tombstoneTtlSeconds: number;
   private indexes: Promise<void> | undefined;
+  private readonly seeds?: Seeds;
 
   constructor(options: AerospikeEngineOptions) {
     if (!options?.client) throw new TypeError('AerospikeEngine: options.client is required');
@@ -99,6 +106,9 @@ export class AerospikeEngine implements port.RecordEngine {
       pollMs: options.jobPollMs ?? 200,
       deadlineMs: options.schemaDeadlineMs ?? SCHEMA_DEADLINE_MS,
     };
+    this.seeds = options.seeds
+      ? new Seeds(parseHosts(options.seeds).map((h) => (h.addr.includes(':') ? `[${h.addr}]` : h.addr) + `:${h.port}`))
+      : undefined;
     this.tombstoneTtlSeconds = options.tombstoneTtlSeconds ?? DEFAULT_TOMBSTONE_TTL_SECONDS;
     if (!Number.isInteger(this.tombstoneTtlSeconds) || this.tombstoneTtlSeconds < 1) {
       throw new TypeError('AerospikeEngine: options.tombstoneTtlSeconds must be a positive integer');
@@ -434,7 +444,7 @@ export class AerospikeEngine implements port.RecordEngine {
   /** The guard's per-node view of the cluster (cluster-state.ts), over kept info sockets where allowed. */
   clusterView(): Promise<port.ClusterView> {
     if (this.infoSockets === undefined && rawInfoAllowed(this.client)) this.infoSockets = new InfoSockets();
-    return clusterView(this.client, this.infoSockets);
+    return clusterView(this.client, this.infoSockets, this.seeds);
   }
 
   async close(): Promise<void> {
