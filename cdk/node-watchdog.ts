@@ -95,14 +95,22 @@ export function watchdogStep(
 
 export const WATCHDOG_MARK = '/var/lib/aerospike-watchdog/wipe-on-start';
 
+/** A peer's answer when its host refuses the connection: up, its asd not running (stopped, or waiting to start). */
+export const PEER_DOWN = 'DOWN';
+
+/** Whether a peer's answer names a cluster key (it serves in a cluster), not ERROR, '', DOWN or no answer. */
+function servesCluster(answer: string | undefined): answer is string {
+  return answer !== undefined && answer !== '' && answer !== PEER_DOWN && !answer.startsWith('ERROR');
+}
+
 /**
  * The cluster key shared by at least `minClusterSize` of the other nodes' answers to
  * `cluster-stable:ignore-migrations=true` (a majority cluster serving without this node), else undefined. No answer,
- * '' and ERROR (not settled) count for nothing.
+ * '', ERROR (not settled) and PEER_DOWN count for nothing.
  */
 export function majorityKey(answers: (string | undefined)[], minClusterSize: number): string | undefined {
   const counts = new Map<string, number>();
-  for (const a of answers) if (a && !a.startsWith('ERROR')) counts.set(a, (counts.get(a) ?? 0) + 1);
+  for (const a of answers) if (servesCluster(a)) counts.set(a, (counts.get(a) ?? 0) + 1);
   for (const [key, count] of counts) if (count >= Math.max(1, minClusterSize)) return key;
   return undefined;
 }
@@ -142,35 +150,53 @@ export interface StartDecision {
 }
 
 /**
- * What a start does with the node's mark (the rule of check-start, run by the harness too): no mark keeps the data;
- * unstable wipes; silent wipes only once a majority without this node is seen (`askPeers`: the other nodes' answers),
- * asked every `retryMs` until `waitMs` have passed, else keeps the data.
+ * What a start does with the node's mark (the rule of check-start, run by the harness too; decision 0009). No mark
+ * keeps the data. Any mark wipes only once a majority without this node is seen serving (`askPeers`: the other
+ * nodes' answers, asked every `retryMs`): a wipe never drops the last copies. Without such a majority:
+ *   - silent (it applied nothing while silent): starts with its data after `waitMs`;
+ *   - unstable (it took writes outside the majority): it does not start while any other node may be serving
+ *     without it; it starts with its data once every other node has been reachable and in no cluster (asd not
+ *     running, PEER_DOWN, or answering ERROR) for `waitMs` (every node was isolated or stopped: no majority served
+ *     without it that still serves). It waits as long as that takes (`aborted` ends the wait: no start).
  */
 export async function startDecision(
   mark: WipeMark | undefined,
   askPeers: () => Promise<(string | undefined)[]>,
   minClusterSize: number,
-  o: { waitMs: number; retryMs: number; sleep?: (ms: number) => Promise<void> } = {
+  o: { waitMs: number; retryMs: number; sleep?: (ms: number) => Promise<void>; aborted?: () => boolean } = {
     waitMs: WATCHDOG.peerWaitMs,
     retryMs: WATCHDOG.peerRetryMs,
   },
 ): Promise<StartDecision> {
   if (mark === undefined) return { wipe: false, why: 'no mark (last seen a member)' };
-  if (mark === 'unstable') return { wipe: true, why: 'it was outside the majority (unstable) before it stopped' };
   const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const deadline = Date.now() + o.waitMs;
+  const started = Date.now();
+  let quietSince: number | undefined;
   for (;;) {
     const answers = await askPeers();
     const key = majorityKey(answers, minClusterSize);
     if (key !== undefined)
       return { wipe: true, why: `a majority of ${minClusterSize} serves without it (cluster key ${key})` };
-    if (Date.now() >= deadline)
-      return {
-        wipe: false,
-        why:
-          `no majority serving without this node within ${o.waitMs / 1000} s: every node may have been killed at ` +
-          'once; starting with its data',
-      };
+    const now = Date.now();
+    if (mark === 'silent') {
+      if (now - started >= o.waitMs)
+        return {
+          wipe: false,
+          why:
+            `no majority serving without this node within ${o.waitMs / 1000} s: every node may have been killed at ` +
+            'once; starting with its data',
+        };
+    } else if (answers.every((a) => a !== undefined && !servesCluster(a))) {
+      quietSince ??= now;
+      if (now - quietSince >= o.waitMs)
+        return {
+          wipe: false,
+          why:
+            `every other node reachable and in no cluster for ${o.waitMs / 1000} s (every node was isolated or ` +
+            'stopped): starting with its data',
+        };
+    } else quietSince = undefined;
+    if (o.aborted?.()) return { wipe: false, why: 'stopped while waiting' };
     await sleep(o.retryMs);
   }
 }
@@ -193,8 +219,8 @@ export interface WatchdogConf {
  */
 export function renderWatchdogScript(devicesFile: string, conf: WatchdogConf): string {
   const s = (ms: number) => (ms / 1000).toFixed(3);
-  return `#!/bin/bash
-# aerospike-watchdog run|check-start: a node that was outside the majority never rejoins with its data (decision 0007)
+  return withoutComments(`#!/bin/bash
+# aerospike-watchdog run|check-start: a node that was outside the majority never rejoins with its data (decisions 0007, 0009)
 set -uo pipefail
 MARK=\${MARK:-${WATCHDOG_MARK}}
 ASINFO=\${ASINFO:-asinfo}
@@ -220,15 +246,33 @@ min_cluster_size() {
   if ! [[ "$m" =~ ^[1-9][0-9]*$ ]]; then m=$(( ($(awk '$1 == "mesh-seed-address-port"' "$CONF" 2>/dev/null | wc -l) / 2) + 1 )); fi
   echo "$m"
 }
-# majority_key <min>: prints the cluster key at least <min> of the other nodes answer (a majority serving without
-# this node); fails when there is none (no answer, ERROR: not settled, different keys)
-majority_key() {
+# tcp_probe <host> <port>: 0 connected, 1 refused (the host is up, nothing listens), 124 no answer or no address
+tcp_probe() {
+  getent hosts "$1" >/dev/null 2>&1 || return 124
+  timeout 1 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null; local rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 124 ] && return $rc
+  return 1
+}
+TCP_PROBE=\${TCP_PROBE:-tcp_probe}
+# peer_answers: a line per other node: its cluster-stable answer (a key, ERROR...), DOWN (its host refuses the
+# connection: asd not running) or NONE (no answer: cut off, or running but not answering)
+peer_answers() {
   local p out
   for p in $(peers); do
-    out=$(timeout ${s(WATCHDOG.peerInfoTimeoutMs)} "$ASINFO" -h "\${p%:*}" -p "\${p##*:}" -v 'cluster-stable:ignore-migrations=true' 2>/dev/null) || continue
-    case "$out" in ''|ERROR*) continue ;; esac
-    printf '%s\\n' "$out"
-  done | sort | uniq -c | awk -v m="$1" '$1 >= m { print $2; found = 1; exit } END { exit !found }'
+    if out=$(timeout ${s(WATCHDOG.peerInfoTimeoutMs)} "$ASINFO" -h "\${p%:*}" -p "\${p##*:}" -v 'cluster-stable:ignore-migrations=true' 2>/dev/null) && [ -n "$out" ]; then
+      printf '%s\\n' "$out"
+    elif "$TCP_PROBE" "\${p%:*}" "\${p##*:}"; [ $? -eq 1 ]; then echo DOWN
+    else echo NONE; fi
+  done
+}
+# majority_key <min> <answers>: the cluster key at least <min> of the other nodes answer (a majority serving without
+# this node); fails when there is none
+majority_key() {
+  grep -v -e '^$' -e '^ERROR' -e '^DOWN$' -e '^NONE$' <<< "$2" | sort | uniq -c | awk -v m="$1" '$1 >= m { print $2; found = 1; exit } END { exit !found }'
+}
+# in_no_cluster <answers>: every other node answered and none serves in a cluster (DOWN or ERROR)
+in_no_cluster() {
+  ! grep -v -e '^$' -e '^ERROR' -e '^DOWN$' <<< "$1" | grep -q .
 }
 # kill_round: asked before a silent kill, all at once (one timeout at most): "up" for each other node answering at
 # all (a key or ERROR: it runs and could re-form without this node), "self" if the local asd answers (it resumed)
@@ -240,31 +284,49 @@ kill_round() {
   done
   wait
 }
+# wipe: fails if any device could not be wiped (check-start then fails: the node does not start, the mark stays)
 wipe() {
-  while IFS= read -r d; do blkdiscard "$d" || dd if=/dev/zero of="$d" bs=1M count=8 oflag=direct; done < ${devicesFile}
+  local d
+  while IFS= read -r d; do
+    blkdiscard "$d" || dd if=/dev/zero of="$d" bs=1M count=8 oflag=direct || return 1
+  done < ${devicesFile}
 }
 case "\${1:-}" in
   check-start)
     if [ -e "$MARK" ]; then
-      kind=$(cat "$MARK" 2>/dev/null)
-      if [ "$kind" = silent ]; then
-        # killed silent (paused, hung): its data is unsafe only if a majority excluded it and went on without it
-        min=$(min_cluster_size); deadline=$(( $(now_ms) + PEER_WAIT_MS ))
-        while true; do
-          if key=$(majority_key "$min"); then
-            echo "aerospike-watchdog: this node was killed silent and a majority of $min serves without it (cluster key $key): starting empty (refilled by migration)" >&2
-            wipe; break
-          fi
-          if [ "$(now_ms)" -ge "$deadline" ]; then
+      kind=$(cat "$MARK" 2>/dev/null); kind=\${kind:-unstable}
+      # any mark: wiped only once a majority is seen serving without this node (the wipe never drops the last copies)
+      min=$(min_cluster_size); started=$(now_ms); quiet=''; said=0
+      while true; do
+        answers=$(peer_answers)
+        if key=$(majority_key "$min" "$answers"); then
+          echo "aerospike-watchdog: this node was killed $kind and a majority of $min serves without it (cluster key $key): starting empty (refilled by migration)" >&2
+          wipe || { echo "aerospike-watchdog: wiping the devices failed: not starting (the mark stays)" >&2; exit 1; }
+          break
+        fi
+        t=$(now_ms)
+        if [ "$kind" = silent ]; then
+          # it applied nothing while silent: without a majority serving, its copies are needed
+          if [ "$t" -ge $((started + PEER_WAIT_MS)) ]; then
             echo "aerospike-watchdog: this node was killed silent and no majority serving without this node (min-cluster-size $min) within $((PEER_WAIT_MS / 1000)) s: every node may have been killed at once; starting with its data" >&2
             break
           fi
-          sleep ${s(WATCHDOG.peerRetryMs)}
-        done
-      else
-        echo "aerospike-watchdog: this node left the majority before it stopped (\${kind:-unstable}): starting empty (refilled by migration)" >&2
-        wipe
-      fi
+        elif in_no_cluster "$answers"; then
+          # it took writes outside the majority: kept only when no other node serves, none cut off (every node isolated or stopped)
+          [ -n "$quiet" ] || quiet=$t
+          if [ "$t" -ge $((quiet + PEER_WAIT_MS)) ]; then
+            echo "aerospike-watchdog: this node was killed $kind and every other node is reachable and in no cluster for $((PEER_WAIT_MS / 1000)) s (every node was isolated or stopped): starting with its data" >&2
+            break
+          fi
+        else
+          quiet=''
+          if [ "$t" -ge $((said + 10000)) ]; then
+            echo "aerospike-watchdog: this node was killed $kind; no majority serving without it and not every other node reachable: waiting (it may hold writes taken outside the majority)" >&2
+            said=$t
+          fi
+        fi
+        sleep ${s(WATCHDOG.peerRetryMs)}
+      done
       rm -f "$MARK"
     fi
     ;;
@@ -326,7 +388,16 @@ case "\${1:-}" in
     ;;
   *) echo "usage: aerospike-watchdog run|check-start" >&2; exit 2 ;;
 esac
-`;
+`);
+}
+
+/**
+ * The script as deployed: comment lines dropped after the header (their text stays here, in the source), so that it
+ * fits in one SSM parameter (8 KB, advanced tier). No line of the script starts with `#` inside a string.
+ */
+function withoutComments(script: string): string {
+  const [shebang, header, ...rest] = script.split('\n');
+  return [shebang, header, ...rest.filter((line) => !/^\s*#/.test(line))].join('\n');
 }
 
 /** systemd's RestartSec for asd after a failure (the watchdog's SIGKILL, a crash) */

@@ -1,13 +1,15 @@
 /**
  * The node watchdog of decision 0007 (cdk/node-watchdog.ts watchdogStep) run by the harness against each node, and
  * the supervisor that systemd is on a cluster node: a node the watchdog killed is started again after RESTART_MS,
- * through the start rule of check-start (startDecision): empty when its mark is unstable, or silent and a majority
- * (min-cluster-size) of the other nodes serves without it; else with its data. A silent node is killed only while
+ * through the start rule of check-start (startDecision, decision 0009): empty when it has a mark and a majority
+ * (min-cluster-size) of the other nodes serves without it; with its data when silent-marked and no majority serves
+ * within the wait, or unstable-marked and every other node is reachable and in no cluster; else it waits. A silent node is killed only while
  * min-cluster-size of the other nodes answer (silentKillAllowed; a whole-cluster stall is not killed, nor its first
  * round after the others resume: the node is asked once more). Nodes stopped by a nemesis are not restarted by it.
  */
 import {
   INITIAL_WATCHDOG_STATE,
+  PEER_DOWN,
   silentKillAllowed,
   startDecision,
   WATCHDOG,
@@ -72,12 +74,10 @@ export class HarnessWatchdog {
     const mark = this.wipeOnStart(index);
     let empty = wipe;
     if (!wipe && mark !== undefined) {
-      const decision = await startDecision(
-        mark,
-        () => this.askOthers(index, WATCHDOG.peerInfoTimeoutMs),
-        this.minClusterSize,
-        this.peerWait,
-      );
+      const decision = await startDecision(mark, () => this.askOthersForStart(index), this.minClusterSize, {
+        ...this.peerWait,
+        aborted: () => this.stopped,
+      });
       empty = decision.wipe;
       this.log(
         `[watchdog] n${index}: started again, ${empty ? 'empty' : 'WITH ITS DATA'} (mark ${mark}: ${decision.why})`,
@@ -118,6 +118,20 @@ export class HarnessWatchdog {
   /** the answers of every node but `index`, asked at once */
   private askOthers(index: number, timeoutMs: number): Promise<(string | undefined)[]> {
     return Promise.all(this.cluster.nodes.filter((n) => n.index !== index).map((n) => this.ask(n.address, timeoutMs)));
+  }
+
+  /** check-start's question to the other nodes: an answer, PEER_DOWN (the connection refused: asd not running), or none */
+  private askOthersForStart(index: number): Promise<(string | undefined)[]> {
+    return Promise.all(
+      this.cluster.nodes
+        .filter((n) => n.index !== index)
+        .map((n) =>
+          this.info(n.address, SERVICE_PORT, 'cluster-stable:ignore-migrations=true', WATCHDOG.peerInfoTimeoutMs).then(
+            (a) => a.trim(),
+            (err: unknown) => ((err as { code?: string } | null)?.code === 'ECONNREFUSED' ? PEER_DOWN : undefined),
+          ),
+        ),
+    );
   }
 
   /**

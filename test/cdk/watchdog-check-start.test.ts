@@ -71,11 +71,16 @@ const env = (extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-function checkStart(extra: Record<string, string> = {}) {
+/** check-start with `extra` env; `timeoutMs`: killed if still waiting then (status null: it did not start) */
+function checkStart(extra: Record<string, string> = {}, timeoutMs?: number) {
   const file = path.join(dir, 'aerospike-watchdog');
   writeFileSync(file, script());
   const started = Date.now();
-  const r = spawnSync('bash', [file, 'check-start'], { encoding: 'utf8', env: env(extra) });
+  const r = spawnSync('bash', [file, 'check-start'], {
+    encoding: 'utf8',
+    env: env(extra),
+    ...(timeoutMs ? { timeout: timeoutMs, killSignal: 'SIGKILL' as const } : {}),
+  });
   const log = existsSync(calls) ? readFileSync(calls, 'utf8').trim().split('\n') : [];
   return {
     status: r.status,
@@ -152,19 +157,84 @@ test('no mark: starts with its data, nobody asked', () => {
   expect(r).toMatchObject({ status: 0, wiped: [], asked: [] });
 });
 
-test('unstable mark (it said it was outside the cluster): wiped without asking, the mark cleared', () => {
+test('unstable mark (it took writes outside the cluster), a majority serves without it: wiped, the mark cleared', () => {
   answer(2, 'K1');
   answer(3, 'K1');
   setMark('unstable');
   const r = checkStart();
-  expect(r).toMatchObject({ status: 0, wiped: ['/dev/disk/by-id/nvme-A', '/dev/disk/by-id/nvme-B'], asked: [] });
-  expect(r.stderr).toMatch(/left the majority before it stopped \(unstable\): starting empty/);
+  expect(r).toMatchObject({ status: 0, wiped: ['/dev/disk/by-id/nvme-A', '/dev/disk/by-id/nvme-B'] });
+  expect(r.asked).toHaveLength(2);
+  expect(r.stderr).toMatch(/killed unstable and a majority of 2 serves without it \(cluster key K1\): starting empty/);
   expect(existsSync(mark)).toBe(false);
 });
 
-test("a mark without a kind (an earlier version's): wiped as before", () => {
+test("a mark without a kind (an earlier version's) is unstable: wiped once a majority serves", () => {
+  answer(2, 'K1');
+  answer(3, 'K1');
   setMark('');
   expect(checkStart().wiped).toHaveLength(2);
+});
+
+/** a TCP probe stand-in: `down` hosts refuse the connection (1), the others do not answer (124) */
+function probe(down: number[]): string {
+  const file = path.join(bin, 'probe');
+  writeFileSync(
+    file,
+    `#!/bin/bash\ncase "$1" in ${down.map((i) => `aerospike-${i}.*`).join('|') || 'none'}) exit 1 ;; esac\nexit 124\n`,
+  );
+  chmodSync(file, 0o755);
+  return file;
+}
+
+describe('unstable mark and no majority serving without it: it never starts while another node may serve (decision 0009)', () => {
+  test('the other nodes cut off (no answer): it waits, does not start, and the mark stays', () => {
+    setMark('unstable');
+    const r = checkStart({ PEER_WAIT_MS: '300', TCP_PROBE: probe([]) }, 3000);
+    expect(r.status).toBeNull(); // still waiting when killed
+    expect(r.wiped).toEqual([]);
+    expect(existsSync(mark)).toBe(true);
+  });
+
+  test('one other node down (refuses), the other cut off: still waiting', () => {
+    setMark('unstable');
+    const r = checkStart({ PEER_WAIT_MS: '300', TCP_PROBE: probe([2]) }, 3000);
+    expect(r.status).toBeNull();
+    expect(existsSync(mark)).toBe(true);
+  });
+
+  test.each([
+    ['both down (their asd not running: every node was isolated, each waits here)', [2, 3], ['', '']],
+    ['one down, one an orphan itself (ERROR)', [2], ['', 'ERROR::unstable-cluster']],
+  ])('every other node reachable and in no cluster, %s: starts with its data after the wait', (_w, down, keys) => {
+    keys.forEach((k, i) => k && answer(i + 2, k));
+    setMark('unstable');
+    const r = checkStart({ PEER_WAIT_MS: '1200', TCP_PROBE: probe(down) }, 20_000);
+    expect(r).toMatchObject({ status: 0, wiped: [] });
+    expect(r.ms).toBeGreaterThanOrEqual(1200);
+    expect(r.stderr).toMatch(/every other node is reachable and in no cluster for 1 s .*: starting with its data/);
+    expect(existsSync(mark)).toBe(false);
+  });
+
+  test('the majority comes back while it waits: wiped then', () => {
+    answer(2, 'K1', 3);
+    answer(3, 'K1', 3);
+    setMark('unstable');
+    const r = checkStart({ PEER_WAIT_MS: '300', TCP_PROBE: probe([]) }, 20_000);
+    expect(r).toMatchObject({ status: 0 });
+    expect(r.wiped).toHaveLength(2);
+  });
+});
+
+test('a wipe that fails (blkdiscard and dd both fail): check-start fails, the node does not start, the mark stays', () => {
+  answer(2, 'K1');
+  answer(3, 'K1');
+  stub('blkdiscard', 'exit 1');
+  stub('dd', 'exit 1');
+  setMark('unstable');
+  const r = checkStart();
+  expect(r.status).toBe(1);
+  expect(r.stderr).toMatch(/wiping the devices failed: not starting \(the mark stays\)/);
+  expect(existsSync(mark)).toBe(true);
 });
 
 test('silent mark, the two other nodes answer the same cluster key: a majority serves without it, wiped', () => {
@@ -237,8 +307,9 @@ test('min-cluster-size from the conf: 5 nodes, min 3: two others are not a major
   expect(checkStart({ PEER_WAIT_MS: '300' }).wiped).toHaveLength(2);
 });
 
-test("check-start's longest wait stays far below systemd's start timeout (the package unit's TimeoutSec=600)", () => {
-  // the wait, plus one last round asking each other node, plus one retry pause
+test("a silent-marked check-start's longest wait stays far below systemd's start timeout (the package unit's TimeoutSec=600)", () => {
+  // the wait, plus one last round asking each other node, plus one retry pause (an unstable-marked one may wait
+  // longer, as long as another node may serve: systemd then fails the start and starts it again, the mark kept)
   const worst = WATCHDOG.peerWaitMs + 2 * WATCHDOG.peerInfoTimeoutMs + WATCHDOG.peerRetryMs;
   expect(worst).toBeLessThan(90_000 / 4);
 });

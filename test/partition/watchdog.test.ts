@@ -9,6 +9,7 @@ import {
   INITIAL_WATCHDOG_STATE,
   majorityKey,
   renderWatchdogScript,
+  PEER_DOWN,
   startDecision,
   renderWatchdogUnits,
   silentKillAllowed,
@@ -243,14 +244,53 @@ test('silentKillAllowed: the first round in which the others answer again after 
 
 describe('startDecision (the start rule, run by the harness; the script is tested in test/cdk/watchdog-check-start)', () => {
   const fast = { waitMs: 60, retryMs: 10 };
-  test('no mark: the data is kept, nobody asked; unstable: wiped, nobody asked', async () => {
+  test('no mark: the data is kept, nobody asked; unstable: wiped once a majority serves without the node', async () => {
     const ask = jest.fn(() => Promise.resolve(['K', 'K']));
     expect((await startDecision(undefined, ask, 2, fast)).wipe).toBe(false);
+    expect(ask).not.toHaveBeenCalled();
     expect(await startDecision('unstable', ask, 2, fast)).toEqual({
       wipe: true,
-      why: expect.stringMatching(/unstable/),
+      why: 'a majority of 2 serves without it (cluster key K)',
     });
-    expect(ask).not.toHaveBeenCalled();
+    expect(ask).toHaveBeenCalledTimes(1);
+  });
+
+  test('unstable, no majority: waits while another node may serve (no answer, or a lone key), however long', async () => {
+    for (const answers of [
+      [undefined, undefined],
+      [PEER_DOWN, undefined],
+      ['K1', PEER_DOWN],
+      ['K1', 'K2'],
+    ]) {
+      let asked = 0;
+      let stop = false;
+      const d = await startDecision('unstable', () => (++asked >= 30 && (stop = true), Promise.resolve(answers)), 2, {
+        ...fast,
+        aborted: () => stop,
+      });
+      expect(d).toEqual({ wipe: false, why: 'stopped while waiting' });
+      expect(asked).toBe(30); // far past the wait: still waiting
+    }
+  });
+
+  test('unstable: the data is kept once every other node is reachable and in no cluster for the wait (every node isolated)', async () => {
+    for (const answers of [[PEER_DOWN, PEER_DOWN], [PEER_DOWN, 'ERROR::unstable-cluster'], []]) {
+      const started = Date.now();
+      const d = await startDecision('unstable', () => Promise.resolve(answers), 2, fast);
+      expect(d.wipe).toBe(false);
+      expect(d.why).toMatch(/every other node reachable and in no cluster .*starting with its data/);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(fast.waitMs);
+    }
+    // the quiet spell starts again when a node answers nothing in between
+    const answers: (string | undefined)[][] = [
+      [PEER_DOWN, PEER_DOWN],
+      [PEER_DOWN, undefined],
+    ];
+    let asked = 0;
+    const started = Date.now();
+    const d = await startDecision('unstable', () => Promise.resolve(answers[asked++ < 4 ? asked % 2 : 0]), 2, fast);
+    expect(d.wipe).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(40 + fast.waitMs);
   });
 
   test('silent: wiped once a majority serves without the node (asked again while the peers re-form)', async () => {
