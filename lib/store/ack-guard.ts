@@ -51,12 +51,12 @@ export const ACK_REFUSAL_REASONS: readonly AckRefusalReason[] = [
 ];
 
 /**
- * How long a cluster key must have been seen before a node that does not answer is tolerated: the node watchdog's
- * kill of an orphan (unstable for 10 s, cdk/node-watchdog.ts WATCHDOG.unstableMs) plus 3 s (its poll, the kill, and
- * the orphan noticing the cut up to a heartbeat timeout after the majority did). Checked against the watchdog by
- * test/cdk/watchdog-fence.test.ts.
+ * How long a cluster key must have been seen before a node that does not answer is tolerated: an orphan's whole life
+ * (cdk/node-watchdog.ts): it notices the cut up to a heartbeat timeout (3 s) after the majority re-formed, its
+ * watchdog sees it unstable within a poll and a question (0.75 s), and kills it 10 s later (WATCHDOG.unstableMs):
+ * 13.75 s, rounded up. Checked against the watchdog and the deployed heartbeat by test/cdk/watchdog-fence.test.ts.
  */
-export const FENCE_MS = 13_000;
+export const FENCE_MS = 14_000;
 
 /** What a process knows beyond one view: how long it has seen a key, and the key it knew before the writes. */
 export interface GuardMemory {
