@@ -13,6 +13,12 @@
  *                    (rejoined, migrations done), next node; the fault lasts as long as that takes. A node not
  *                    settled within ROLLING_NODE_BUDGET_MS fails the run (RollingRestartError): never the next node
  *                    with migrations pending. The workload must outlast it (--fault-ms): run.ts checks.
+ *   isolate-all      every node cut from every other (clients reach all three); heal: routes removed. Every node is
+ *                    an orphan, killed by its watchdog after 10 s; no start may wipe (no majority serves)
+ *   new-client       node 2 (not the first seed) cut off from nodes 1 and 3; the clients that started before the
+ *                    fault send the first spender of every output and retry it, client processes started 5 s into
+ *                    the cut (after the majority re-formed: they discover only nodes 1 and 3) send the rivals
+ *                    (run.ts: lateClients); heal: routes removed (decision 0009)
  */
 import { sleep, type Cluster } from './cluster';
 import type { HarnessWatchdog } from './watchdog';
@@ -26,6 +32,8 @@ export const NEMESES = [
   'kill-no-restart',
   'clean-restart',
   'rolling-restart',
+  'isolate-all',
+  'new-client',
 ] as const;
 export type Nemesis = (typeof NEMESES)[number];
 
@@ -48,7 +56,15 @@ export interface NemesisContext {
 }
 
 /** The victim of a nemesis (the first of a rolling restart). */
-export const victimOf = (n: Nemesis): number => (n === 'split' ? 3 : 1);
+export const victimOf = (n: Nemesis): number => (n === 'split' ? 3 : n === 'new-client' ? 2 : 1);
+
+/**
+ * The nemeses whose rival spenders come from client processes started during the fault: ms after the fault they
+ * start, and when their spends fall due (the first spender's before and at the fault, from the early clients).
+ */
+export const LATE_CLIENTS: Partial<Record<Nemesis, { startMs: number; dueFromMs: number }>> = {
+  'new-client': { startMs: 5000, dueFromMs: 6500 },
+};
 
 async function stopAndStart(c: NemesisContext, index: number): Promise<void> {
   await c.cluster.kill(index, 'SIGTERM');
@@ -75,6 +91,11 @@ export async function applyFault(c: NemesisContext, nemesis: Nemesis): Promise<v
   switch (nemesis) {
     case 'cut-off':
       return c.cluster.partition([1], [2, 3]);
+    case 'new-client':
+      return c.cluster.partition([2], [1, 3]);
+    case 'isolate-all':
+      c.cluster.partition([1], [2, 3]);
+      return c.cluster.partition([2], [3]);
     case 'split':
       return c.cluster.partition([3], [1, 2]);
     case 'pause':
@@ -125,6 +146,8 @@ export async function healFault(c: NemesisContext, nemesis: Nemesis): Promise<vo
   switch (nemesis) {
     case 'cut-off':
     case 'split':
+    case 'new-client':
+    case 'isolate-all':
       return c.cluster.heal();
     case 'pause':
       return c.cluster.resume(v);

@@ -16,6 +16,8 @@ export interface PlannedSpend {
   mode: 'single' | 'batch';
   /** ms after the workload starts */
   dueMs: number;
+  /** which of the output's competing spenders (0: the first) */
+  spender: number;
 }
 
 export interface Plan {
@@ -69,8 +71,32 @@ export function buildPlan(o: PlanOptions): Plan {
         client: (o2 + s) % o.clients,
         mode: o2 % 2 === 0 ? 'batch' : 'single',
         dueMs,
+        spender: s,
       });
     }
   }
   return { parents: parentTxs.map((t) => ({ txid: t.id('hex'), hex: t.toHex() })), spends, outputs: o.outputs };
+}
+
+/**
+ * The plan of a nemesis with late clients (nemesis.ts LATE_CLIENTS): the first spender of every output goes to the
+ * early half of the clients, due between `firstFromMs` and `firstToMs`; the rivals to the late half, due between
+ * `rivalsFromMs` and `rivalsToMs`. Clients 0 .. clients/2 - 1 are early.
+ */
+export function withLateRivals(
+  plan: Plan,
+  clients: number,
+  o: { firstFromMs: number; firstToMs: number; rivalsFromMs: number; rivalsToMs: number },
+): Plan {
+  const early = Math.max(1, Math.floor(clients / 2));
+  const late = clients - early;
+  if (late < 1) throw new Error('late clients need at least 2 clients');
+  const due = (from: number, to: number, k: number) => Math.round(from + ((to - from) * k) / plan.outputs);
+  const spends = plan.spends.map((s, i): PlannedSpend => {
+    const output = Math.floor(i / (plan.spends.length / plan.outputs));
+    return s.spender === 0
+      ? { ...s, client: output % early, dueMs: due(o.firstFromMs, o.firstToMs, output) }
+      : { ...s, client: early + ((output + s.spender) % late), dueMs: due(o.rivalsFromMs, o.rivalsToMs, output) };
+  });
+  return { ...plan, spends };
 }

@@ -31,6 +31,7 @@ import {
   afterWorkload,
   applyFault,
   healFault,
+  LATE_CLIENTS,
   NEMESES,
   victimOf,
   type Nemesis,
@@ -39,7 +40,7 @@ import {
 } from './nemesis';
 import { HarnessWatchdog } from './watchdog';
 import { outpointKey, parseHistory, type FinalState, type HistoryEvent } from './history';
-import { buildPlan, type Plan } from './plan';
+import { buildPlan, withLateRivals, type Plan } from './plan';
 import { repairDoubleAcknowledged, type RepairReport } from './repair';
 import { clusterSettings, harnessDeployment, type SettingsProfile } from './settings';
 import type { WorkerJob } from './worker';
@@ -191,15 +192,27 @@ async function runOne(
   const lead = 5000; // the workers' start-up (tsx, client connect, UDF check)
   const faultAtMs = 4000;
   const healAtMs = faultAtMs + args.faultMs;
-  const plan = buildPlan({
+  const late = LATE_CLIENTS[nemesis];
+  const built = buildPlan({
     outputs: args.outputs,
-    outputsPerParent: 10,
+    outputsPerParent: late ? 4 : 10,
     spenders: args.spenders,
     clients: args.clients,
     fromMs: 1000,
     toMs: healAtMs + args.tailMs,
     seed: Date.now(),
   });
+  // the first spenders sent before and at the fault (in doubt on the cut node, retried), the rivals from processes
+  // started during it
+  const plan = late
+    ? withLateRivals(built, args.clients, {
+        firstFromMs: 1000,
+        firstToMs: faultAtMs + 1000,
+        rivalsFromMs: faultAtMs + late.dueFromMs,
+        rivalsToMs: healAtMs - 500,
+      })
+    : built;
+  const lateFrom = late ? Math.max(1, Math.floor(args.clients / 2)) : args.clients;
 
   // the parents, before the fault, through the store (acknowledged creates are checked too)
   const history: HistoryEvent[] = [];
@@ -251,7 +264,14 @@ async function runOne(
     return jobPath;
   });
   log(`${name}: ${plan.outputs} outputs x ${args.spenders} spenders, ${args.clients} clients, set ${set}`);
-  const workers = Promise.all(jobs.map(runWorker));
+  // late clients: processes started during the fault (a new Lambda execution environment connects then)
+  const workers = Promise.all(
+    jobs.map((job, c) =>
+      c < lateFrom
+        ? runWorker(job)
+        : sleep(t0 + faultAtMs + (late?.startMs ?? 0) - Date.now()).then(() => runWorker(job)),
+    ),
+  );
 
   await sleep(t0 + faultAtMs - Date.now());
   log(`${name}: fault: ${nemesis} node ${victimOf(nemesis)}`);

@@ -350,7 +350,9 @@ test('the node script carries the same limits; the unit restarts the watchdog an
 });
 
 test('npm run partition runs every nemesis the issue names', () => {
-  expect(NEMESES.join(' ')).toBe('cut-off split pause kill kill-wipe kill-no-restart clean-restart rolling-restart');
+  expect(NEMESES.join(' ')).toBe(
+    'cut-off split pause kill kill-wipe kill-no-restart clean-restart rolling-restart isolate-all new-client',
+  );
 });
 
 describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog killed is started again after 1 s)', () => {
