@@ -361,3 +361,43 @@ describe('the repository is self-contained', () => {
     });
   });
 });
+
+describe('the docs read as a reference, not a lab notebook', () => {
+  /** Lines of a file as `wc -l` counts them. */
+  const lineCount = (text: string): number => text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+
+  /** The headings of a markdown text, fenced code blocks left out (a `# comment` in a shell block is no heading). */
+  function headingsOf(markdown: string): string[] {
+    const headings: string[] = [];
+    let fenced = false;
+    for (const line of markdown.split('\n')) {
+      if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+      else if (!fenced && /^#{1,6} /.test(line)) headings.push(line);
+    }
+    return headings;
+  }
+
+  test('README.md is at most 250 lines and docs/performance-scale.md at most 300', () => {
+    const limits: Record<string, number> = { 'README.md': 250, 'docs/performance-scale.md': 300 };
+    const over = Object.entries(limits)
+      .map(([file, limit]) => ({ file, limit, lines: lineCount(read(file)) }))
+      .filter(({ lines, limit }) => lines > limit)
+      .map(({ file, limit, lines }) => `${file}: ${lines} lines, at most ${limit}`);
+    expect({ 'shorten these (current figures once; git keeps the runs)': over }).toEqual({
+      'shorten these (current figures once; git keeps the runs)': [],
+    });
+  });
+
+  test('no heading of a markdown file is a timestamp (a run diary)', () => {
+    expect(headingsOf('# a\n```sh\n# 2026-11-27 03:16 in a block\n```\n## b')).toEqual(['# a', '## b']);
+    const stamped = /\d{4}-\d{2}-\d{2} \d{2}:\d{2}|^#+ \d{1,2}:\d{2}\b/;
+    const hits = MARKDOWN.flatMap((file) =>
+      headingsOf(read(file))
+        .filter((h) => stamped.test(h))
+        .map((h) => `${file}: ${h}`),
+    );
+    expect({ 'name these sections by what they measure, not when': hits }).toEqual({
+      'name these sections by what they measure, not when': [],
+    });
+  });
+});
