@@ -19,6 +19,9 @@
  *                    fault send the first spender of every output and retry it, client processes started 5 s into
  *                    the cut (after the majority re-formed: they discover only nodes 1 and 3) send the rivals
  *                    (run.ts: lateClients); heal: routes removed (decision 0009)
+ *   flapping-cut     node 1 cut off for 8 s and healed for 2 s, five times (the fault lasts 50 s: --fault-ms 50000)
+ *   instance-pause   SIGSTOP node 1 and its watchdog (the whole instance); heal: both resumed
+ *   two-kill         SIGKILL nodes 1 and 2 at once; heal: both started again with their data
  */
 import { sleep, type Cluster } from './cluster';
 import type { HarnessWatchdog } from './watchdog';
@@ -34,7 +37,13 @@ export const NEMESES = [
   'rolling-restart',
   'isolate-all',
   'new-client',
+  'flapping-cut',
+  'instance-pause',
+  'two-kill',
 ] as const;
+
+/** flapping-cut's cycles: cut, then healed */
+export const FLAPPING = { cycles: 5, cutMs: 8000, healMs: 2000 } as const;
 export type Nemesis = (typeof NEMESES)[number];
 
 /**
@@ -96,6 +105,20 @@ export async function applyFault(c: NemesisContext, nemesis: Nemesis): Promise<v
     case 'isolate-all':
       c.cluster.partition([1], [2, 3]);
       return c.cluster.partition([2], [3]);
+    case 'flapping-cut':
+      for (let i = 0; i < FLAPPING.cycles; i++) {
+        c.cluster.partition([1], [2, 3]);
+        await sleep(FLAPPING.cutMs);
+        c.cluster.heal();
+        if (i < FLAPPING.cycles - 1) await sleep(FLAPPING.healMs);
+      }
+      return;
+    case 'instance-pause':
+      c.watchdog.freeze(v);
+      return c.cluster.pause(v);
+    case 'two-kill':
+      await Promise.all([c.cluster.kill(1, 'SIGKILL'), c.cluster.kill(2, 'SIGKILL')]);
+      return;
     case 'split':
       return c.cluster.partition([3], [1, 2]);
     case 'pause':
@@ -151,6 +174,12 @@ export async function healFault(c: NemesisContext, nemesis: Nemesis): Promise<vo
       return c.cluster.heal();
     case 'pause':
       return c.cluster.resume(v);
+    case 'instance-pause':
+      c.cluster.resume(v);
+      return c.watchdog.thaw(v);
+    case 'two-kill':
+      await Promise.all([1, 2].filter((i) => !c.cluster.running(i)).map((i) => c.watchdog.startNode(i)));
+      return;
     case 'kill':
       if (!c.cluster.running(v)) await c.watchdog.startNode(v);
       return;

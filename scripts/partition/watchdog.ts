@@ -30,6 +30,8 @@ export class HarnessWatchdog {
   /** nodes whose silent kill is held (a whole-cluster stall), said once per spell */
   private readonly held = new Set<number>();
   private stopped = false;
+  /** nodes whose watchdog is paused with their asd (the instance-pause nemesis): not observed until thawed */
+  private readonly frozen = new Set<number>();
   private loops: Promise<void>[] = [];
   /** every kill, for the report */
   readonly kills: { node: number; at: string; reason: string }[] = [];
@@ -91,6 +93,15 @@ export class HarnessWatchdog {
   /** the node's wipe-on-start mark (undefined: none; its next start keeps the data) */
   wipeOnStart(index: number): WipeMark | undefined {
     return this.states.get(index)?.wipeOnStart;
+  }
+
+  /** The node's watchdog paused with it (a whole instance paused): it observes nothing until thaw(). */
+  freeze(index: number): void {
+    this.frozen.add(index);
+  }
+
+  thaw(index: number): void {
+    this.frozen.delete(index);
   }
 
   start(): void {
@@ -165,7 +176,7 @@ export class HarnessWatchdog {
   private async loop(index: number): Promise<void> {
     while (!this.stopped) {
       const pid = this.cluster.pid(index);
-      if (pid !== undefined && !this.cluster.stopping(index)) {
+      if (pid !== undefined && !this.cluster.stopping(index) && !this.frozen.has(index)) {
         const sentAt = Date.now();
         const observation = await this.observe(index);
         // an observation of a process that exited or is being stopped meanwhile is dropped
