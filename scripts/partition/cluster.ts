@@ -151,6 +151,11 @@ export class Cluster {
     });
   }
 
+  /** Client namespaces (az1, az2, ...): clients placed in an availability zone of their own, on the same bridge. */
+  clientNetns(zone: number): { netns: string; address: string } {
+    return { netns: `${this.o.prefix}-az${zone}`, address: `${this.o.subnet ?? SUBNET_PREFIX}.${20 + zone}` };
+  }
+
   get hosts(): string {
     return this.nodes.map((n) => `${n.address}:${SERVICE_PORT}`).join(',');
   }
@@ -180,12 +185,30 @@ export class Cluster {
       sh(inNs(n.netns, ['ip', 'link', 'set', nodeSide, 'up']));
       sh(inNs(n.netns, ['ip', 'link', 'set', 'lo', 'up']));
     }
+    // two client zones: az1 (the clients beside node 1), az2 (the others); az-isolation cuts them apart
+    for (const zone of [1, 2]) {
+      const z = this.clientNetns(zone);
+      const hostSide = `${this.o.prefix}z${zone}`;
+      const clientSide = `${this.o.prefix}c${zone}`;
+      sh(['ip', 'netns', 'add', z.netns]);
+      sh(['ip', 'link', 'add', hostSide, 'type', 'veth', 'peer', 'name', clientSide]);
+      sh(['ip', 'link', 'set', clientSide, 'netns', z.netns]);
+      sh(['ip', 'link', 'set', hostSide, 'master', br]);
+      sh(['ip', 'link', 'set', hostSide, 'up']);
+      sh(inNs(z.netns, ['ip', 'addr', 'add', `${z.address}/24`, 'dev', clientSide]));
+      sh(inNs(z.netns, ['ip', 'link', 'set', clientSide, 'up']));
+      sh(inNs(z.netns, ['ip', 'link', 'set', 'lo', 'up']));
+    }
   }
 
   tearDownNetwork(): void {
     for (const n of this.nodes) {
       sh(['ip', 'netns', 'del', n.netns], { ignoreError: true });
       sh(['ip', 'link', 'del', `${this.o.prefix}v${n.index}`], { ignoreError: true });
+    }
+    for (const zone of [1, 2]) {
+      sh(['ip', 'netns', 'del', this.clientNetns(zone).netns], { ignoreError: true });
+      sh(['ip', 'link', 'del', `${this.o.prefix}z${zone}`], { ignoreError: true });
     }
     sh(['ip', 'link', 'del', `${this.o.prefix}br`], { ignoreError: true });
   }
@@ -258,6 +281,24 @@ export class Cluster {
         this.cut(this.node(j).netns, this.node(i).address);
       }
     }
+  }
+
+  /**
+   * An availability zone isolated: node `node` and the clients of zone 1 cut off from the other nodes and from the
+   * clients of zone 2 (the nodes still reach each other's side as partition() does); the harness (root namespace)
+   * still reaches every node, as each node's own watchdog does.
+   */
+  isolateZone(node: number): void {
+    const others = this.nodes.filter((n) => n.index !== node).map((n) => n.index);
+    this.partition([node], others);
+    const az1 = this.clientNetns(1);
+    const az2 = this.clientNetns(2);
+    for (const i of others) {
+      this.cut(az1.netns, this.node(i).address);
+      this.cut(this.node(i).netns, az1.address);
+    }
+    this.cut(az2.netns, this.node(node).address);
+    this.cut(this.node(node).netns, az2.address);
   }
 
   private cut(netns: string, peer: string): void {

@@ -22,6 +22,8 @@
  *   flapping-cut     node 1 cut off for 8 s and healed for 2 s, five times (the fault lasts 50 s: --fault-ms 50000)
  *   instance-pause   SIGSTOP node 1 and its watchdog (the whole instance); heal: both resumed
  *   two-kill         SIGKILL nodes 1 and 2 at once; heal: both started again with their data
+ *   az-isolation     node 1 and the clients of its zone (az1) cut off from nodes 2, 3 and the other zone's clients
+ *                    (az2); the first spender of every output from az1, the rival from az2; heal: routes removed
  */
 import { sleep, type Cluster } from './cluster';
 import type { HarnessWatchdog } from './watchdog';
@@ -40,6 +42,7 @@ export const NEMESES = [
   'flapping-cut',
   'instance-pause',
   'two-kill',
+  'az-isolation',
 ] as const;
 
 /** flapping-cut's cycles: cut, then healed */
@@ -68,11 +71,13 @@ export interface NemesisContext {
 export const victimOf = (n: Nemesis): number => (n === 'split' ? 3 : n === 'new-client' ? 2 : 1);
 
 /**
- * The nemeses whose rival spenders come from client processes started during the fault: ms after the fault they
- * start, and when their spends fall due (the first spender's before and at the fault, from the early clients).
+ * The nemeses whose first spenders and rivals come from two groups of clients (the early half, the late half):
+ * `startMs`, `dueFromMs`: the late half starts, and its spends fall due, that long after the fault (the first
+ * spender's before and at the fault); `zones`: the halves run in the client zones az1 and az2 and send throughout.
  */
-export const LATE_CLIENTS: Partial<Record<Nemesis, { startMs: number; dueFromMs: number }>> = {
+export const CLIENT_GROUPS: Partial<Record<Nemesis, { startMs: number; dueFromMs: number } | { zones: true }>> = {
   'new-client': { startMs: 5000, dueFromMs: 6500 },
+  'az-isolation': { zones: true },
 };
 
 async function stopAndStart(c: NemesisContext, index: number): Promise<void> {
@@ -102,6 +107,8 @@ export async function applyFault(c: NemesisContext, nemesis: Nemesis): Promise<v
       return c.cluster.partition([1], [2, 3]);
     case 'new-client':
       return c.cluster.partition([2], [1, 3]);
+    case 'az-isolation':
+      return c.cluster.isolateZone(1);
     case 'isolate-all':
       c.cluster.partition([1], [2, 3]);
       return c.cluster.partition([2], [3]);
@@ -171,6 +178,7 @@ export async function healFault(c: NemesisContext, nemesis: Nemesis): Promise<vo
     case 'split':
     case 'new-client':
     case 'isolate-all':
+    case 'az-isolation':
       return c.cluster.heal();
     case 'pause':
       return c.cluster.resume(v);

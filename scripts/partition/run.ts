@@ -31,7 +31,7 @@ import {
   afterWorkload,
   applyFault,
   healFault,
-  LATE_CLIENTS,
+  CLIENT_GROUPS,
   NEMESES,
   victimOf,
   type Nemesis,
@@ -134,13 +134,16 @@ async function readFinal(store: Runtime['store'], plan: Plan): Promise<FinalStat
   return { spenders, txs };
 }
 
-function runWorker(jobPath: string): Promise<number> {
-  return runScript('worker.ts', [jobPath]);
+/** A client process; in the network namespace `netns` when given (a client zone: az-isolation). */
+function runWorker(jobPath: string, netns?: string): Promise<number> {
+  return runScript('worker.ts', [jobPath], netns);
 }
 
-function runScript(script: string, args: string[]): Promise<number> {
+function runScript(script: string, args: string[], netns?: string): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, script), ...args], {
+    const command = [process.execPath, '--import', 'tsx', path.join(__dirname, script), ...args];
+    const [file, ...rest] = netns ? ['ip', 'netns', 'exec', netns, ...command] : command;
+    const child = spawn(file, rest, {
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     child.on('exit', (code) => resolve(code ?? 1));
@@ -192,18 +195,20 @@ async function runOne(
   const lead = 5000; // the workers' start-up (tsx, client connect, UDF check)
   const faultAtMs = 4000;
   const healAtMs = faultAtMs + args.faultMs;
-  const late = LATE_CLIENTS[nemesis];
+  const groups = CLIENT_GROUPS[nemesis];
+  const late = groups && 'startMs' in groups ? groups : undefined;
+  const zones = groups !== undefined && 'zones' in groups;
   const built = buildPlan({
     outputs: args.outputs,
-    outputsPerParent: late ? 4 : 10,
+    outputsPerParent: groups ? 4 : 10,
     spenders: args.spenders,
     clients: args.clients,
     fromMs: 1000,
     toMs: healAtMs + args.tailMs,
     seed: Date.now(),
   });
-  // the first spenders sent before and at the fault (in doubt on the cut node, retried), the rivals from processes
-  // started during it
+  // late: the first spenders sent before and at the fault (in doubt on the cut node, retried), the rivals from
+  // processes started during it; zones: the first spenders from az1's clients, the rivals from az2's, throughout
   const plan = late
     ? withLateRivals(built, args.clients, {
         firstFromMs: 1000,
@@ -211,8 +216,15 @@ async function runOne(
         rivalsFromMs: faultAtMs + late.dueFromMs,
         rivalsToMs: healAtMs - 500,
       })
-    : built;
-  const lateFrom = late ? Math.max(1, Math.floor(args.clients / 2)) : args.clients;
+    : zones
+      ? withLateRivals(built, args.clients, {
+          firstFromMs: 1000,
+          firstToMs: healAtMs + args.tailMs,
+          rivalsFromMs: 1000,
+          rivalsToMs: healAtMs + args.tailMs,
+        })
+      : built;
+  const early = groups ? Math.max(1, Math.floor(args.clients / 2)) : args.clients;
 
   // the parents, before the fault, through the store (acknowledged creates are checked too)
   const history: HistoryEvent[] = [];
@@ -264,13 +276,14 @@ async function runOne(
     return jobPath;
   });
   log(`${name}: ${plan.outputs} outputs x ${args.spenders} spenders, ${args.clients} clients, set ${set}`);
-  // late clients: processes started during the fault (a new Lambda execution environment connects then)
+  // late clients: processes started during the fault (a new Lambda execution environment connects then); zones:
+  // each half in its client zone's namespace
   const workers = Promise.all(
-    jobs.map((job, c) =>
-      c < lateFrom
-        ? runWorker(job)
-        : sleep(t0 + faultAtMs + (late?.startMs ?? 0) - Date.now()).then(() => runWorker(job)),
-    ),
+    jobs.map((job, c) => {
+      const netns = zones ? nc.cluster.clientNetns(c < early ? 1 : 2).netns : undefined;
+      if (!late || c < early) return runWorker(job, netns);
+      return sleep(t0 + faultAtMs + late.startMs - Date.now()).then(() => runWorker(job, netns));
+    }),
   );
 
   await sleep(t0 + faultAtMs - Date.now());
