@@ -127,6 +127,8 @@ export class Cluster {
   readonly nodes: NodeSpec[];
   private readonly procs = new Map<number, ChildProcess>();
   private readonly cuts: { netns: string; peer: string }[] = [];
+  /** namespaces holding the fabric cut's nft table */
+  private readonly fabricCuts: string[] = [];
   /** nodes the harness is stopping (a watchdog drops what it observes of them, as of a unit systemd is stopping) */
   private readonly stoppingNodes = new Set<number>();
   /** how many times each node was started (a watchdog's observation is of one start) */
@@ -301,12 +303,34 @@ export class Cluster {
     this.cut(this.node(node).netns, az2.address);
   }
 
+  /**
+   * The fabric port (3001) cut between group `a` and group `b`, heartbeats (3002) and the service (3000) intact: nft
+   * drop rules in each side's namespace (nftables must be installed). Removed by heal().
+   */
+  cutFabric(a: number[], b: number[]): void {
+    const rule = (netns: string, peer: string) => {
+      sh(inNs(netns, ['nft', 'add', 'rule', 'inet', 'cut', 'in', 'ip', 'saddr', peer, 'tcp', 'dport', '3001', 'drop']));
+      sh(inNs(netns, ['nft', 'add', 'rule', 'inet', 'cut', 'in', 'ip', 'saddr', peer, 'tcp', 'sport', '3001', 'drop']));
+    };
+    const sides = [...a, ...b];
+    for (const i of sides) {
+      const netns = this.node(i).netns;
+      sh(inNs(netns, ['nft', 'add', 'table', 'inet', 'cut']));
+      sh(inNs(netns, ['nft', 'add', 'chain', 'inet', 'cut', 'in', '{ type filter hook input priority 0 ; }']));
+      this.fabricCuts.push(netns);
+    }
+    for (const i of a) for (const j of b) rule(this.node(i).netns, this.node(j).address);
+    for (const j of b) for (const i of a) rule(this.node(j).netns, this.node(i).address);
+  }
+
   private cut(netns: string, peer: string): void {
     sh(inNs(netns, ['ip', 'route', 'add', 'blackhole', `${peer}/32`]));
     this.cuts.push({ netns, peer });
   }
 
   heal(): void {
+    for (const netns of this.fabricCuts.splice(0))
+      sh(inNs(netns, ['nft', 'delete', 'table', 'inet', 'cut']), { ignoreError: true });
     for (const c of this.cuts.splice(0)) {
       sh(inNs(c.netns, ['ip', 'route', 'del', 'blackhole', `${c.peer}/32`]), { ignoreError: true });
     }

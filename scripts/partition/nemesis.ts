@@ -22,6 +22,9 @@
  *   flapping-cut     node 1 cut off for 8 s and healed for 2 s, five times (the fault lasts 50 s: --fault-ms 50000)
  *   instance-pause   SIGSTOP node 1 and its watchdog (the whole instance); heal: both resumed
  *   two-kill         SIGKILL nodes 1 and 2 at once; heal: both started again with their data
+ *   fabric-cut       the fabric port (3001) cut between node 1 and nodes 2, 3, heartbeats intact (the cluster never
+ *                    changes; replica writes wait); heal: the cut removed, then 5 s later node 1 (a master) killed
+ *                    and started again with its data (nftables)
  *   az-isolation     node 1 and the clients of its zone (az1) cut off from nodes 2, 3 and the other zone's clients
  *                    (az2); the first spender of every output from az1, the rival from az2; heal: routes removed
  */
@@ -43,6 +46,7 @@ export const NEMESES = [
   'instance-pause',
   'two-kill',
   'az-isolation',
+  'fabric-cut',
 ] as const;
 
 /** flapping-cut's cycles: cut, then healed */
@@ -109,6 +113,8 @@ export async function applyFault(c: NemesisContext, nemesis: Nemesis): Promise<v
       return c.cluster.partition([2], [1, 3]);
     case 'az-isolation':
       return c.cluster.isolateZone(1);
+    case 'fabric-cut':
+      return c.cluster.cutFabric([1], [2, 3]);
     case 'isolate-all':
       c.cluster.partition([1], [2, 3]);
       return c.cluster.partition([2], [3]);
@@ -185,6 +191,13 @@ export async function healFault(c: NemesisContext, nemesis: Nemesis): Promise<vo
     case 'instance-pause':
       c.cluster.resume(v);
       return c.watchdog.thaw(v);
+    case 'fabric-cut':
+      // replica writes queued during the cut and never delivered are lost with the master's crash
+      c.cluster.heal();
+      await sleep(5000);
+      await c.cluster.kill(v, 'SIGKILL');
+      await c.watchdog.startNode(v);
+      return;
     case 'two-kill':
       await Promise.all([1, 2].filter((i) => !c.cluster.running(i)).map((i) => c.watchdog.startNode(i)));
       return;
