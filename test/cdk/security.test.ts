@@ -320,7 +320,9 @@ describe('N12 a node boots only once what its first boot reaches exists', () => 
       const sg = logicalId(t, 'AWS::EC2::SecurityGroup', 'AerospikeSg');
       const needed = [
         sg,
-        ...ids('AWS::EC2::SecurityGroupEgress', (r) => JSON.stringify(r.Properties!.GroupId).includes(`"${sg}"`)),
+        ...ids('AWS::EC2::SecurityGroupEgress', (r) =>
+          JSON.stringify((r.Properties as Statement).GroupId).includes(`"${sg}"`),
+        ),
         ...ids('AWS::SSM::Parameter'),
         ...ids('AWS::Logs::LogGroup').filter(
           (id) => id.startsWith('AerospikeLogs') || id.startsWith('AerospikePrometheusLogs'),
