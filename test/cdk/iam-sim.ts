@@ -29,13 +29,14 @@ export interface Env {
 }
 export type Policy = { Version?: string; Statement: Json[] };
 
-export function envOf(template: Json, region: string, exports: Record<string, unknown> = {}): Env {
+// (not named `exports`: under CommonJS that name would hide the module's own exports, ACCOUNT among them)
+export function envOf(template: Json, region: string, imported: Record<string, unknown> = {}): Env {
   return {
     account: ACCOUNT,
     region,
     partition: 'aws',
     resources: template.Resources as Record<string, Resource>,
-    exports,
+    exports: imported,
   };
 }
 
