@@ -23,7 +23,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
-import { Construct } from 'constructs';
+import { Construct, type IDependable } from 'constructs';
 import {
   AEROSPIKE_FABRIC_PORT,
   AEROSPIKE_HEARTBEAT_PORT,
@@ -83,7 +83,7 @@ export interface AerospikeClusterProps {
   /** the interface endpoints' group and the S3 prefix list: the nodes' HTTPS egress */
   endpointsSecurityGroup: ec2.ISecurityGroup;
   s3PrefixListId: string;
-  /** NAT gateways exist: HTTPS to the internet too */
+  /** a package comes from an https:// URL and NAT gateways exist: HTTPS to the internet too (cdk/network.ts) */
   internetEgress: boolean;
   aerospike: AerospikeConfig;
   store: Pick<StoreConfig, 'utxoBatchSize' | 'maxTxSizeInStore'>;
@@ -97,6 +97,8 @@ export interface AerospikeClusterProps {
   /** CloudWatch namespace of the exporter's metrics */
   metricsNamespace: string;
   logRetentionDays: number;
+  /** what must exist before a node boots besides this construct's own resources (routes, endpoints) */
+  bootDependencies?: IDependable[];
 }
 
 /** A machine image whose id is a token (a stack parameter). */
@@ -132,7 +134,7 @@ export class AerospikeCluster extends Construct {
       allowAllOutbound: false,
     });
     // Egress: HTTPS to the interface endpoints (SSM, logs, metrics) and to S3 (the gateway endpoint's prefix list);
-    // with NAT also HTTPS to the internet (the package host when packageUrl is https://, the CloudFormation API);
+    // HTTPS to the internet only for an https:// package URL through NAT (the package host; cdk/network.ts);
     // Aerospike's ports only to the other nodes. DNS, NTP and the instance metadata are not filtered by groups.
     const sg = this.securityGroup;
     const https = ec2.Port.tcp(443);
@@ -334,6 +336,16 @@ export class AerospikeCluster extends Construct {
         propagateTagsToVolumeOnCreation: true,
       });
       Tags.of(node).add(CLUSTER_TAG, props.clusterName);
+      // The user data runs once, under set -e: everything it reaches must exist first. The node's egress rules (the
+      // group and its separate egress resources, which wait for the S3 prefix-list lookup), its settings and log
+      // groups, the routes and endpoints.
+      node.node.addDependency(
+        this.securityGroup,
+        ...Object.values(this.parameters),
+        this.logGroup,
+        this.prometheusLogGroup,
+        ...(props.bootDependencies ?? []),
+      );
       this.instances.push(node);
       new route53.ARecord(this, `Node${i + 1}Record`, {
         zone: this.zone,

@@ -142,6 +142,14 @@ export function featureKeyParameterName(prefix: string): string {
   return `${prefix}/feature-key`;
 }
 
+/**
+ * One shell word for `value`: single-quoted, a `'` inside written as `'\''`. Every value of the configuration that a
+ * script names goes through it (the configuration also refuses characters outside each value's own set, cdk/config).
+ */
+export function shq(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
 /** REGION from the instance metadata (IMDSv2) unless already set (tests, SSM Run Command sets AWS_REGION). */
 const IMDS_REGION = [
   'REGION=${REGION:-${AWS_REGION:-}}',
@@ -152,7 +160,7 @@ const IMDS_REGION = [
 ].join('\n');
 
 const getParam = (name: string): string =>
-  `aws ssm get-parameter --region "$REGION" --name '${name}' --query Parameter.Value --output text`;
+  `aws ssm get-parameter --region "$REGION" --name ${shq(name)} --query Parameter.Value --output text`;
 
 /**
  * The whole user data of node `index` (1-based): fetch the bootstrap from SSM, check it against the SHA-256 pinned in
@@ -163,9 +171,9 @@ export function renderUserData(prefix: string, index: number, hostName: string, 
     'set -euo pipefail',
     IMDS_REGION,
     pinFunctions(pins),
-    `fetch_pinned '${parameterNames(prefix).bootstrap}' bootstrap /usr/local/sbin/aerospike-bootstrap`,
+    `fetch_pinned ${shq(parameterNames(prefix).bootstrap)} bootstrap /usr/local/sbin/aerospike-bootstrap`,
     'chmod 700 /usr/local/sbin/aerospike-bootstrap',
-    `exec /usr/local/sbin/aerospike-bootstrap '${prefix}' ${index} '${hostName}'`,
+    `exec /usr/local/sbin/aerospike-bootstrap ${shq(prefix)} ${index} ${shq(hostName)}`,
   ];
 }
 
@@ -224,7 +232,7 @@ set -euo pipefail
 ${IMDS_REGION}
 ${pinFunctions(pins)}
 CONF_DIR=\${CONF_DIR:-/etc/aerospike}
-fetch_pinned '${names.conf}' conf "$CONF_DIR/aerospike.conf.template"
+fetch_pinned ${shq(names.conf)} conf "$CONF_DIR/aerospike.conf.template"
 while IFS= read -r line; do
   if [ "$line" = "${DEVICES_PLACEHOLDER}" ]; then
     while IFS= read -r d; do echo "        device $d"; done < "${DEVICES_FILE}"
@@ -260,7 +268,7 @@ export function renderBootstrap(o: {
   const sc = o.strongConsistency;
   const featureKey = sc
     ? `# Enterprise Edition: the feature key (SSM SecureString ${featureKeyParameterName(o.prefix)}) before the first start
-aws ssm get-parameter --region "$REGION" --with-decryption --name '${featureKeyParameterName(o.prefix)}' --query Parameter.Value \
+aws ssm get-parameter --region "$REGION" --with-decryption --name ${shq(featureKeyParameterName(o.prefix))} --query Parameter.Value \
   --output text > ${FEATURE_KEY_FILE}
 chmod 600 ${FEATURE_KEY_FILE}
 `
@@ -316,9 +324,9 @@ verify /tmp/aerospike-prometheus-exporter.rpm "$EXP_SHA"
 rpm -Uvh /tmp/aerospike-prometheus-exporter.rpm
 
 # the node scripts (device check, apply-config, watchdog), from SSM, as pinned in the stack
-fetch_pinned '${names.devicesScript}' aerospike-devices /usr/local/sbin/aerospike-devices
-fetch_pinned '${names.applyConfigScript}' aerospike-apply-config /usr/local/sbin/aerospike-apply-config
-fetch_pinned '${names.watchdogScript}' aerospike-watchdog /usr/local/sbin/aerospike-watchdog
+fetch_pinned ${shq(names.devicesScript)} aerospike-devices /usr/local/sbin/aerospike-devices
+fetch_pinned ${shq(names.applyConfigScript)} aerospike-apply-config /usr/local/sbin/aerospike-apply-config
+fetch_pinned ${shq(names.watchdogScript)} aerospike-watchdog /usr/local/sbin/aerospike-watchdog
 chmod 755 /usr/local/sbin/aerospike-devices /usr/local/sbin/aerospike-apply-config /usr/local/sbin/aerospike-watchdog
 
 # instance-store devices by stable path, recorded once; every later start must find the same list
@@ -344,7 +352,7 @@ scrape_configs:
       - targets: ['localhost:${EXPORTER_PORT}']
 SCRAPE
 mkdir -p "$(dirname ${AGENT_CONFIG_FILE})"
-fetch_pinned '${names.agentConfig}' cloudwatch-agent ${AGENT_CONFIG_FILE}
+fetch_pinned ${shq(names.agentConfig)} cloudwatch-agent ${AGENT_CONFIG_FILE}
 /opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl -a fetch-config -m ec2 -s -c "file:${AGENT_CONFIG_FILE}"
 
 systemctl enable aerospike aerospike-prometheus-exporter aerospike-watchdog
@@ -450,11 +458,11 @@ PRINCIPAL=$(asinfo -v statistics | tr ';' '\\n' | sed -n 's/^cluster_principal=/
 if [ "$NODE" != "$PRINCIPAL" ]; then echo "aerospike-backup: node $NODE is not the principal ($PRINCIPAL): skipped"; exit 0; fi
 STAMP=\${STAMP:-$(date -u +%Y-%m-%dT%H-%M-%SZ)}
 DEST="s3://${o.bucket}/${o.prefix}/$STAMP"
-asbackup --namespace '${o.namespace}' --directory "$DEST" --s3-region "$REGION" --compress zstd
-printf 'namespace=%s\\nnode=%s\\nfinished=%s\\n' '${o.namespace}' "$NODE" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" |
+asbackup --namespace ${shq(o.namespace)} --directory "$DEST" --s3-region "$REGION" --compress zstd
+printf 'namespace=%s\\nnode=%s\\nfinished=%s\\n' ${shq(o.namespace)} "$NODE" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" |
   aws s3 cp --region "$REGION" - "$DEST/${BACKUP_COMPLETE_MARKER}"
-aws cloudwatch put-metric-data --region "$REGION" --namespace '${o.metric.namespace}' --metric-name BackupCompleted \
-  --dimensions 'cluster_name=${o.metric.clusterName}' --value 1 ||
+aws cloudwatch put-metric-data --region "$REGION" --namespace ${shq(o.metric.namespace)} --metric-name BackupCompleted \
+  --dimensions ${shq(`cluster_name=${o.metric.clusterName}`)} --value 1 ||
   echo "aerospike-backup: BackupCompleted not put: the backup-age alarm will fire" >&2
 echo "aerospike-backup: $DEST complete"
 # Supersede: every backup directory older than the newest ${o.keepNewest} complete ones gets the tag the lifecycle's
@@ -463,10 +471,10 @@ CUTOFF=$(aws s3 ls --region "$REGION" --recursive "s3://${o.bucket}/${o.prefix}/
   sed -n 's#^${o.prefix}/\\([^/]*\\)/${BACKUP_COMPLETE_MARKER}$#\\1#p' | sort | tail -n ${o.keepNewest} | head -n 1)
 for DIR in $(aws s3 ls --region "$REGION" "s3://${o.bucket}/${o.prefix}/" | awk '$1 == "PRE" {print $2}' | tr -d / | sort); do
   [[ "$DIR" < "$CUTOFF" ]] || continue
-  for KEY in $(aws s3api list-objects-v2 --region "$REGION" --bucket '${o.bucket}' --prefix "${o.prefix}/$DIR/" \
+  for KEY in $(aws s3api list-objects-v2 --region "$REGION" --bucket ${shq(o.bucket)} --prefix "${o.prefix}/$DIR/" \
       --query 'Contents[].Key' --output text); do
     [ "$KEY" = None ] && continue
-    aws s3api put-object-tagging --region "$REGION" --bucket '${o.bucket}' --key "$KEY" \
+    aws s3api put-object-tagging --region "$REGION" --bucket ${shq(o.bucket)} --key "$KEY" \
       --tagging 'TagSet=[{Key=${SUPERSEDED_TAG},Value=true}]'
   done
   echo "aerospike-backup: ${o.prefix}/$DIR superseded (expires after the retention)"
@@ -494,7 +502,7 @@ if ! aws s3 cp --region "$REGION" "$SRC/${BACKUP_COMPLETE_MARKER}" - >"$MARKER";
   exit 1
 fi
 cat "$MARKER"
-asrestore --namespace '${o.namespace}' --directory "$SRC" --s3-region "$REGION"
+asrestore --namespace ${shq(o.namespace)} --directory "$SRC" --s3-region "$REGION"
 echo "aerospike-restore: $SRC restored into ${o.namespace}"
 `;
 }

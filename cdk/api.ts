@@ -91,11 +91,24 @@ export const ACCESS_LOG_FIELDS: Record<string, string> = {
   status: '$context.status',
   protocol: '$context.protocol',
   responseLength: '$context.responseLength',
-  errorMessage: '$context.error.message',
+  // messageString: the message as a quoted, escaped JSON string (error.message is raw: a SigV4 error echoes the
+  // request's signed headers, which could otherwise inject fields into the line)
+  errorMessage: '$context.error.messageString',
   errorResponseType: '$context.error.responseType',
   integrationError: '$context.integration.error',
 };
-const ACCESS_LOG_FORMAT = apigw.AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
+/** Variables API Gateway already renders as a quoted, escaped JSON string: written into the line without quotes. */
+export const QUOTED_LOG_VARIABLES = new Set(['$context.error.messageString']);
+
+/** The access log's format: one JSON object, each variable in quotes unless API Gateway quotes it itself. */
+export function accessLogFormat(fields: Record<string, string> = ACCESS_LOG_FIELDS): string {
+  const pairs = Object.entries(fields).map(
+    ([key, variable]) =>
+      `${JSON.stringify(key)}:${QUOTED_LOG_VARIABLES.has(variable) ? variable : JSON.stringify(variable)}`,
+  );
+  return `{${pairs.join(',')}}`;
+}
+const ACCESS_LOG_FORMAT = apigw.AccessLogFormat.custom(accessLogFormat());
 
 /** An AWS_PROXY integration of a function, without the per-method AWS::Lambda::Permission of LambdaIntegration. */
 function proxyIntegration(target: lambda.IFunction): apigw.Integration {

@@ -15,7 +15,7 @@ import { AuditAlarm } from './audit';
 import { Backup } from './backup';
 import { ClusterAlarms } from './cluster-alarms';
 import type { UtxoStoreConfig } from './config';
-import { Network } from './network';
+import { Network, nodesNeedInternet } from './network';
 
 export interface ClusterStackProps extends StackProps {
   config: UtxoStoreConfig;
@@ -74,7 +74,7 @@ export class ClusterStack extends Stack {
       clientSecurityGroup: this.network.functionsSecurityGroup,
       endpointsSecurityGroup: this.network.endpointsSecurityGroup,
       s3PrefixListId: this.network.s3PrefixListId,
-      internetEgress: config.natGateways > 0,
+      internetEgress: nodesNeedInternet(config),
       aerospike: a,
       store: config.store,
       clusterName: this.clusterName,
@@ -84,6 +84,7 @@ export class ClusterStack extends Stack {
       exporterPackageSha256: exporterSha256,
       metricsNamespace: aerospikeMetricsNamespace(config),
       logRetentionDays: config.logRetentionDays,
+      bootDependencies: this.network.bootDependencies(),
     });
 
     if (config.alarmEmail) {

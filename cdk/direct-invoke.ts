@@ -18,7 +18,7 @@ import { API_ROLES, leastInvokerRole as leastRole, roleAllows, type ApiRole } fr
 import { ROUTE_TABLE } from '../lib/http/route-table';
 import { ROUTES, type Route } from './api';
 import type { FunctionName, UtxoStoreConfig } from './config';
-import { FunctionPolicy } from './function-policy';
+import { FunctionPolicy, invokePolicyDocument } from './function-policy';
 
 /** The least role that may call every route a function serves, with every field; undefined: it serves none. */
 export function leastInvokerRole(fn: FunctionName, routes: readonly Route[] = ROUTES): ApiRole | undefined {
@@ -56,12 +56,15 @@ export class DirectInvoke extends Construct {
       const roles = API_ROLES.filter((role) => roleAllows(role, least));
       for (const role of roles) target.grantInvoke(props.roles[role]);
       const name = fn.charAt(0).toUpperCase() + fn.slice(1);
-      this.policies[fn] = new FunctionPolicy(this, name, {
-        fn: target,
-        qualified: props.qualified?.[fn],
+      const invoke = {
         apiSourceArns: props.sourceArns[fn] ?? [],
         roleArns: roles.map((role) => props.roles[role].roleArn),
         invokers: roles.flatMap((role) => props.config.directInvokers[role]),
+      };
+      this.policies[fn] = new FunctionPolicy(this, name, {
+        fn: target,
+        qualified: props.qualified?.[fn],
+        document: (arn) => invokePolicyDocument(arn, invoke),
       });
       new CfnOutput(scope, `${name}FunctionName`, {
         value: target.functionName,

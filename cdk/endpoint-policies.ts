@@ -14,13 +14,22 @@ import type { UtxoStoreConfig } from './config';
 const THIS_ACCOUNT = { 'aws:PrincipalAccount': Aws.ACCOUNT_ID };
 
 /**
- * AWS-owned buckets the nodes read through the S3 gateway endpoint: the Amazon Linux 2023 repositories (dnf) and the
- * SSM agent's buckets (AWS Systems Manager User Guide, "Create a VPC endpoint policy", the S3 buckets the agent uses).
+ * The AWS-owned buckets the nodes read through the S3 gateway endpoint, by exact name (a pattern such as
+ * `al2023-repos-<region>-*` would also admit a bucket anyone may create under that prefix: code on a node could carry
+ * data out in the keys it asks for, which that bucket's owner reads in its access logs). Read anonymously (dnf sends no signature), so their
+ * statement carries no principal condition: a request there has no aws:PrincipalAccount.
+ * - the Amazon Linux 2023 repositories dnf reads (the AMI's mirror list `al2023-repos-$awsregion-de612dc2`), and the
+ *   kernel live-patching bucket beside them (Amazon Linux 2023 User Guide, "Kernel Live Patching"; AWS's VPC
+ *   endpoint policy examples, data-perimeter-policy-examples, "AllowRequestsToAWSOwnedResources");
+ * - the SSM agent's buckets (AWS Systems Manager User Guide, "SSM Agent communications with AWS managed S3 buckets").
+ * The CloudWatch agent comes from the Amazon Linux repositories (`dnf install amazon-cloudwatch-agent`), not from its
+ * own download bucket.
  */
-export function awsOwnedBuckets(): string[] {
-  const r = Aws.REGION;
+export function awsOwnedBuckets(region: string = Aws.REGION): string[] {
+  const r = region;
   return [
-    `al2023-repos-${r}-*`,
+    `al2023-repos-${r}-de612dc2`,
+    `al2023-${r}`,
     `aws-ssm-${r}`,
     `aws-windows-downloads-${r}`,
     `amazon-ssm-${r}`,
@@ -50,12 +59,17 @@ export function s3EndpointStatements(config: UtxoStoreConfig): iam.PolicyStateme
     anyPrincipal('ThisAccountsBuckets', ['s3:*'], ['*'], {
       StringEquals: { ...THIS_ACCOUNT, 'aws:ResourceAccount': Aws.ACCOUNT_ID },
     }),
-    anyPrincipal(
-      'AwsOwnedBuckets',
-      ['s3:GetObject'],
-      [...awsOwnedBuckets().map((b) => `arn:${Aws.PARTITION}:s3:::${b}/*`), ...staged],
-      { StringEquals: THIS_ACCOUNT },
-    ),
+    // any principal, anonymous included: only reads, only of these AWS-owned buckets
+    new iam.PolicyStatement({
+      sid: 'AwsOwnedBuckets',
+      principals: [new iam.AnyPrincipal()],
+      actions: ['s3:GetObject'],
+      resources: awsOwnedBuckets().map((b) => `arn:${Aws.PARTITION}:s3:::${b}/*`),
+    }),
+    // staged packages may sit in another account's bucket: read by the node role (a signed request of this account)
+    ...(staged.length > 0
+      ? [anyPrincipal('StagedPackages', ['s3:GetObject'], staged, { StringEquals: THIS_ACCOUNT })]
+      : []),
   ];
 }
 

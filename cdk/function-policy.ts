@@ -24,6 +24,12 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 
 export const INVOKE_ACTION = 'lambda:InvokeFunction';
+/**
+ * Every IAM action that runs a function: InvokeFunction (also InvokeWithResponseStream's), the deprecated
+ * InvokeAsync (a separate action, fire-and-forget) and InvokeFunctionUrl (a function URL with AWS_IAM auth; the
+ * functions have none, and the Deny keeps one added later closed). The Deny names each, not `lambda:Invoke*`.
+ */
+export const INVOKE_ACTIONS = ['lambda:InvokeFunction', 'lambda:InvokeAsync', 'lambda:InvokeFunctionUrl'];
 
 export interface InvokePolicy {
   /** execute-api ARNs (patterns) of the routes API Gateway invokes the function for */
@@ -64,7 +70,7 @@ export function invokePolicyDocument(resourceArn: string, p: InvokePolicy): iam.
       sid: 'DenyOtherPrincipals',
       effect: iam.Effect.DENY,
       principals: [new iam.AnyPrincipal()],
-      actions: [INVOKE_ACTION],
+      actions: INVOKE_ACTIONS,
       resources: [resourceArn],
       conditions: {
         Bool: { 'aws:PrincipalIsAWSService': 'false' },
@@ -75,10 +81,57 @@ export function invokePolicyDocument(resourceArn: string, p: InvokePolicy): iam.
   return doc;
 }
 
-export interface FunctionPolicyProps extends InvokePolicy {
+export interface TriggerPolicy {
+  /** EventBridge rules that invoke the function (events.amazonaws.com with aws:SourceArn one of them) */
+  ruleArns: string[];
+  /**
+   * the function's own execution role: an SQS event source mapping reads the queue with it and Lambda invokes the
+   * function; if Lambda presents that invocation as the role, the Deny must not catch it
+   */
+  ownRoleArn?: string;
+}
+
+/**
+ * The policy of a function no caller invokes (the signal consumer, the scheduled cleanup): only its triggers. Allow
+ * EventBridge from its own rules; Deny every IAM principal (but its own role) every invoke action.
+ */
+export function triggerPolicyDocument(resourceArn: string, p: TriggerPolicy): iam.PolicyDocument {
+  const doc = new iam.PolicyDocument();
+  if (p.ruleArns.length > 0)
+    doc.addStatements(
+      new iam.PolicyStatement({
+        sid: 'EventBridgeRules',
+        principals: [new iam.ServicePrincipal('events.amazonaws.com')],
+        actions: [INVOKE_ACTION],
+        resources: [resourceArn],
+        conditions: {
+          ArnLike: { 'aws:SourceArn': p.ruleArns },
+          StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
+        },
+      }),
+    );
+  doc.addStatements(
+    new iam.PolicyStatement({
+      sid: 'DenyOtherPrincipals',
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: INVOKE_ACTIONS,
+      resources: [resourceArn],
+      conditions: {
+        Bool: { 'aws:PrincipalIsAWSService': 'false' },
+        ...(p.ownRoleArn !== undefined && { ArnNotLike: { 'aws:PrincipalArn': [p.ownRoleArn] } }),
+      },
+    }),
+  );
+  return doc;
+}
+
+export interface FunctionPolicyProps {
   fn: lambda.IFunction;
   /** with provisioned concurrency: the `live` alias API Gateway invokes, and the version it points to */
   qualified?: lambda.IFunction[];
+  /** the document of one ARN (invokePolicyDocument or triggerPolicyDocument) */
+  document: (resourceArn: string) => iam.PolicyDocument;
 }
 
 /** One AWS::Lambda::ResourcePolicy per ARN a caller can invoke: the function, and its alias and version if any. */
@@ -92,7 +145,7 @@ export class FunctionPolicy extends Construct {
       const arn = target.functionArn;
       const policy = new lambda.CfnResourcePolicy(this, i === 0 ? 'Function' : `Qualified${i}`, {
         resourceArn: arn,
-        policyDocument: invokePolicyDocument(arn, props),
+        policyDocument: props.document(arn),
       });
       policy.node.addDependency(target);
       this.policies.push(policy);

@@ -4,7 +4,7 @@
  * findings name the exact managed policy or resource pattern. Called by the app (cdk/app.ts) after the stacks are
  * built; it reads the stacks, and no stack imports it.
  */
-import { Stack, Validations, type CfnElement } from 'aws-cdk-lib';
+import { Stack, Token, Validations, type CfnElement } from 'aws-cdk-lib';
 import { API_ROLES, roleAllows } from '../lib/http/roles';
 import { arnPath, ROUTES } from './api';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -32,6 +32,26 @@ function ack(scope: IConstruct, id: string, reason: string): void {
 }
 
 const managed = (name: string): string => `Policy::arn:<AWS::Partition>:iam::aws:policy/${name}`;
+
+/**
+ * How cdk-nag writes the stack's partition, region and account in a finding's resource: the pseudo parameter when the
+ * stack is environment-agnostic, the literal when the context names it (`-c region=eu-west-1`), so an
+ * acknowledgement matches the finding in either case.
+ */
+function env(stack: Stack): { partition: string; region: string; account: string } {
+  const or = (value: string, pseudo: string) => (Token.isUnresolved(value) ? `<AWS::${pseudo}>` : value);
+  return {
+    partition: or(stack.partition, 'Partition'),
+    region: or(stack.region, 'Region'),
+    account: or(stack.account, 'AccountId'),
+  };
+}
+
+/** `arn:<partition>:<service>:<region>:<account>:<resource>` as cdk-nag writes it for `stack`. */
+function nagArn(stack: Stack, service: string, resource: string): string {
+  const e = env(stack);
+  return `arn:${e.partition}:${service}:${e.region}:${e.account}:${resource}`;
+}
 
 const BASIC_EXECUTION =
   'AWS-managed AWSLambdaBasicExecutionRole: logs:CreateLogGroup, logs:CreateLogStream and logs:PutLogEvents on ' +
@@ -106,7 +126,7 @@ export function applyNagSuppressions(app: {
     for (const route of ROUTES.filter((r) => r.path.includes('{') && roleAllows(role, r.role)))
       ack(
         service.api.roles[role],
-        `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/${service.api.stageName}/${route.method}${arnPath(route.path)}]`,
+        `AwsSolutions-IAM5[Resource::${nagArn(service, 'execute-api', `<${apiId}>/${service.api.stageName}/${route.method}${arnPath(route.path)}`)}]`,
         `execute-api:Invoke on ${route.method} ${route.path} of this API and stage: the * stands for the path ` +
           'parameter, and API Gateway sends only requests of this resource (one path segment per parameter) under it.',
       );
@@ -145,7 +165,7 @@ export function applyNagSuppressions(app: {
   );
   ack(
     nodeRole,
-    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:<AWS::AccountId>:stack/${cluster.stackName}/*]`,
+    `AwsSolutions-IAM5[Resource::${nagArn(cluster, 'cloudformation', `stack/${cluster.stackName}/*`)}]`,
     `cloudformation:DescribeStackResource (read-only) on the cluster stack ${cluster.stackName} only: the node reads ` +
       "the SHA-256 pinned in its settings' metadata (cdk/node-pins.ts); the trailing /* is the stack id " +
       'CloudFormation appends, unknown before the stack exists.',
@@ -193,7 +213,7 @@ export function applyNagSuppressions(app: {
   );
   ack(
     policy,
-    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:<AWS::AccountId>:stack/${cluster.stackName}/*]`,
+    `AwsSolutions-IAM5[Resource::${nagArn(policy, 'cloudformation', `stack/${cluster.stackName}/*`)}]`,
     `cloudformation:SetStackPolicy on the cluster stack ${cluster.stackName} only; the trailing /* is the stack id ` +
       'CloudFormation appends, unknown before the stack exists.',
   );

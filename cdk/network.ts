@@ -5,12 +5,25 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import { Construct, type IDependable } from 'constructs';
 import type { UtxoStoreConfig } from './config';
 import { interfaceEndpointStatements, s3EndpointStatements, s3PrefixListId } from './endpoint-policies';
 
 export const FUNCTIONS_SUBNETS = 'functions';
 export const CLUSTER_SUBNETS = 'aerospike';
+
+/**
+ * Whether the nodes need HTTPS to the internet: only to download a package from an https:// URL (a security group
+ * cannot name a host, so that is 443 to 0.0.0.0/0 through the NAT gateway). Everything else a node's boot reads has
+ * an endpoint: S3 (dnf's Amazon Linux repositories, s3:// packages, backups) through the gateway endpoint's prefix
+ * list; SSM, Logs, metrics and CloudFormation through interface endpoints.
+ */
+export function nodesNeedInternet(config: UtxoStoreConfig): boolean {
+  return (
+    config.natGateways > 0 &&
+    [config.aerospike.packageUrl, config.aerospike.exporterPackageUrl].some((u) => u.startsWith('https://'))
+  );
+}
 
 export interface NetworkProps {
   config: UtxoStoreConfig;
@@ -24,7 +37,18 @@ export class Network extends Construct {
   /** the region's S3 managed prefix list (`com.amazonaws.<region>.s3`), resolved at deployment */
   readonly s3PrefixListId: string;
   readonly functionSubnets: ec2.SubnetSelection = { subnetGroupName: FUNCTIONS_SUBNETS };
+  /** the S3 gateway endpoint and every interface endpoint: a node's first boot reads through them */
+  readonly endpoints: ec2.IVpcEndpoint[] = [];
   readonly clusterSubnets: ec2.SubnetSelection = { subnetGroupName: CLUSTER_SUBNETS };
+
+  /**
+   * What a node's first boot needs in place before the instance starts (its user data runs once, under set -e): the
+   * cluster subnets' routes (the NAT default route, the gateway endpoint's prefix-list route) and every endpoint.
+   */
+  bootDependencies(): IDependable[] {
+    const routes = this.vpc.selectSubnets(this.clusterSubnets).internetConnectivityEstablished;
+    return [routes, ...this.endpoints];
+  }
 
   constructor(scope: Construct, id: string, props: NetworkProps) {
     super(scope, id);
@@ -64,6 +88,7 @@ export class Network extends Construct {
     // principals, and the AWS-owned buckets the nodes' package manager and SSM agent read (endpointPolicies.ts).
     const s3Endpoint = this.vpc.node.findChild('S3') as ec2.GatewayVpcEndpoint;
     for (const statement of s3EndpointStatements(config)) s3Endpoint.addToPolicy(statement);
+    this.endpoints.push(s3Endpoint);
     // The region's S3 prefix list (the gateway endpoint's routes): the only S3 destination of the groups' egress
     this.s3PrefixListId = s3PrefixListId(this);
 
@@ -109,8 +134,9 @@ export class Network extends Construct {
       ['Ec2Messages', ec2.InterfaceVpcEndpointAwsService.EC2_MESSAGES],
     ];
     if (config.xrayTracing) services.push(['Xray', ec2.InterfaceVpcEndpointAwsService.XRAY]);
-    // without NAT the nodes reach CloudFormation (their settings' pins, cdk/node-pins.ts) through an endpoint
-    if (!egress) services.push(['CloudFormation', ec2.InterfaceVpcEndpointAwsService.CLOUDFORMATION]);
+    // without internet egress the nodes reach CloudFormation (their settings' pins, cdk/node-pins.ts) through an endpoint
+    if (!nodesNeedInternet(config))
+      services.push(['CloudFormation', ec2.InterfaceVpcEndpointAwsService.CLOUDFORMATION]);
     for (const [name, service] of services) {
       const endpoint = this.vpc.addInterfaceEndpoint(name, {
         service,
@@ -120,6 +146,7 @@ export class Network extends Construct {
         open: false,
       });
       for (const statement of interfaceEndpointStatements(name)) endpoint.addToPolicy(statement);
+      this.endpoints.push(endpoint);
     }
   }
 }

@@ -91,6 +91,7 @@ export class UtxoStoreStack extends Stack {
       signalQueue: this.storage.signalQueue,
       signalConsumer: this.fns.targets.signals,
       cleanup: this.fns.targets.cleanup,
+      qualified: { signals: this.fns.qualified.signals, cleanup: this.fns.qualified.cleanup },
     });
     this.observability = new Observability(this, 'Observability', {
       config,

@@ -13,12 +13,29 @@ import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { UtxoStoreConfig } from './config';
+import { FunctionPolicy, triggerPolicyDocument } from './function-policy';
+
+/**
+ * The Lambda target without its AWS::Lambda::Permission: the cleanup function's one full resource policy
+ * (AWS::Lambda::ResourcePolicy, below) allows the rules instead, and AWS advises against both resource types on one
+ * function.
+ */
+class LambdaTargetInPolicy extends targets.LambdaFunction {
+  override bind(rule: events.IRule, id?: string): events.RuleTargetConfig {
+    const config = super.bind(rule, id);
+    for (const child of rule.node.children)
+      if (child instanceof lambda.CfnPermission) rule.node.tryRemoveChild(child.node.id);
+    return config;
+  }
+}
 
 export interface TriggersProps {
   config: UtxoStoreConfig;
   signalQueue: sqs.IQueue;
   signalConsumer: lambda.IFunction;
   cleanup: lambda.IFunction;
+  /** with provisioned concurrency: the other invocable ARNs of each (the unqualified function, the version) */
+  qualified?: { signals?: lambda.IFunction[]; cleanup?: lambda.IFunction[] };
 }
 
 export class Triggers extends Construct {
@@ -26,6 +43,8 @@ export class Triggers extends Construct {
   readonly cleanupRules: events.Rule[];
   /** failed cleanup deliveries (EventBridge) and failed asynchronous cleanup invocations (Lambda) */
   readonly cleanupDlq: sqs.Queue;
+  /** the resource policies of the two functions: only their triggers may invoke them (cdk/function-policy.ts) */
+  readonly policies: { signals: FunctionPolicy; cleanup: FunctionPolicy };
 
   constructor(scope: Construct, id: string, props: TriggersProps) {
     super(scope, id);
@@ -58,7 +77,7 @@ export class Triggers extends Construct {
           description: `bsv-utxo-store ${config.stage}: DAH cleanup pass${n > 1 ? `, shard ${i} of ${n}` : ''}`,
           schedule: events.Schedule.rate(Duration.minutes(config.cleanupScheduleMinutes)),
           targets: [
-            new targets.LambdaFunction(props.cleanup, {
+            new LambdaTargetInPolicy(props.cleanup, {
               deadLetterQueue: this.cleanupDlq,
               retryAttempts: config.cleanupRetryAttempts,
               maxEventAge: Duration.seconds(config.cleanupMaxEventAgeSeconds),
@@ -67,6 +86,20 @@ export class Triggers extends Construct {
           ],
         }),
     );
+
+    const ruleArns = this.cleanupRules.map((r) => r.ruleArn);
+    this.policies = {
+      signals: new FunctionPolicy(this, 'SignalsPolicy', {
+        fn: props.signalConsumer,
+        qualified: props.qualified?.signals,
+        document: (arn) => triggerPolicyDocument(arn, { ruleArns: [], ownRoleArn: props.signalConsumer.role?.roleArn }),
+      }),
+      cleanup: new FunctionPolicy(this, 'CleanupPolicy', {
+        fn: props.cleanup,
+        qualified: props.qualified?.cleanup,
+        document: (arn) => triggerPolicyDocument(arn, { ruleArns }),
+      }),
+    };
 
     // EventBridge invokes asynchronously. A pass that fails is not retried by Lambda (the next scheduled pass resumes
     // where it stopped, docs/cleanup.md); the failure record goes to the same DLQ, which is alarmed on.

@@ -1,6 +1,6 @@
 /** Configuration area: the Aerospike nodes (Community Edition limits, packages, AMI, conf, backups). */
 import type { ConfSettings } from '../aerospike-scripts';
-import { bool, ConfigurationError, int, type ContextSpec } from './errors';
+import { bool, ConfigurationError, int, scriptSafe, type ContextSpec } from './errors';
 import {
   CE_MAX_CLUSTER_SIZE,
   MIN_COMMANDS_IN_PROCESS,
@@ -196,9 +196,14 @@ export function amiMap(key: string, raw: string): Record<string, string> {
   return out;
 }
 
+const URL_CHAR = /^[A-Za-z0-9._~:/+=%@-]$/;
+
 /** A package the nodes download: an https:// or s3:// URL of a `kind` file, s3:// only without internet egress. */
 function packageUrl(key: string, url: string, kind: '.tgz' | '.rpm', natGateways: number): void {
-  if (!new RegExp(`^(https|s3)://\\S+\\${kind}$`).test(url))
+  // the URL reaches the bootstrap (a parameter it reads into a quoted variable) and the node role's policy: no
+  // character a shell or a policy would read as syntax
+  scriptSafe(key, url, URL_CHAR, 'a package URL', 1024);
+  if (!new RegExp(`^(https|s3)://[^/]+/\\S+\\${kind}$`).test(url))
     throw new ConfigurationError(key, `expected an https:// or s3:// URL of ${kind === '.tgz' ? 'a' : 'an'} ${kind}`);
   if (natGateways === 0 && !url.startsWith('s3://'))
     throw new ConfigurationError(

@@ -98,7 +98,25 @@ function principalList(
   return list as unknown[];
 }
 
-export function validateApi(c: ApiSettings & { stage: string }): void {
+/**
+ * What makes an assumer pattern useless or too wide (undefined: none). The role trusts only this account's root
+ * (cdk/api.ts), so a pattern of another account never matches; a name made only of wildcards (`role/*`, `user/?*`)
+ * matches every role or user of the account, which is the account-wide trust the setting exists to avoid.
+ */
+function assumerProblem(p: string, account: string | undefined): string | undefined {
+  const [, patternAccount, resource] = /^arn:aws[a-z-]*:iam::(\d{12}):(.*)$/.exec(p) ?? [];
+  if (account !== undefined && patternAccount !== account)
+    return (
+      `"${p}" names account ${patternAccount}, but the role trusts only this account (${account}): it could never ` +
+      "match; name principals of this account (another account's principal reaches the API through a role here)"
+    );
+  const name = resource.replace(/^(role|user)\//, '');
+  if (resource !== 'root' && /^[*?/]*$/.test(name))
+    return `"${p}" matches every ${resource.split('/')[0]} of the account: name the principals (role/validator-*)`;
+  return undefined;
+}
+
+export function validateApi(c: ApiSettings & { stage: string; account?: string }): void {
   int('maxTipAdvance', c.maxTipAdvance, 1, 0x7fffffff);
   bool('apiRestrictToRoles', c.apiRestrictToRoles);
   for (const role of CALLER_ROLES)
@@ -118,6 +136,18 @@ export function validateApi(c: ApiSettings & { stage: string }): void {
       (p) =>
         `"${p}" is not an IAM role or user ARN pattern (arn:aws:iam::123456789012:role/name, * allowed in the name)`,
     );
+    for (const p of list as string[]) {
+      const problem = assumerProblem(p, c.account);
+      if (problem) throw new ConfigurationError(key, problem);
+    }
+    // without an explicit account the stack's account is known only at deployment: the patterns must at least agree
+    const accounts = new Set((list as string[]).map((p) => p.split(':')[4]));
+    if (c.account === undefined && accounts.size > 1)
+      throw new ConfigurationError(
+        key,
+        `the patterns name ${accounts.size} accounts (${[...accounts].join(', ')}), but the role trusts only the ` +
+          'account it is deployed in: all but one could never match (set -c account=... to check which)',
+      );
     if (list.length === 0 && c.stage !== 'dev')
       throw new ConfigurationError(
         key,

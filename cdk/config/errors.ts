@@ -23,6 +23,21 @@ export function bool(key: string, v: unknown): void {
 }
 
 /**
+ * A value that reaches a node's shell scripts or user data (cdk/aerospike-scripts.ts quotes it too): every character
+ * must be in `set`, the value at most `max` long, else synthesis stops naming the key and the first bad character.
+ */
+export function scriptSafe(key: string, v: unknown, set: RegExp, what: string, max: number): void {
+  if (typeof v !== 'string' || v.length === 0 || v.length > max)
+    throw new ConfigurationError(key, `expected ${what}, 1 to ${max} characters, got ${JSON.stringify(v)}`);
+  const bad = [...v].find((ch) => !set.test(ch));
+  if (bad !== undefined)
+    throw new ConfigurationError(
+      key,
+      `${JSON.stringify(bad)} is not allowed in ${what} (it reaches the nodes' scripts): ${JSON.stringify(v)}`,
+    );
+}
+
+/**
  * What one area of the configuration adds to the context parser: its flat `-c` keys (key -> path in
  * UtxoStoreConfig), the keys that may be absent from the defaults (optional settings a `stages.<stage>` object may
  * still name), the paths whose CLI string is a comma-separated list or an integer although the default is unset, and

@@ -1,6 +1,6 @@
 /** Configuration area: signals, scheduled cleanup, logs, tracing, alarms, retention of data, Powertools names. */
 import { DEFAULTS as RUNTIME_DEFAULTS } from '../../lib/domain/config';
-import { ConfigurationError, int, type ContextSpec } from './errors';
+import { ConfigurationError, int, scriptSafe, type ContextSpec } from './errors';
 
 export interface OperationsSettings {
   /** SQS batch size of the signal consumer */
@@ -122,7 +122,24 @@ export function validateOperations(c: OperationsSettings & Reserved): void {
   int('cleanupMaxEventAgeSeconds', c.cleanupMaxEventAgeSeconds, 60, 21600);
 }
 
+/**
+ * CloudWatch namespace characters (CloudWatch API Reference, MetricDatum/Namespace: alphanumerics, `.`, `-`, `_`,
+ * `/`, `#`, `:`); the nodes' namespace is this one + `/Aerospike` and reaches the backup script and the agent config.
+ */
+const METRICS_NAMESPACE_CHAR = /^[A-Za-z0-9._\-/#:]$/;
+const SERVICE_NAME_CHAR = /^[A-Za-z0-9._-]$/;
+
 export function validateObservability(c: OperationsSettings & { stage: string }): void {
+  scriptSafe(
+    'powertoolsMetricsNamespace',
+    c.powertoolsMetricsNamespace,
+    METRICS_NAMESPACE_CHAR,
+    'a CloudWatch namespace',
+    200,
+  );
+  if (c.powertoolsMetricsNamespace.startsWith('AWS/'))
+    throw new ConfigurationError('powertoolsMetricsNamespace', 'a namespace starting with "AWS/" is reserved for AWS');
+  scriptSafe('powertoolsServiceName', c.powertoolsServiceName, SERVICE_NAME_CHAR, 'a service name', 100);
   if (!LOG_RETENTION_DAYS.includes(c.logRetentionDays))
     throw new ConfigurationError('logRetentionDays', `expected one of ${LOG_RETENTION_DAYS.join(', ')}`);
   int('signalAgeAlarmSeconds', c.signalAgeAlarmSeconds, 60, 1209600);

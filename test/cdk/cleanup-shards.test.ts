@@ -29,11 +29,19 @@ test('3 shards: three rules at the same rate, inputs {cleanupShard: i, cleanupSh
   expect(idOfShard(0)).toMatch(/^TriggersCleanupSchedule[0-9A-F]{8}$/);
   expect(idOfShard(1)).toMatch(/^TriggersCleanupSchedule1[0-9A-F]{8}$/);
   expect(idOfShard(2)).toMatch(/^TriggersCleanupSchedule2[0-9A-F]{8}$/);
-  // EventBridge may invoke the function from every rule
-  const permissions = Object.values(resourcesOf(t, 'AWS::Lambda::Permission')).filter(
-    (p) => p.Properties!.Principal === 'events.amazonaws.com',
+  // EventBridge may invoke the function from every rule: in its resource policy (cdk/function-policy.ts), which
+  // replaces the rules' AWS::Lambda::Permission
+  const policy = Object.values(resourcesOf(t, 'AWS::Lambda::ResourcePolicy')).find((p) =>
+    JSON.stringify(p.Properties!.ResourceArn).includes('"FunctionsCleanup'),
+  )!;
+  const events = (policy.Properties!.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement.find(
+    (st) => st.Sid === 'EventBridgeRules',
+  )!;
+  expect(events.Principal).toEqual({ Service: 'events.amazonaws.com' });
+  expect((events.Condition as { ArnLike: { 'aws:SourceArn': unknown[] } }).ArnLike['aws:SourceArn']).toEqual(
+    rules.map(([id]) => ({ 'Fn::GetAtt': [id, 'Arn'] })),
   );
-  expect(permissions).toHaveLength(3);
+  expect(Object.keys(resourcesOf(t, 'AWS::Lambda::Permission'))).toEqual([]);
   const fn = resourcesOf(t, 'AWS::Lambda::Function')[logicalId(t, 'AWS::Lambda::Function', 'FunctionsCleanup')];
   expect(fn.Properties!.ReservedConcurrentExecutions).toBe(3);
 });

@@ -162,3 +162,17 @@ test('standalone runs read cdk.json context and -c key=value arguments', () => {
   });
   expect(() => standaloneContext(['-c', 'novalue'], file)).toThrow(/key=value/);
 });
+
+test("N7: a config value that reaches the nodes' scripts must be in its character set; the key is named", () => {
+  expect(() => loadConfig(ctx({ powertoolsMetricsNamespace: "Bsv'$(id>/tmp/pwn)'X" }))).toThrow(
+    /"powertoolsMetricsNamespace": "'" is not allowed in a CloudWatch namespace/,
+  );
+  expect(() => loadConfig(ctx({ powertoolsMetricsNamespace: 'AWS/Lambda' }))).toThrow(/"powertoolsMetricsNamespace"/);
+  expect(loadConfig(ctx({ powertoolsMetricsNamespace: 'Team/Bsv_Utxo-1.0#a:b' })).powertoolsMetricsNamespace).toBe(
+    'Team/Bsv_Utxo-1.0#a:b',
+  );
+  expect(() => loadConfig(ctx({ powertoolsServiceName: 'a b' }))).toThrow(/"powertoolsServiceName": " "/);
+  for (const bad of ["https://h/x'$(id).tgz", 'https://h/a;b.tgz', 'https://h/a*.tgz', 'https://h/a b.tgz'])
+    expect(() => loadConfig(ctx({ aerospikePackageUrl: bad }))).toThrow(/"aerospikePackageUrl": ".*" is not allowed/);
+  expect(() => loadConfig(ctx({ exporterPackageUrl: 's3://b/$(x).rpm' }))).toThrow(/"exporterPackageUrl"/);
+});

@@ -8,6 +8,7 @@
 import { ROUTES } from '../../cdk/api';
 import { ConfigurationError } from '../../cdk/config';
 import { leastInvokerRole } from '../../cdk/direct-invoke';
+import { INVOKE_ACTIONS } from '../../cdk/function-policy';
 import { actionsOf, API_FUNCTION_IDS, logicalId, resourcesOf, synth, type Synth } from './helpers';
 
 const VALIDATOR_CALLER = 'arn:aws:iam::111122223333:role/validator-service';
@@ -78,7 +79,8 @@ function roleArn(role: 'Validator' | 'BlockValidation' | 'Admin'): string {
 function denied(statements: Statement[], principal: string): boolean {
   const deny = statements.filter((st) => st.Effect === 'Deny');
   return deny.some((st) => {
-    if (!actionsOf(st).includes('lambda:InvokeFunction')) return false;
+    // N4: every invoke action, not only InvokeFunction (InvokeAsync is a separate action)
+    if (!INVOKE_ACTIONS.every((a) => actionsOf(st).includes(a))) return false;
     if (st.Condition?.Bool?.['aws:PrincipalIsAWSService'] !== 'false') return false;
     const exempt = (st.Condition?.ArnNotLike?.['aws:PrincipalArn'] ?? []) as unknown[];
     return !exempt.some((e) => (typeof e === 'string' ? e === principal : JSON.stringify(e) === principal));
@@ -158,6 +160,37 @@ describe('direct invocation', () => {
         (RANK[least] > 0 ? [ADMIN_CALLER] : [ADMIN_CALLER, VALIDATOR_CALLER]).sort(),
       ]);
     }
+  });
+
+  test('N4: the signal consumer and the cleanup function: only their triggers may invoke them', () => {
+    const policies = (prefix: string) =>
+      Object.values(resourcesOf(s.template, 'AWS::Lambda::ResourcePolicy')).filter((p) =>
+        JSON.stringify(p.Properties!.ResourceArn).includes(`"${prefix}`),
+      );
+    for (const prefix of ['FunctionsSignals', 'FunctionsCleanup']) {
+      const [policy] = policies(prefix);
+      const statements = (policy.Properties!.PolicyDocument as { Statement: Statement[] }).Statement;
+      expect(denied(statements, 'arn:aws:iam::123456789012:role/PowerUser')).toBe(true);
+      expect(denied(statements, roleArn('Admin'))).toBe(true);
+    }
+    // the consumer's own role (the event source mapping's) is not caught
+    const signals = (policies('FunctionsSignals')[0].Properties!.PolicyDocument as { Statement: Statement[] })
+      .Statement;
+    const fn = resourcesOf(s.template, 'AWS::Lambda::Function')[
+      logicalId(s.template, 'AWS::Lambda::Function', 'FunctionsSignals')
+    ];
+    expect(denied(signals, JSON.stringify(fn.Properties!.Role))).toBe(false);
+    // EventBridge only from the cleanup rules, and no AWS::Lambda::Permission beside the policy
+    const cleanup = (policies('FunctionsCleanup')[0].Properties!.PolicyDocument as { Statement: Statement[] })
+      .Statement;
+    const rules = Object.keys(resourcesOf(s.template, 'AWS::Events::Rule')).filter((id) =>
+      id.startsWith('TriggersCleanupSchedule'),
+    );
+    expect(cleanup.find((st) => st.Sid === 'EventBridgeRules')).toMatchObject({
+      Principal: { Service: 'events.amazonaws.com' },
+      Condition: { ArnLike: { 'aws:SourceArn': rules.map((r) => ({ 'Fn::GetAtt': [r, 'Arn'] })) } },
+    });
+    s.template.resourceCountIs('AWS::Lambda::Permission', 0);
   });
 
   test('with provisioned concurrency the alias, the unqualified function and its version each carry the policy', () => {

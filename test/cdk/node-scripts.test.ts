@@ -25,6 +25,7 @@ import {
   renderUserData,
   renderDeviceScript,
   renderRestoreScript,
+  shq,
 } from '../../cdk/aerospike-scripts';
 import { PIN_METADATA_KEY, pinOf, type Pins } from '../../cdk/node-pins';
 
@@ -361,4 +362,17 @@ describe('backup and restore', () => {
 
 test('bash is available (these tests run the scripts, they do not only read them)', () => {
   expect(execFileSync('bash', ['-c', 'echo ok'], { encoding: 'utf8' })).toBe('ok\n');
+});
+
+test('N7: a value a script names is one shell word, whatever it holds (shq)', () => {
+  for (const value of ["Bsv'$(id>/tmp/pwn)'X", 'a b', '`x`', '$HOME', "''", 'a\\b', '-n'])
+    expect(execFileSync('bash', ['-c', `printf '%s' ${shq(value)}`]).toString()).toBe(value);
+  const script = renderBackupScript({
+    bucket: 'b',
+    prefix: 'aerospike',
+    namespace: 'utxo',
+    metric: { namespace: "Bsv'$(id)'/Aerospike", clusterName: 'c' },
+    keepNewest: 2,
+  });
+  expect(script).toContain(`--namespace 'Bsv'\\''$(id)'\\''/Aerospike'`);
 });

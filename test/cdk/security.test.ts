@@ -75,6 +75,26 @@ describe('#3 caller roles: who may assume them', () => {
     );
   });
 
+  test('N10: a pattern matching every role or user of the account, or naming another account, stops synthesis', () => {
+    for (const wide of [`${ARN}/*`, `${ARN}/**`, `${ARN}/?*`, 'arn:aws:iam::123456789012:user/*', `${ARN}/*/*`])
+      expect(() => loadConfig(ctx({ validatorAssumers: wide }))).toThrow(
+        /"validatorAssumers": ".*" matches every (role|user) of the account/,
+      );
+    // a path or a prefix is still a name
+    expect(loadConfig(ctx({ validatorAssumers: `${ARN}/services/*` })).roleAssumers.validator).toHaveLength(1);
+    expect(() =>
+      loadConfig(ctx({ account: '111111111111', adminAssumers: 'arn:aws:iam::222222222222:role/ops' })),
+    ).toThrow(/"adminAssumers": .*names account 222222222222, but the role trusts only this account \(111111111111\)/);
+    expect(
+      loadConfig(ctx({ account: '111111111111', adminAssumers: 'arn:aws:iam::111111111111:role/ops' })).roleAssumers
+        .admin,
+    ).toEqual(['arn:aws:iam::111111111111:role/ops']);
+    // the account unknown at synth: the patterns must at least name one account
+    expect(() =>
+      loadConfig(ctx({ adminAssumers: 'arn:aws:iam::111111111111:role/a,arn:aws:iam::222222222222:role/b' })),
+    ).toThrow(/"adminAssumers": the patterns name 2 accounts/);
+  });
+
   test('an alarm on every assumption of the admin role (CloudTrail event through EventBridge)', () => {
     const adminRole = logicalId(s.template, 'AWS::IAM::Role', 'ApiAdminRole');
     const rule = logicalId(s.template, 'AWS::Events::Rule', 'AdminRoleAssumed');
@@ -214,6 +234,24 @@ describe('#6 egress and endpoint policies', () => {
     }
   });
 
+  test('with NAT but every package staged in S3 the nodes get no internet egress, and reach CloudFormation by endpoint', () => {
+    const staged = synth({
+      aerospikePackageUrl: 's3://my-artifacts/aerospike/server.tgz',
+      exporterPackageUrl: 's3://my-artifacts/aerospike/exporter.rpm',
+    }).clusterTemplate;
+    staged.resourceCountIs('AWS::EC2::NatGateway', 1);
+    expect(egressOf(staged, 'AerospikeSg').filter((r) => r.CidrIp === '0.0.0.0/0')).toEqual([]);
+    const services = Object.values(resourcesOf(staged, 'AWS::EC2::VPCEndpoint')).map((e) =>
+      JSON.stringify(e.Properties!.ServiceName),
+    );
+    expect(services.some((n) => n.includes('.cloudformation"'))).toBe(true);
+    // with an https:// package (the default) the NAT path stays, and CloudFormation is reached through it
+    const dev = Object.values(resourcesOf(s.clusterTemplate, 'AWS::EC2::VPCEndpoint')).map((e) =>
+      JSON.stringify(e.Properties!.ServiceName),
+    );
+    expect(dev.some((n) => n.includes('.cloudformation"'))).toBe(false);
+  });
+
   test('functions: HTTPS only to the interface endpoints and the S3 prefix list', () => {
     const rules = egressOf(s.clusterTemplate, 'NetworkFunctionsSg');
     expect(rules.filter((r) => r.CidrIp !== undefined)).toEqual([]);
@@ -228,6 +266,76 @@ describe('#6 egress and endpoint policies', () => {
       expect(text).toContain('aws:PrincipalAccount');
       const service = JSON.stringify(e.Properties!.ServiceName);
       if (/\.s3"|\.sqs"|\.logs"/.test(service)) expect(text).toContain('aws:ResourceAccount');
+    }
+  });
+});
+
+describe('N1 the AWS-owned buckets a node reads anonymously', () => {
+  const s3Policy = (x: Synth): Statement[] => {
+    const endpoint = Object.values(resourcesOf(x.clusterTemplate, 'AWS::EC2::VPCEndpoint')).find((e) =>
+      JSON.stringify(e.Properties!.ServiceName).includes('.s3"'),
+    )!;
+    return (endpoint.Properties!.PolicyDocument as { Statement: Statement[] }).Statement;
+  };
+  /** a resource of the policy as text, the pseudo parameters written as ${...} */
+  const text = (r: unknown): string =>
+    typeof r === 'string'
+      ? r
+      : ((r as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1] as unknown[])
+          .map((p) => (typeof p === 'string' ? p : `\${${(p as { Ref: string }).Ref}}`))
+          .join('');
+
+  test('exact bucket names, GetObject only, no principal condition (anonymous dnf carries no aws:PrincipalAccount)', () => {
+    const st = s3Policy(s).find((x) => x.Sid === 'AwsOwnedBuckets')!;
+    expect(st).toMatchObject({ Effect: 'Allow', Principal: { AWS: '*' }, Action: 's3:GetObject' });
+    expect(st.Condition).toBeUndefined();
+    const buckets = [st.Resource].flat().map(text);
+    expect(buckets).toContain('arn:${AWS::Partition}:s3:::al2023-repos-${AWS::Region}-de612dc2/*');
+    // no pattern anyone could register a bucket under: the only * is the object key
+    for (const b of buckets) expect(b.replace(/\/\*$/, '')).not.toMatch(/[*?]/);
+  });
+
+  test("staged packages are read by this account's principals only; without them no such statement", () => {
+    const staged = s3Policy(hard).find((x) => x.Sid === 'StagedPackages')!;
+    expect(staged.Condition).toEqual({ StringEquals: { 'aws:PrincipalAccount': { Ref: 'AWS::AccountId' } } });
+    expect([staged.Resource].flat().map(text).sort()).toEqual([
+      'arn:${AWS::Partition}:s3:::my-artifacts/aerospike/exporter.rpm',
+      'arn:${AWS::Partition}:s3:::my-artifacts/aerospike/server.tgz',
+    ]);
+    expect(s3Policy(s).find((x) => x.Sid === 'StagedPackages')).toBeUndefined();
+  });
+});
+
+describe('N12 a node boots only once what its first boot reaches exists', () => {
+  test('each instance depends on its egress rules, settings, log groups, the NAT routes and every endpoint', () => {
+    for (const [x, nat] of [
+      [s, true],
+      [hard, false],
+    ] as const) {
+      const t = x.clusterTemplate;
+      const ids = (type: string, filter: (r: Statement) => boolean = () => true) =>
+        Object.entries(resourcesOf(t, type))
+          .filter(([, r]) => filter(r as Statement))
+          .map(([id]) => id);
+      const sg = logicalId(t, 'AWS::EC2::SecurityGroup', 'AerospikeSg');
+      const needed = [
+        sg,
+        ...ids('AWS::EC2::SecurityGroupEgress', (r) =>
+          JSON.stringify((r.Properties as Statement).GroupId).includes(`"${sg}"`),
+        ),
+        ...ids('AWS::SSM::Parameter'),
+        ...ids('AWS::Logs::LogGroup').filter(
+          (id) => id.startsWith('AerospikeLogs') || id.startsWith('AerospikePrometheusLogs'),
+        ),
+        ...ids('AWS::EC2::VPCEndpoint'),
+        // the cluster subnets' NAT default routes
+        ...ids('AWS::EC2::Route', (r) => JSON.stringify(r.Properties).includes('NatGatewayId')),
+      ];
+      expect(ids('AWS::EC2::Route', (r) => JSON.stringify(r.Properties).includes('NatGatewayId')).length > 0).toBe(nat);
+      for (const [id, node] of Object.entries(resourcesOf(t, 'AWS::EC2::Instance'))) {
+        const dependsOn = (node as { DependsOn?: string[] }).DependsOn ?? [];
+        expect([id, needed.filter((n) => !dependsOn.includes(n))]).toEqual([id, []]);
+      }
     }
   });
 });

@@ -124,14 +124,35 @@ describe('the signal queue accepts messages only from the functions that send si
 describe('audit', () => {
   test("the access log names the signer's ARN and account and API Gateway's error message (security review #11)", () => {
     const stage = Object.values(resourcesOf(s.template, 'AWS::ApiGateway::Stage'))[0].Properties!;
-    const format = JSON.parse((stage.AccessLogSetting as { Format: string }).Format) as Record<string, string>;
+    const raw = (stage.AccessLogSetting as { Format: string }).Format;
+    // API Gateway renders $context.error.messageString as a JSON string literal (quoted, escaped)
+    const rendered = (message: string) => raw.replace('$context.error.messageString', JSON.stringify(message));
+    const format = JSON.parse(rendered('denied')) as Record<string, string>;
     expect(format).toMatchObject({
       userArn: '$context.identity.userArn',
       accountId: '$context.identity.accountId',
       caller: '$context.identity.caller',
-      errorMessage: '$context.error.message',
+      errorMessage: 'denied',
       resourcePath: '$context.resourcePath',
       status: '$context.status',
     });
+  });
+
+  test('N6: an error message cannot add fields to the access log line (messageString, not the raw message)', () => {
+    const raw = (
+      Object.values(resourcesOf(s.template, 'AWS::ApiGateway::Stage'))[0].Properties!.AccessLogSetting as {
+        Format: string;
+      }
+    ).Format;
+    expect(raw).not.toMatch(/\$context\.error\.message(?!String)/);
+    // a SigV4 error echoing a signed header the attacker wrote
+    const hostile = 'bad signature x-h: ","userArn":"arn:aws:iam::111111111111:role/admin","x":"';
+    const line = JSON.parse(raw.replace('$context.error.messageString', JSON.stringify(hostile))) as Record<
+      string,
+      string
+    >;
+    expect(line.errorMessage).toBe(hostile);
+    expect(line.userArn).toBe('$context.identity.userArn');
+    expect(Object.keys(line)).not.toContain('x');
   });
 });
