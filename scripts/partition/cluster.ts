@@ -47,6 +47,8 @@ export interface ClusterOptions {
   fileSizeMb?: number;
   nodes?: number;
   log?: (line: string) => void;
+  /** one node's clock offset (libfaketime's `faketime -f`, e.g. '+10s'): the clock-skew nemesis */
+  skew?: { node: number; offset: string };
 }
 
 /** Why the harness cannot run here (null: it can): no binary, not root, no `ip netns`. */
@@ -225,7 +227,9 @@ export class Cluster {
       mkdirSync(d, { recursive: true });
     const confPath = path.join(n.dir, 'aerospike.conf');
     writeFileSync(confPath, nodeConf(this.o, n, this.nodes));
-    const child = spawn('ip', ['netns', 'exec', n.netns, this.o.asdBin, '--config-file', confPath, '--foreground'], {
+    const asd = [this.o.asdBin, '--config-file', confPath, '--foreground'];
+    const skewed = this.o.skew?.node === index ? ['faketime', '-f', this.o.skew.offset] : [];
+    const child = spawn('ip', ['netns', 'exec', n.netns, ...skewed, ...asd], {
       stdio: ['ignore', 'ignore', 'pipe'],
       detached: false,
     });

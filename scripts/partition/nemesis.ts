@@ -25,6 +25,9 @@
  *   fabric-cut       the fabric port (3001) cut between node 1 and nodes 2, 3, heartbeats intact (the cluster never
  *                    changes; replica writes wait); heal: the cut removed, then 5 s later node 1 (a master) killed
  *                    and started again with its data (nftables)
+ *   clock-skew       node 3 runs with its clock 10 s ahead (libfaketime, the whole run: run it alone); the fault: the
+ *                    fabric port cut between node 3 and the others for 1.5 s, then node 3 killed; heal: started
+ *                    again with its data (an in-doubt write with a later update time competes on equal generations)
  *   az-isolation     node 1 and the clients of its zone (az1) cut off from nodes 2, 3 and the other zone's clients
  *                    (az2); the first spender of every output from az1, the rival from az2; heal: routes removed
  */
@@ -47,7 +50,11 @@ export const NEMESES = [
   'two-kill',
   'az-isolation',
   'fabric-cut',
+  'clock-skew',
 ] as const;
+
+/** the clock-skew nemesis's node and offset */
+export const SKEW = { node: 3, offset: '+10s' } as const;
 
 /** flapping-cut's cycles: cut, then healed */
 export const FLAPPING = { cycles: 5, cutMs: 8000, healMs: 2000 } as const;
@@ -72,7 +79,8 @@ export interface NemesisContext {
 }
 
 /** The victim of a nemesis (the first of a rolling restart). */
-export const victimOf = (n: Nemesis): number => (n === 'split' ? 3 : n === 'new-client' ? 2 : 1);
+export const victimOf = (n: Nemesis): number =>
+  n === 'split' || n === 'clock-skew' ? 3 : n === 'new-client' ? 2 : 1;
 
 /**
  * The nemeses whose first spenders and rivals come from two groups of clients (the early half, the late half):
@@ -115,6 +123,11 @@ export async function applyFault(c: NemesisContext, nemesis: Nemesis): Promise<v
       return c.cluster.isolateZone(1);
     case 'fabric-cut':
       return c.cluster.cutFabric([1], [2, 3]);
+    case 'clock-skew':
+      c.cluster.cutFabric([v], [1, 2, 3].filter((i) => i !== v));
+      await sleep(1500);
+      c.cluster.heal();
+      return c.cluster.kill(v, 'SIGKILL');
     case 'isolate-all':
       c.cluster.partition([1], [2, 3]);
       return c.cluster.partition([2], [3]);
@@ -202,6 +215,7 @@ export async function healFault(c: NemesisContext, nemesis: Nemesis): Promise<vo
       await Promise.all([1, 2].filter((i) => !c.cluster.running(i)).map((i) => c.watchdog.startNode(i)));
       return;
     case 'kill':
+    case 'clock-skew':
       if (!c.cluster.running(v)) await c.watchdog.startNode(v);
       return;
     case 'kill-wipe':

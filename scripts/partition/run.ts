@@ -33,6 +33,7 @@ import {
   healFault,
   CLIENT_GROUPS,
   NEMESES,
+  SKEW,
   victimOf,
   type Nemesis,
   type NemesisContext,
@@ -77,9 +78,13 @@ function parseArgs(argv: string[]): Args {
     if (!Number.isInteger(n) || n < min) throw new Error(`--${name}: expected an integer >= ${min}, got "${v}"`);
     return n;
   };
-  const nemeses = (get('nemesis') ?? NEMESES.join(',')).split(',') as Nemesis[];
+  // by default every nemesis but clock-skew (it runs alone: its node's clock stays skewed for the whole run)
+  const nemeses = (get('nemesis') ?? NEMESES.filter((n) => n !== 'clock-skew').join(',')).split(',') as Nemesis[];
   for (const n of nemeses)
     if (!NEMESES.includes(n)) throw new Error(`--nemesis: unknown "${n}" (${NEMESES.join(', ')})`);
+  // the skewed clock is the node's for the whole run: the other nemeses would run on it too
+  if (nemeses.includes('clock-skew') && nemeses.length > 1)
+    throw new Error('--nemesis: clock-skew runs alone (its node keeps a skewed clock for the whole run)');
   const settings = (get('settings') ?? 'deployed') as SettingsProfile;
   if (!['baseline', 'settled', 'deployed'].includes(settings))
     throw new Error('--settings: baseline, settled or deployed');
@@ -371,6 +376,7 @@ async function main(): Promise<void> {
     // the filler's records (and their copies: RF of them over 3 nodes) with room to spare
     fileSizeMb: Math.max(1024, Math.ceil((args.filler * 750 * rf) / 2 ** 20) + 1024),
     log,
+    ...(args.nemeses.includes('clock-skew') ? { skew: SKEW } : {}),
   });
   const watchdog = new HarnessWatchdog(cluster, log, conf.minClusterSize);
   const nc: NemesisContext = { cluster, watchdog, faultMs: args.faultMs, log };

@@ -352,7 +352,7 @@ test('the node script carries the same limits; the unit restarts the watchdog an
 test('npm run partition runs every nemesis the issue names', () => {
   expect(NEMESES.join(' ')).toBe(
     'cut-off split pause kill kill-wipe kill-no-restart clean-restart rolling-restart isolate-all new-client ' +
-      'flapping-cut instance-pause two-kill az-isolation fabric-cut',
+      'flapping-cut instance-pause two-kill az-isolation fabric-cut clock-skew',
   );
 });
 
