@@ -107,6 +107,8 @@ export interface Scenario {
   joinMs: number;
   /** how long asd takes from its start to answering (loading its data; connection refused meanwhile) */
   startupMs: number;
+  /** from a write's application to the view asked after its answer (the answer's way back, the view's way there) */
+  viewDelayMs: number;
   /** how long the client waits for an answer that does not come (the in-doubt timeout) */
   inDoubtMs: number;
   /** each node's watchdog poll phase (ms) */
@@ -160,6 +162,9 @@ interface Worker {
   spender: string;
   nextAt: number;
   done: boolean;
+  /** the write was answered OK: the view is asked at viewAt; the key the process knew before the write */
+  viewAt?: number;
+  keyBefore?: number;
 }
 
 export interface Ack {
@@ -636,17 +641,26 @@ export class ClusterModel {
       return;
     }
     if (answer === 'ok') {
-      const answers = this.view(w.process);
-      if (this.judge(w.process, answers, keyBefore)) {
-        w.done = true;
-        this.acks.push({ output: w.output, spender: w.spender, at: this.t, process: w.process });
-        this.log(
-          `ACK ${w.spender}${w.output} to process ${w.process} (view ${answers.map((a) => a ?? '-').join(' ')})`,
-        );
-        return;
-      }
+      w.viewAt = this.t + this.sc.viewDelayMs;
+      w.keyBefore = keyBefore;
+      if (this.sc.viewDelayMs === 0) this.acknowledge(w);
+      return;
     }
     w.nextAt = this.t + spec.retryMs;
+  }
+
+  /** The view asked once the write was answered OK, and the guard's verdict on it. */
+  private acknowledge(w: Worker): void {
+    const answers = this.view(w.process);
+    const ok = this.judge(w.process, answers, w.keyBefore);
+    w.viewAt = undefined;
+    if (!ok) {
+      w.nextAt = this.t + this.sc.processes[w.process].retryMs;
+      return;
+    }
+    w.done = true;
+    this.acks.push({ output: w.output, spender: w.spender, at: this.t, process: w.process });
+    this.log(`ACK ${w.spender}${w.output} to process ${w.process} (view ${answers.map((a) => a ?? '-').join(' ')})`);
   }
 
   private clients(): void {
@@ -658,7 +672,12 @@ export class ClusterModel {
     });
     for (const w of this.workers) {
       const spec = this.sc.processes[w.process];
-      if (w.done || !this.procs[w.process].started || this.t < w.nextAt || this.t >= spec.stopAt) continue;
+      if (w.done || !this.procs[w.process].started) continue;
+      if (w.viewAt !== undefined) {
+        if (this.t >= w.viewAt) this.acknowledge(w);
+        continue;
+      }
+      if (this.t < w.nextAt || this.t >= spec.stopAt) continue;
       this.attempt(w);
     }
   }

@@ -20,6 +20,8 @@ const common = fc.record({
   // AEROSPIKE_BATCH_TIMEOUT_MS allows 250-600000; the default is 5 s
   inDoubtMs: ms(1000, 5000),
   startupMs: ms(500, 5000),
+  // a few ms on a quiet network; up to hundreds under load (GC pauses, a busy Lambda, a saturated node)
+  viewDelayMs: fc.oneof(fc.constant(0), ms(0, 500)),
   wdPhase: fc.array(ms(0, 200), { minLength: 3, maxLength: 3 }),
   seed: fc.integer(),
 });
@@ -222,6 +224,62 @@ export const cutOff = scenario('cut-off', (c) =>
   }),
 );
 
+/**
+ * clock-skew: one node's clock up to 10 s ahead (Debian's faketime), a short fabric cut around it and a crash of it
+ * (it restarts with its data: a member's crash sets no mark).
+ */
+export const clockSkew = scenario('clock-skew', (c) =>
+  fc
+    .record({
+      fast: masterOr(c, node),
+      ahead: ms(1000, 10000),
+      d: fc.integer({ min: 1, max: 2 }),
+      t0: ms(2000, 16000),
+      cut: ms(500, 3000),
+      crashAfter: ms(0, 3000),
+    })
+    .chain(({ fast, ahead, d, t0, cut, crashAfter }) => {
+      const endAt = t0 + cut + 30_000;
+      return workload(t0, t0 + cut, t0, t0 + cut + 15000, endAt).map((processes) => ({
+        skew: c.skew.map((x, i) => (i === fast ? x + ahead : x)),
+        faults: [
+          { kind: 'fabric' as const, a: fast, b: (fast + d) % 3, from: t0, to: t0 + cut },
+          { kind: 'kill' as const, node: fast, at: t0 + crashAfter },
+        ],
+        processes,
+        endAt,
+      }));
+    }),
+);
+
+/**
+ * az-isolation-two-kill: a node and its AZ's clients cut off longer than the watchdog's kill, then the two nodes of
+ * the majority crash around the heal (a double fault): the cut node may find every other node reachable and not
+ * running.
+ */
+export const azIsolationTwoKill = scenario('az-isolation-two-kill', (c) =>
+  fc
+    .record({ victim: masterOr(c, node), t0: ms(2000, 10000), cut: ms(16000, 40000), killAfterHeal: ms(-3000, 1000) })
+    .chain(({ victim, t0, cut, killAfterHeal }) => {
+      const killAt = t0 + cut + killAfterHeal;
+      const endAt = killAt + 30_000;
+      const around = () => ms(Math.max(0, t0 - 2000), t0 + cut);
+      return fc
+        .tuple(
+          proc('A', fc.constant(0), around, endAt, fc.constant(victim)),
+          proc('B', fc.constant(0), around, endAt, fc.constant((victim + 1) % 3)),
+        )
+        .map((processes) => ({
+          faults: [
+            { kind: 'az' as const, node: victim, from: t0, to: t0 + cut } as Fault,
+            ...[0, 1, 2].filter((n) => n !== victim).map((n) => ({ kind: 'kill' as const, node: n, at: killAt })),
+          ],
+          processes,
+          endAt,
+        }));
+    }),
+);
+
 export const NEMESES: Record<string, fc.Arbitrary<Scenario>> = {
   'new-client': newClient,
   'isolate-all': isolateAll,
@@ -231,6 +289,12 @@ export const NEMESES: Record<string, fc.Arbitrary<Scenario>> = {
   'two-kill': twoKill,
   kill,
   'cut-off': cutOff,
+  'clock-skew': clockSkew,
+};
+
+/** double faults: beyond the nemeses of issue 44 */
+export const DOUBLE_FAULTS: Record<string, fc.Arbitrary<Scenario>> = {
+  'az-isolation-two-kill': azIsolationTwoKill,
 };
 
 /** A scenario in a few lines: the faults and the processes. */
