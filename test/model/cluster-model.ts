@@ -66,6 +66,8 @@ export interface Rules {
   w1: boolean;
   /** S1: a spend already recorded for the same spender writes (generation + 1, replicated, commit-all) */
   s1: boolean;
+  /** G2's fence (FENCE_MS unless said) */
+  fenceMs?: number;
 }
 
 export const TODAY: Rules = { g1: false, g2: false, g3: false, w1: false, s1: false };
@@ -105,6 +107,8 @@ export interface Scenario {
   skew: number[];
   /** how long a node takes to join a cluster it hears (at most a quantum) */
   joinMs: number;
+  /** how long after the others re-form without it a node left out notices it is an orphan (answers its old key) */
+  orphanLagMs: number;
   /** how long asd takes from its start to answering (loading its data; connection refused meanwhile) */
   startupMs: number;
   /** from a write's application to the view asked after its answer (the answer's way back, the view's way there) */
@@ -142,6 +146,8 @@ interface NodeState {
   nextCheckAt: number;
   view: Map_ | null;
   orphan: { map: Map_; since: number } | null;
+  /** left out of a re-formed cluster, it notices (turns orphan) at this time: until then it answers its old key */
+  leaveAt: number | null;
   copy: Copy | null;
   wd: WatchdogState;
   mark: WipeMark | undefined;
@@ -250,6 +256,7 @@ export class ClusterModel {
         nextCheckAt: 0,
         view: initial,
         orphan: null,
+        leaveAt: null,
         // the record was created (and acknowledged) in the first cluster, unspent
         copy: replicas.includes(i) ? { gen: 1, lut: 0, spenders: new Array<string | null>(OUTPUTS).fill(null) } : null,
         wd: { answered: true, lastAnswerAt: 0 },
@@ -370,8 +377,13 @@ export class ClusterModel {
   private clustering(): void {
     const holders = new Map<number, number[]>();
     for (let i = 0; i < NODES; i++) {
-      const v = this.nodes[i].view;
-      if (this.running(i) && v) holders.set(v.key, [...(holders.get(v.key) ?? []), i]);
+      const n = this.nodes[i];
+      if (n.leaveAt !== null && this.t >= n.leaveAt && n.view) {
+        n.leaveAt = null;
+        this.becomeOrphan(i, n.view);
+      }
+      if (this.running(i) && n.view && n.leaveAt === null)
+        holders.set(n.view.key, [...(holders.get(n.view.key) ?? []), i]);
     }
     // a cluster breaks when a member has not heard another for the heartbeat timeout, or one came back restarted
     for (const [key, hs] of holders) {
@@ -383,7 +395,11 @@ export class ClusterModel {
       holders.delete(key);
       const stay = this.largestClique(hs, (a, b) => this.alive(a, b));
       const reform = stay.length >= MIN_CLUSTER_SIZE;
-      for (const i of hs) if (!reform || !stay.includes(i)) this.becomeOrphan(i, map);
+      for (const i of hs) {
+        if (reform && stay.includes(i)) continue;
+        if (this.sc.orphanLagMs > 0) this.nodes[i].leaveAt = this.t + this.sc.orphanLagMs;
+        else this.becomeOrphan(i, map);
+      }
       if (reform) {
         this.formCluster(stay);
         holders.set(this.nodes[stay[0]].view!.key, stay);
@@ -432,6 +448,7 @@ export class ClusterModel {
     n.restartAt = this.t + RESTART_MS;
     n.view = null;
     n.orphan = null;
+    n.leaveAt = null;
     this.log(`${nodeName(i)} SIGKILL (${why}), mark ${n.mark ?? 'none'}`);
   }
 
@@ -617,7 +634,7 @@ export class ClusterModel {
     const key = Number([...keys][0].slice(1));
     if (this.rules.g2 && members < answers.length) {
       const seen = this.procs[p].firstSeen.get(key);
-      if (seen === undefined || this.t - seen < FENCE_MS) return false;
+      if (seen === undefined || this.t - seen < (this.rules.fenceMs ?? FENCE_MS)) return false;
     }
     if (this.rules.g3 && keyBefore !== key) return false;
     return true;

@@ -20,6 +20,8 @@ const common = fc.record({
   // AEROSPIKE_BATCH_TIMEOUT_MS allows 250-600000; the default is 5 s
   inDoubtMs: ms(1000, 5000),
   startupMs: ms(500, 5000),
+  // up to 2 s: at one quantum (3.3 s) G2's 13 s fence no longer covers the orphan (partition-safety.test.ts, residuals)
+  orphanLagMs: fc.oneof(fc.constant(0), ms(0, 2000)),
   // a few ms on a quiet network; up to hundreds under load (GC pauses, a busy Lambda, a saturated node)
   viewDelayMs: fc.oneof(fc.constant(0), ms(0, 500)),
   wdPhase: fc.array(ms(0, 200), { minLength: 3, maxLength: 3 }),
