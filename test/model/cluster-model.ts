@@ -167,6 +167,8 @@ interface Worker {
   output: number;
   spender: string;
   nextAt: number;
+  /** when the spend was first sent */
+  firstAt: number;
   done: boolean;
   /** the write was answered OK: the view is asked at viewAt; the key the process knew before the write */
   viewAt?: number;
@@ -178,6 +180,8 @@ export interface Ack {
   spender: string;
   at: number;
   process: number;
+  /** from the spend's first sending to its acknowledgement (the callers' wait) */
+  waitedMs: number;
 }
 
 export interface Outcome {
@@ -190,6 +194,8 @@ export interface Outcome {
   lost: Ack[];
   /** the record (created and acknowledged before the faults) has no copy left */
   createLost: boolean;
+  /** spends neither acknowledged nor answered SPENT by the time their processes stopped */
+  unfinished: number;
   /** what happened, when run with tracing */
   trace: string[];
 }
@@ -275,7 +281,14 @@ export class ClusterModel {
         firstSeen: new Map(),
       });
       for (const s of p.spends)
-        this.workers.push({ process: id, output: s.output, spender: p.spender, nextAt: s.at, done: false });
+        this.workers.push({
+          process: id,
+          output: s.output,
+          spender: p.spender,
+          nextAt: s.at,
+          firstAt: s.at,
+          done: false,
+        });
     });
   }
 
@@ -676,7 +689,13 @@ export class ClusterModel {
       return;
     }
     w.done = true;
-    this.acks.push({ output: w.output, spender: w.spender, at: this.t, process: w.process });
+    this.acks.push({
+      output: w.output,
+      spender: w.spender,
+      at: this.t,
+      process: w.process,
+      waitedMs: this.t - w.firstAt,
+    });
     this.log(`ACK ${w.spender}${w.output} to process ${w.process} (view ${answers.map((a) => a ?? '-').join(' ')})`);
   }
 
@@ -730,7 +749,17 @@ export class ClusterModel {
     const lost = this.acks.filter((a) => final?.spenders[a.output] !== a.spender);
     if (this.tracing)
       this.log(`end: ${converged ? 'converged' : 'NOT converged'}, final ${final ? this.show(final) : 'NO COPY'}`);
-    return { acks: this.acks, final, converged, doubleAcked, lost, createLost: final === null, trace: this.trace };
+    const unfinished = this.workers.filter((w) => !w.done).length;
+    return {
+      acks: this.acks,
+      final,
+      converged,
+      doubleAcked,
+      lost,
+      createLost: final === null,
+      unfinished,
+      trace: this.trace,
+    };
   }
 }
 
