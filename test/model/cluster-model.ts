@@ -23,8 +23,15 @@
  *  - a client learns nodes from the first seed that answers and from its nodes' peer lists; the majority's peer
  *    lists hold only its members (service_list.c:643, as_cluster.c:328-410); its partition map is refreshed every
  *    tend (1 s) from one of the nodes it knows, an orphan's old map included (as_partition.c:343-355).
+ * Modelling choices (each a scenario parameter where its value is not known): asd answers nothing while it loads its
+ * data (startupMs); a node left out of a re-formed cluster may notice it is an orphan later than the majority
+ * re-forms (orphanLagMs; it answers its old key meanwhile); the view is asked viewDelayMs after the write was applied;
+ * a view's answers are taken at one instant; a replica write that the replica's last-update-time rejects still counts
+ * as delivered (the master answers OK, the guard judges it); a replica write that cannot be delivered is not sent
+ * again later; the merge of a new cluster is immediate.
  * What is not modelled: the write buffers lost by a SIGKILL (CE has no commit-to-device: decision 0007's durability
- * residual), the rollback of refused spends, paused nodes, one-sided cuts, client timeouts shorter than a tick.
+ * residual), the rollback of refused spends, paused nodes (the watchdog's silent kill and mark), one-sided cuts, the
+ * client dropping a node it cannot reach.
  */
 import {
   INITIAL_WATCHDOG_STATE,
