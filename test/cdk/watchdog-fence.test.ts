@@ -1,8 +1,9 @@
 /**
  * The guard's fence (lib/store/ack-guard.ts FENCE_MS, decision 0009) against the node watchdog and the deployed
  * heartbeat: a node that does not answer is tolerated only once the process has seen the majority's cluster for
- * FENCE_MS, which must cover an orphan's whole life: it notices the cut at most a heartbeat timeout after the majority
- * re-formed, is observed unstable within a poll and a question's timeout, and is killed UNSTABLE_MS later.
+ * FENCE_MS, which must cover an orphan's whole life: it notices the cut at most a heartbeat timeout and a clustering
+ * quantum after the majority re-formed, is observed unstable within a poll and a question's timeout, and is killed
+ * UNSTABLE_MS later.
  */
 import { renderAerospikeConf } from '../../cdk/aerospike-scripts';
 import { WATCHDOG } from '../../cdk/node-watchdog';
@@ -26,8 +27,12 @@ function heartbeatTimeoutMs(): number {
   return interval * timeout;
 }
 
-test('FENCE_MS covers the orphan: a heartbeat timeout late, a poll and a question, then the unstable kill', () => {
-  const orphanKilledBy = heartbeatTimeoutMs() + WATCHDOG.pollMs + WATCHDOG.infoTimeoutMs + WATCHDOG.unstableMs;
+/** a clustering quantum: how much later than the majority an orphan may notice it was left out (decision 0007) */
+const QUANTUM_MS = 3300;
+
+test('FENCE_MS covers the orphan: a heartbeat timeout and a quantum late, a poll and a question, then the unstable kill', () => {
+  const orphanKilledBy =
+    heartbeatTimeoutMs() + QUANTUM_MS + WATCHDOG.pollMs + WATCHDOG.infoTimeoutMs + WATCHDOG.unstableMs;
   expect(FENCE_MS).toBeGreaterThanOrEqual(orphanKilledBy);
   // and not much more: every new process refuses for FENCE_MS while a node is down
   expect(FENCE_MS).toBeLessThanOrEqual(orphanKilledBy + 1000);
