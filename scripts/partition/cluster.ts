@@ -327,6 +327,12 @@ export class Cluster {
     for (const j of b) for (const i of a) rule(this.node(j).netns, this.node(i).address);
   }
 
+  /** Whether node `from`'s namespace reaches `address` (no blackhole route of a partition between them). */
+  reaches(from: number, address: string): boolean {
+    const netns = this.node(from).netns;
+    return !this.cuts.some((c) => c.netns === netns && c.peer === address);
+  }
+
   private cut(netns: string, peer: string): void {
     sh(inNs(netns, ['ip', 'route', 'add', 'blackhole', `${peer}/32`]));
     this.cuts.push({ netns, peer });

@@ -131,16 +131,27 @@ export class HarnessWatchdog {
     return Promise.all(this.cluster.nodes.filter((n) => n.index !== index).map((n) => this.ask(n.address, timeoutMs)));
   }
 
-  /** check-start's question to the other nodes: an answer, PEER_DOWN (the connection refused: asd not running), or none */
+  /**
+   * check-start's question to the other nodes, as the node itself would ask it (the harness runs in the root
+   * namespace, which a partition does not cut: a peer behind a cut from this node gives no answer): an answer,
+   * PEER_DOWN (the connection refused: asd not running), or none
+   */
   private askOthersForStart(index: number): Promise<(string | undefined)[]> {
     return Promise.all(
       this.cluster.nodes
         .filter((n) => n.index !== index)
         .map((n) =>
-          this.info(n.address, SERVICE_PORT, 'cluster-stable:ignore-migrations=true', WATCHDOG.peerInfoTimeoutMs).then(
-            (a) => a.trim(),
-            (err: unknown) => ((err as { code?: string } | null)?.code === 'ECONNREFUSED' ? PEER_DOWN : undefined),
-          ),
+          !this.cluster.reaches(index, n.address)
+            ? Promise.resolve(undefined)
+            : this.info(
+                n.address,
+                SERVICE_PORT,
+                'cluster-stable:ignore-migrations=true',
+                WATCHDOG.peerInfoTimeoutMs,
+              ).then(
+                (a) => a.trim(),
+                (err: unknown) => ((err as { code?: string } | null)?.code === 'ECONNREFUSED' ? PEER_DOWN : undefined),
+              ),
         ),
     );
   }

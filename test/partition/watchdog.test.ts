@@ -376,6 +376,7 @@ describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog 
       pid: (index: number) => pids.get(index),
       stopping: () => false,
       running: (index: number) => pids.has(index),
+      reaches: () => true,
       kill(index: number) {
         pids.delete(index);
         setImmediate(() => cluster.onExit?.(index));
