@@ -212,12 +212,13 @@ async function runOne(
     toMs: healAtMs + args.tailMs,
     seed: Date.now(),
   });
-  // late: the first spenders sent before and at the fault (in doubt on the cut node, retried), the rivals from
+  // late: the first spenders sent in the fault's first 2.5 s, before the majority re-forms (in doubt on the cut node,
+  // retried), the rivals from
   // processes started during it; zones: the first spenders from az1's clients, the rivals from az2's, throughout
   const plan = late
     ? withLateRivals(built, args.clients, {
-        firstFromMs: 1000,
-        firstToMs: faultAtMs + 1000,
+        firstFromMs: faultAtMs,
+        firstToMs: faultAtMs + 2500,
         rivalsFromMs: faultAtMs + late.dueFromMs,
         rivalsToMs: healAtMs - 500,
       })
