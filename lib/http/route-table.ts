@@ -23,8 +23,13 @@ import {
 } from './route-spec';
 import * as s from './schemas';
 
-/** Create fields and the route that sets each on an existing tx: only its roles may send them on create. */
+/**
+ * Create fields and the route that sets each on an existing tx: only its roles may send them on create. blockHeight
+ * is where a coinbase's maturity counts from (a coinbase is recognised with or without isCoinbase), so who may state a
+ * create's height is who may say which block a tx is in.
+ */
 const CREATE_RESTRICTED_FIELDS = {
+  blockHeight: 'POST /v1/mined',
   minedBlocks: 'POST /v1/mined',
   locked: 'POST /v1/locked',
   conflicting: 'POST /v1/conflicting',
@@ -44,7 +49,7 @@ export const ROUTE_TABLE = [
     path: '/v1/txs',
     summary: 'Store a transaction and its outputs',
     description:
-      'The tx must be in extended format (BIP-239) when it has inputs, unless isCoinbase. A second create of the same tx is TX_EXISTS. A blockHeight more than MAX_TIP_ADVANCE (default 10) above the chain tip is 400 INVALID_ARGUMENT naming blockHeight. minedBlocks, locked and conflicting are accepted only from the roles that may set them on an existing tx (blockValidation and admin): from a validator they are 403 FIELD_NOT_ALLOWED naming the field.',
+      "The tx must be in extended format (BIP-239) when it has inputs, unless isCoinbase. A second create of the same tx is TX_EXISTS. A blockHeight more than MAX_TIP_ADVANCE (default 10) above the chain tip is 400 INVALID_ARGUMENT naming blockHeight; so is a coinbase's blockHeight more than MAX_TIP_ADVANCE below it without minedBlocks (details.maxBelow). blockHeight, minedBlocks, locked and conflicting are accepted only from the roles that may set them on an existing tx (blockValidation and admin): from a validator they are 403 FIELD_NOT_ALLOWED naming the field.",
     body: s.createBody,
     restrictedFields: CREATE_RESTRICTED_FIELDS,
     responses: {
@@ -358,7 +363,7 @@ export const ROUTE_TABLE = [
     path: '/v1/batch/txs',
     summary: 'Store many transactions (each as POST /v1/txs, on its own)',
     description:
-      'One result per tx, in order: {status: 201, result} or {status, error} as POST /v1/txs would answer. The txs go out as create-only engine batches (ENGINE_BATCH_SIZE records each). A second copy of a txid in the batch is TX_EXISTS. An item with minedBlocks, locked or conflicting from a validator makes the whole request 403 FIELD_NOT_ALLOWED naming txs[i].field, as POST /v1/txs.',
+      'One result per tx, in order: {status: 201, result} or {status, error} as POST /v1/txs would answer. The txs go out as create-only engine batches (ENGINE_BATCH_SIZE records each). A second copy of a txid in the batch is TX_EXISTS. An item with blockHeight, minedBlocks, locked or conflicting from a validator makes the whole request 403 FIELD_NOT_ALLOWED naming txs[i].field, as POST /v1/txs.',
     body: s.batchTxsBody,
     items: 'txs',
     item: s.createBody,
