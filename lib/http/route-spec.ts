@@ -57,6 +57,13 @@ export interface RouteSpec {
    * FIELD_NOT_ALLOWED. A function serving such a route may be invoked directly only by those roles.
    */
   restrictedFields?: Record<string, string>;
+  /**
+   * top-level body flags (also on a batch route) accepted only from the roles that may call another route,
+   * "METHOD /path", whose power they use (ignoreLocked: POST /v1/locked): otherwise 403 FIELD_NOT_ALLOWED. Unlike
+   * restrictedFields they do not raise who may invoke the function directly: a direct invoker holds the function's
+   * least invoker role (lib/http/roles.ts leastInvokerRole), so below the flag's role it is refused them.
+   */
+  roleFlags?: Record<string, string>;
 }
 
 /**
@@ -128,6 +135,10 @@ export const E503 = {
 export const OK = { description: 'done', schema: s.okResponse };
 
 /** The answers of a change that returns {status: 'OK'}. */
+export const E403_FIELD = {
+  description: "FIELD_NOT_ALLOWED: a field above the caller's role (error.details.field, details.required)",
+  schema: s.errorEnvelope,
+};
 export const CHANGE = { 200: OK, 400: E400, 404: E404, 409: E409, 413: E413, 503: E503 };
 
 /** The answers of a change of outputs, each on its own (freeze, unfreeze). */
@@ -169,6 +180,8 @@ interface BatchSpec<
   status?: number;
   /** as RouteSpec.restrictedFields, for each item */
   restrictedFields?: Record<string, string>;
+  /** as RouteSpec.roleFlags (top-level fields of the batch body) */
+  roleFlags?: Record<string, string>;
 }
 
 /** The responses of every batch route (the same as a route literal's inferred ones). */
@@ -222,5 +235,6 @@ export function batchRoute<
       status: spec.status ?? 200,
     },
     ...(spec.restrictedFields !== undefined && { restrictedFields: spec.restrictedFields }),
+    ...(spec.roleFlags !== undefined && { roleFlags: spec.roleFlags }),
   };
 }

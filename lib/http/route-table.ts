@@ -12,6 +12,7 @@ import {
   batchRoute,
   CHANGE,
   E400,
+  E403_FIELD,
   E404,
   E409,
   E413,
@@ -35,10 +36,9 @@ const CREATE_RESTRICTED_FIELDS = {
   conflicting: 'POST /v1/conflicting',
 };
 
-const E403_FIELD = {
-  description: "FIELD_NOT_ALLOWED: a field above the caller's role (error.details.field, details.required)",
-  schema: s.errorEnvelope,
-};
+/** Spend flags and the route whose power each uses: only its roles may send them (not even a direct invoker below). */
+const SPEND_ROLE_FLAGS = { ignoreLocked: 'POST /v1/locked', ignoreConflicting: 'POST /v1/conflicting' };
+const UNSPEND_ROLE_FLAGS = { flagAsLocked: 'POST /v1/locked' };
 
 export const ROUTE_TABLE = [
   route({
@@ -92,11 +92,13 @@ export const ROUTE_TABLE = [
     path: '/v1/spends',
     summary: 'Spend outputs: all inputs of a spending tx, or explicit spends (all or nothing)',
     description:
-      'Evaluated at the chain tip + 1 (or blockHeight + 1). If any input fails, every input this request spent is rolled back; the error lists each input in details.spends.',
+      'Evaluated at the chain tip + 1 (or blockHeight + 1). If any input fails, every input this request spent is rolled back; the error lists each input in details.spends. ignoreLocked and ignoreConflicting are accepted only from blockValidation and admin through API Gateway: from a validator, and from any direct invoker, they are 403 FIELD_NOT_ALLOWED naming the field and nothing is spent.',
     body: s.spendBody,
+    roleFlags: SPEND_ROLE_FLAGS,
     responses: {
       200: { description: 'every input spent', schema: s.spendResponse },
       400: E400,
+      403: E403_FIELD,
       404: E404,
       409: {
         description: 'an input failed (details.spends: each input, the existing spender)',
@@ -114,9 +116,10 @@ export const ROUTE_TABLE = [
     path: '/v1/unspends',
     summary: 'Undo spends: clears each output that holds exactly the given spender',
     description:
-      'With flagAsLocked the parents are locked first (not spendable) and stay locked until POST /v1/locked unlocks them.',
+      'With flagAsLocked the parents of the outputs that hold exactly the given spender are locked first (not spendable) and stay locked until POST /v1/locked unlocks them; a parent none of whose given outputs holds its spender is not locked. flagAsLocked is accepted only from blockValidation and admin through API Gateway: from a validator, and from any direct invoker, it is 403 FIELD_NOT_ALLOWED and nothing changes.',
     body: s.unspendBody,
-    responses: CHANGE,
+    roleFlags: UNSPEND_ROLE_FLAGS,
+    responses: { ...CHANGE, 403: E403_FIELD },
   }),
   route({
     operationId: 'setMined',
@@ -377,8 +380,9 @@ export const ROUTE_TABLE = [
     path: '/v1/batch/spends',
     summary: 'Spend the inputs of many EF transactions (each all or nothing, as POST /v1/spends)',
     description:
-      'One result per tx, in order: {status: 200, result: {spends}} or {status, error} (details.spends as POST /v1/spends). Of two txs of the batch spending one output the earlier one wins; the later one is rolled back whole.',
+      'One result per tx, in order: {status: 200, result: {spends}} or {status, error} (details.spends as POST /v1/spends). Of two txs of the batch spending one output the earlier one wins; the later one is rolled back whole. ignoreLocked and ignoreConflicting as POST /v1/spends: from a validator or a direct invoker the whole request is 403 FIELD_NOT_ALLOWED.',
     body: s.batchSpendsBody,
+    roleFlags: SPEND_ROLE_FLAGS,
     items: 'txs',
     item: s.txHexSchema,
     itemField: 'tx',
