@@ -125,7 +125,9 @@ export const E409 = {
 export const E413 = {
   description:
     "PAYLOAD_TOO_LARGE: body over 6,225,920 bytes (Lambda's 6 MB payload less a reserve for the event); " +
-    'RESPONSE_TOO_LARGE: the answer would exceed 6 MB (ask for fewer items or fields)',
+    'RESPONSE_TOO_LARGE: the answer would exceed 6 MB (ask for fewer items or fields); ' +
+    'TOO_MANY_OUTPUTS: a get with utxos would list more than MAX_GET_OUTPUTS outputs; TXS_TOO_LARGE: a get with tx ' +
+    'would answer more than MAX_GET_TX_BYTES of txs (each refused before they are read)',
   schema: s.errorEnvelope,
 };
 export const E503 = {

@@ -69,10 +69,16 @@ export const ROUTE_TABLE = [
     path: '/v1/txs/{txid}',
     summary: 'Read a transaction record',
     description:
-      'Default fields: fee, sizeInBytes, blockIDs, blockHeights, subtreeIdxs, isCoinbase, conflicting, locked, unminedSince.',
+      'Default fields: fee, sizeInBytes, blockIDs, blockHeights, subtreeIdxs, isCoinbase, conflicting, locked, unminedSince. With utxos, a tx of more than MAX_GET_OUTPUTS (default 50,000) outputs is 413 TOO_MANY_OUTPUTS (details.outputs, details.limit), refused before its outputs are read; with tx, a tx over MAX_GET_TX_BYTES (default 3 MiB) is 413 TXS_TOO_LARGE.',
     params: s.txidPath,
     query: s.getTxQuery,
-    responses: { 200: { description: 'the record', schema: s.txViewSchema }, 400: E400, 404: E404, 503: E503 },
+    responses: {
+      200: { description: 'the record', schema: s.txViewSchema },
+      400: E400,
+      404: E404,
+      413: E413,
+      503: E503,
+    },
   }),
   route({
     operationId: 'deleteTx',
@@ -393,7 +399,8 @@ export const ROUTE_TABLE = [
     fn: 'get',
     path: '/v1/batch/get',
     summary: 'Read many transaction records (each as GET /v1/txs/{txid})',
-    description: 'One result per txid, in order: {status: 200, result: view} or {status: 404, error}.',
+    description:
+      'One result per txid, in order: {status: 200, result: view} or {status: 404, error}. With utxos, more than MAX_GET_OUTPUTS (default 50,000) outputs over all the txids (a txid given twice counts twice) make the whole request 413 TOO_MANY_OUTPUTS, refused before any output is read; with tx, more than MAX_GET_TX_BYTES (default 3 MiB) of txs together is 413 TXS_TOO_LARGE, before any tx is read.',
     body: s.batchGetBody,
     items: 'txids',
     item: s.txidSchema,
