@@ -40,12 +40,16 @@ function validateFields(fields: unknown): string[] {
   return [...new Set(list as string[])];
 }
 
+/** What an answer's size is measured from: each master's output count and tx size. */
+const SIZE_BINS = [BIN.totalUtxos, BIN.extendedSize, BIN.sizeInBytes];
+
 /** The bins a view of `fields` reads from the master. */
 function binsFor(fields: string[]): string[] {
   const bins = new Set(fields.filter((f) => f !== 'tx'));
   if (fields.includes('tx'))
-    [BIN.external, BIN.inputs, BIN.outputs, BIN.version, BIN.locktime, BIN.isCoinbase].forEach((b) => bins.add(b));
-  if (fields.includes('tx')) [BIN.extendedSize, BIN.sizeInBytes].forEach((b) => bins.add(b));
+    [BIN.external, BIN.inputs, BIN.outputs, BIN.version, BIN.locktime, BIN.isCoinbase, ...SIZE_BINS].forEach((b) =>
+      bins.add(b),
+    );
   if (fields.includes('utxos')) [BIN.totalExtraRecs, BIN.totalUtxos].forEach((b) => bins.add(b));
   return [...bins];
 }
@@ -116,9 +120,6 @@ export async function getMany(
     }),
   );
 }
-
-/** What an answer's size is measured from: each master's output count and tx size. */
-const SIZE_BINS = [BIN.totalUtxos, BIN.extendedSize, BIN.sizeInBytes];
 
 /**
  * The answer's size, from what the masters say, before it is built (security review N5: 8 copies of a
