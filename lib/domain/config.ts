@@ -88,6 +88,10 @@ export const DEFAULTS = {
   MAX_TIP_ADVANCE: 10,
   ENGINE_BATCH_SIZE: 100,
   MAX_BATCH_ITEMS: 1000,
+  /** outputs one get with `utxos` may list (a stored output's entry is at least 99 bytes of JSON: 6 MB / 99 > 60,000) */
+  MAX_GET_OUTPUTS: 50000,
+  /** bytes of txs one get with `tx` may answer: their hex (twice as many characters) fills Lambda's 6 MiB answer */
+  MAX_GET_TX_BYTES: 3 * 1024 * 1024,
   /** docs/decisions/0006-partitions-on-community-edition.md */
   SPEND_ACK_GUARD: 'refuse',
   AEROSPIKE_CLUSTER_SIZE: 0,
@@ -249,6 +253,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     coinbaseMaturity: intVar(env, 'COINBASE_MATURITY', DEFAULTS.COINBASE_MATURITY, 0, 0x7fffffff),
     maxTipAdvance: intVar(env, 'MAX_TIP_ADVANCE', DEFAULTS.MAX_TIP_ADVANCE, 1, 0x7fffffff),
     engineBatchSize: intVar(env, 'ENGINE_BATCH_SIZE', DEFAULTS.ENGINE_BATCH_SIZE, 1, 100000),
+    maxGetOutputs: intVar(env, 'MAX_GET_OUTPUTS', DEFAULTS.MAX_GET_OUTPUTS, 1, 10000000),
+    maxGetTxBytes: intVar(env, 'MAX_GET_TX_BYTES', DEFAULTS.MAX_GET_TX_BYTES, 1, 0x7fffffff),
     spendAckGuard: spendAckGuardVar(env),
     clusterSize: intVar(env, 'AEROSPIKE_CLUSTER_SIZE', DEFAULTS.AEROSPIKE_CLUSTER_SIZE, 0, CE_MAX_CLUSTER_SIZE),
   };

@@ -23,7 +23,14 @@ export const UDF_ERROR_CODES = [
 ] as const;
 export type UdfErrorCode = (typeof UDF_ERROR_CODES)[number];
 
-export const STORE_ERROR_CODES = [...UDF_ERROR_CODES, 'TX_EXISTS', 'INVALID_ARGUMENT', 'STORAGE_ERROR'] as const;
+export const STORE_ERROR_CODES = [
+  ...UDF_ERROR_CODES,
+  'TX_EXISTS',
+  'INVALID_ARGUMENT',
+  'STORAGE_ERROR',
+  'TOO_MANY_OUTPUTS',
+  'TXS_TOO_LARGE',
+] as const;
 export type ErrorCode = (typeof STORE_ERROR_CODES)[number];
 
 export function isErrorCode(value: unknown): value is ErrorCode {
@@ -81,6 +88,36 @@ export class TxNotFoundError extends UtxoStoreError {
 export class TxExistsError extends UtxoStoreError {
   constructor(txid: string) {
     super('TX_EXISTS', `transaction ${txid} already exists`, { txid });
+  }
+}
+
+/**
+ * A read would list more outputs than MAX_GET_OUTPUTS in one answer (get with `utxos`): refused from the records'
+ * totalUtxos, before any output is read or built. Ask for fewer txids, or read the outputs one by one.
+ */
+export class TooManyOutputsError extends UtxoStoreError {
+  constructor(outputs: number, limit: number) {
+    super(
+      'TOO_MANY_OUTPUTS',
+      `the answer would list ${outputs} outputs; at most ${limit} (MAX_GET_OUTPUTS) per request: ask for fewer ` +
+        'txids, or read outputs with POST /v1/batch/utxos',
+      { field: 'utxos', outputs, limit },
+    );
+  }
+}
+
+/**
+ * A get with `tx` would answer more than MAX_GET_TX_BYTES of transactions (their hex is twice that): refused from the
+ * records' sizes, before any blob is read or tx assembled. Ask for fewer txids.
+ */
+export class TxsTooLargeError extends UtxoStoreError {
+  constructor(bytes: number, limit: number) {
+    super(
+      'TXS_TOO_LARGE',
+      `the answer would hold ${bytes} bytes of transactions; at most ${limit} (MAX_GET_TX_BYTES) per request: ask ` +
+        'for fewer txids',
+      { field: 'tx', bytes, limit },
+    );
   }
 }
 

@@ -16,6 +16,13 @@ export interface StoreSettings {
    * (the service always sets it, lib/domain/config.ts)
    */
   maxTipAdvance?: number;
+  /**
+   * most outputs one get may list (MAX_GET_OUTPUTS): get of `utxos` sums the txs' totalUtxos from their masters and
+   * refuses more (TOO_MANY_OUTPUTS) before reading a pagination record or building a view; unset: no cap
+   */
+  maxGetOutputs?: number;
+  /** most bytes of transactions one get with `tx` may answer (MAX_GET_TX_BYTES; TXS_TOO_LARGE); unset: no cap */
+  maxGetTxBytes?: number;
   /** records per engine batch of a batched operation (ENGINE_BATCH_SIZE; default 100) */
   engineBatchSize?: number;
   /**

@@ -15,6 +15,16 @@
  *   sent with Invoke: its sender is one of those principals, allowed everything the function does anyway.
  * - Outside Lambda (the local server, tests) there are no roles: API_CALLER_ROLES is unset, every role is allowed.
  *   Inside Lambda without API_CALLER_ROLES, only the route's own role is (fail closed).
+ *
+ * What the function can verify (security review N9): nothing in the event. Lambda gives no caller identity for an
+ * IAM-signed Invoke, and an allowed direct invoker can write an event shaped like API Gateway's, naming any signer.
+ * So `path` and `arn` are what the event claims (`claimed`), and a line logs them as such. Inside Lambda an event is
+ * taken for API Gateway's only when it carries what API Gateway always sets on a REST proxy event
+ * (requestContext.requestId, apiId, stage, requestTimeEpoch, identity.sourceIp; a hand-made event usually lacks
+ * some): otherwise it came through the Invoke API, is logged `direct`, and the signer it names is not believed (the
+ * route's own role: fail closed). A complete forgery is not detected; what bounds it is the function's resource
+ * policy (only roles that may call every route with every restricted field may invoke it) and CloudTrail's Lambda
+ * data events, outside the function.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { API_ROLES, roleAllows, type ApiRole } from './roles';
@@ -22,11 +32,35 @@ import { API_ROLES, roleAllows, type ApiRole } from './roles';
 export type InvokerPath = 'api' | 'direct' | 'local';
 
 export interface Caller {
+  /** the way in, as the event's shape claims it */
   path: InvokerPath;
-  /** the signer's ARN (API Gateway only) */
+  /** the signer's ARN (API Gateway only), as the event claims it */
   arn?: string;
   /** the least role the request is known to hold */
   role: ApiRole;
+  /** an API Gateway-shaped event without the fields API Gateway always sets: not believed (logged as direct) */
+  incomplete?: boolean;
+}
+
+/** The requestContext fields API Gateway sets on every REST API proxy event (a hand-made event may lack them). */
+export const API_GATEWAY_CONTEXT_FIELDS = [
+  'requestId',
+  'apiId',
+  'stage',
+  'requestTimeEpoch',
+  'identity.sourceIp',
+] as const;
+
+/** The first field API Gateway always sets that the event lacks; undefined when it has them all. */
+export function missingGatewayField(event: APIGatewayProxyEvent): string | undefined {
+  const context = event.requestContext as unknown as Record<string, unknown> | undefined;
+  for (const field of API_GATEWAY_CONTEXT_FIELDS) {
+    let value: unknown = context;
+    for (const part of field.split('.'))
+      value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
+    if (value === undefined || value === null || value === '') return `requestContext.${field}`;
+  }
+  return undefined;
 }
 
 /** `validator=<RoleName>,blockValidation=<RoleName>,admin=<RoleName>` -> role name -> role */
@@ -68,6 +102,8 @@ export function callerOf(s: CallerSource): Caller {
     if (!inLambda) return { path: s.direct ? 'direct' : 'local', ...(arn ? { arn } : {}), role: 'admin' };
   }
   if (s.direct) return { path: 'direct', role: higher(s.routeRole, s.directRole) };
+  // not from API Gateway: it came through Invoke; the signer it names is not believed
+  if (missingGatewayField(s.event) !== undefined) return { path: 'direct', role: s.routeRole, incomplete: true };
   const name = arn ? ASSUMED_ROLE.exec(arn)?.[1] : undefined;
   const named = name !== undefined ? roles?.get(name) : undefined;
   return { path: 'api', ...(arn ? { arn } : {}), role: named ? higher(s.routeRole, named) : s.routeRole };

@@ -2,7 +2,7 @@
  * The HTTP error envelope of docs/api.md: `{"error": {"code", "message", "details"?}}`, and the mapping of the
  * store's typed errors (lib/domain/errors) to status codes:
  * 400 INVALID_ARGUMENT (the field named), 404 TX_NOT_FOUND (and a missing output), 409 TX_EXISTS and state conflicts,
- * 413 body too large (PAYLOAD_TOO_LARGE) or answer too large (RESPONSE_TOO_LARGE), 503 STORAGE_ERROR, 500 anything unexpected.
+ * 413 body too large (PAYLOAD_TOO_LARGE) or answer too large (RESPONSE_TOO_LARGE; TOO_MANY_OUTPUTS, TXS_TOO_LARGE before it is built), 503 STORAGE_ERROR, 500 anything unexpected.
  */
 import { ConfigError } from '../domain/config';
 import { SpendFailedError, UtxoStoreError, type ErrorDetails } from '../domain/errors';
@@ -64,6 +64,8 @@ const STATUS_BY_CODE: Record<string, number> = {
   INVALID_SPEND: 409,
   DELETING: 409,
   UTXO_INVALID_SIZE: 500,
+  TOO_MANY_OUTPUTS: 413,
+  TXS_TOO_LARGE: 413,
   STORAGE_ERROR: 503,
 };
 

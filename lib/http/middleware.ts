@@ -232,6 +232,8 @@ export function observe(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyRe
     // the way in and the caller, as far as the function can know them (lib/http/caller.ts); an admin route's line
     // is the audit record of an admin operation (docs/security.md, "Direct invocation")
     const caller: Partial<Caller> = s.caller ?? { path: s.direct ? 'direct' : 'api' };
+    // invoker and callerArn are what the event claims (an allowed direct invoker can forge an API Gateway event):
+    // claimedByEvent says so; invokedArn is Lambda's own (the function ARN and qualifier the invoker named)
     const line = {
       operation,
       method: request.event.httpMethod,
@@ -241,6 +243,9 @@ export function observe(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyRe
       invoker: caller.path,
       ...(caller.arn ? { callerArn: caller.arn } : {}),
       ...(caller.role ? { callerRole: caller.role } : {}),
+      claimedByEvent: caller.arn ? ['invoker', 'callerArn'] : ['invoker'],
+      ...(caller.incomplete ? { incompleteGatewayEvent: true } : {}),
+      ...(request.context?.invokedFunctionArn ? { invokedArn: request.context.invokedFunctionArn } : {}),
       ...(errorCode ? { errorCode } : {}),
     };
     logger.info('request', line);

@@ -4,7 +4,8 @@
  * and the OpenAPI document states each operation's role (lib/http/openapi.ts). No dependencies: cdk/ imports it.
  *
  * - validator: creates and reads txs, spends and unspends (a failed validation undoes its own spends), reads UTXOs,
- *   the chain tip and health. It may not create a tx mined, locked or conflicting (a route's restrictedFields).
+ *   the chain tip and health. It may not create a tx mined, locked or conflicting or state a create's height (a
+ *   route's restrictedFields), nor spend locked or conflicting outputs or lock with an unspend (its roleFlags).
  * - blockValidation: everything a validator may, plus what follows a block: setMined, locked, conflicting, preserve,
  *   the unmined query, and moving the chain tip forward by at most MAX_TIP_ADVANCE blocks per call.
  * - admin: everything, plus deleting txs, freeze/unfreeze/reassign (alert system), an on-demand cleanup pass and
@@ -26,14 +27,23 @@ export interface RouteLike {
   role: ApiRole;
   batch?: { items: string };
   restrictedFields?: Record<string, string>;
+  /** flags refused below a route's role, which do not raise the function's invoker role (route-spec.ts) */
+  roleFlags?: Record<string, string>;
 }
 
 const keyOf = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
 
-/** The restricted fields of a route, each with the least role that may send it (that of the route setting it). */
-export function fieldRoles(routes: readonly RouteLike[], route: RouteLike): Record<string, ApiRole> {
+/**
+ * The restricted fields of a route (or, with `flags`, its role flags), each with the least role that may send it
+ * (that of the route named for it).
+ */
+export function fieldRoles(
+  routes: readonly RouteLike[],
+  route: RouteLike,
+  which: 'restrictedFields' | 'roleFlags' = 'restrictedFields',
+): Record<string, ApiRole> {
   const out: Record<string, ApiRole> = {};
-  for (const [field, setter] of Object.entries(route.restrictedFields ?? {})) {
+  for (const [field, setter] of Object.entries(route[which] ?? {})) {
     const target = routes.find((r) => keyOf(r) === setter);
     if (!target) throw new Error(`${keyOf(route)}: the restricted field ${field} names no route ${setter}`);
     out[field] = target.role;

@@ -57,6 +57,13 @@ export interface RouteSpec {
    * FIELD_NOT_ALLOWED. A function serving such a route may be invoked directly only by those roles.
    */
   restrictedFields?: Record<string, string>;
+  /**
+   * top-level body flags (also on a batch route) accepted only from the roles that may call another route,
+   * "METHOD /path", whose power they use (ignoreLocked: POST /v1/locked): otherwise 403 FIELD_NOT_ALLOWED. Unlike
+   * restrictedFields they do not raise who may invoke the function directly: a direct invoker holds the function's
+   * least invoker role (lib/http/roles.ts leastInvokerRole), so below the flag's role it is refused them.
+   */
+  roleFlags?: Record<string, string>;
 }
 
 /**
@@ -118,7 +125,9 @@ export const E409 = {
 export const E413 = {
   description:
     "PAYLOAD_TOO_LARGE: body over 6,225,920 bytes (Lambda's 6 MB payload less a reserve for the event); " +
-    'RESPONSE_TOO_LARGE: the answer would exceed 6 MB (ask for fewer items or fields)',
+    'RESPONSE_TOO_LARGE: the answer would exceed 6 MB (ask for fewer items or fields); ' +
+    'TOO_MANY_OUTPUTS: a get with utxos would list more than MAX_GET_OUTPUTS outputs; TXS_TOO_LARGE: a get with tx ' +
+    'would answer more than MAX_GET_TX_BYTES of txs (each refused before they are read)',
   schema: s.errorEnvelope,
 };
 export const E503 = {
@@ -128,6 +137,10 @@ export const E503 = {
 export const OK = { description: 'done', schema: s.okResponse };
 
 /** The answers of a change that returns {status: 'OK'}. */
+export const E403_FIELD = {
+  description: "FIELD_NOT_ALLOWED: a field above the caller's role (error.details.field, details.required)",
+  schema: s.errorEnvelope,
+};
 export const CHANGE = { 200: OK, 400: E400, 404: E404, 409: E409, 413: E413, 503: E503 };
 
 /** The answers of a change of outputs, each on its own (freeze, unfreeze). */
@@ -169,6 +182,8 @@ interface BatchSpec<
   status?: number;
   /** as RouteSpec.restrictedFields, for each item */
   restrictedFields?: Record<string, string>;
+  /** as RouteSpec.roleFlags (top-level fields of the batch body) */
+  roleFlags?: Record<string, string>;
 }
 
 /** The responses of every batch route (the same as a route literal's inferred ones). */
@@ -222,5 +237,6 @@ export function batchRoute<
       status: spec.status ?? 200,
     },
     ...(spec.restrictedFields !== undefined && { restrictedFields: spec.restrictedFields }),
+    ...(spec.roleFlags !== undefined && { roleFlags: spec.roleFlags }),
   };
 }

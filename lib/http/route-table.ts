@@ -12,6 +12,7 @@ import {
   batchRoute,
   CHANGE,
   E400,
+  E403_FIELD,
   E404,
   E409,
   E413,
@@ -23,17 +24,21 @@ import {
 } from './route-spec';
 import * as s from './schemas';
 
-/** Create fields and the route that sets each on an existing tx: only its roles may send them on create. */
+/**
+ * Create fields and the route that sets each on an existing tx: only its roles may send them on create. blockHeight
+ * is where a coinbase's maturity counts from (a coinbase is recognised with or without isCoinbase), so who may state a
+ * create's height is who may say which block a tx is in.
+ */
 const CREATE_RESTRICTED_FIELDS = {
+  blockHeight: 'POST /v1/mined',
   minedBlocks: 'POST /v1/mined',
   locked: 'POST /v1/locked',
   conflicting: 'POST /v1/conflicting',
 };
 
-const E403_FIELD = {
-  description: "FIELD_NOT_ALLOWED: a field above the caller's role (error.details.field, details.required)",
-  schema: s.errorEnvelope,
-};
+/** Spend flags and the route whose power each uses: only its roles may send them (not even a direct invoker below). */
+const SPEND_ROLE_FLAGS = { ignoreLocked: 'POST /v1/locked', ignoreConflicting: 'POST /v1/conflicting' };
+const UNSPEND_ROLE_FLAGS = { flagAsLocked: 'POST /v1/locked' };
 
 export const ROUTE_TABLE = [
   route({
@@ -44,7 +49,7 @@ export const ROUTE_TABLE = [
     path: '/v1/txs',
     summary: 'Store a transaction and its outputs',
     description:
-      'The tx must be in extended format (BIP-239) when it has inputs, unless isCoinbase. A second create of the same tx is TX_EXISTS. A blockHeight more than MAX_TIP_ADVANCE (default 10) above the chain tip is 400 INVALID_ARGUMENT naming blockHeight. minedBlocks, locked and conflicting are accepted only from the roles that may set them on an existing tx (blockValidation and admin): from a validator they are 403 FIELD_NOT_ALLOWED naming the field.',
+      "The tx must be in extended format (BIP-239) when it has inputs, unless isCoinbase. A second create of the same tx is TX_EXISTS. A blockHeight more than MAX_TIP_ADVANCE (default 10) above the chain tip is 400 INVALID_ARGUMENT naming blockHeight; so is a coinbase's blockHeight more than MAX_TIP_ADVANCE below it without minedBlocks (details.maxBelow). blockHeight, minedBlocks, locked and conflicting are accepted only from the roles that may set them on an existing tx (blockValidation and admin): from a validator they are 403 FIELD_NOT_ALLOWED naming the field.",
     body: s.createBody,
     restrictedFields: CREATE_RESTRICTED_FIELDS,
     responses: {
@@ -64,10 +69,16 @@ export const ROUTE_TABLE = [
     path: '/v1/txs/{txid}',
     summary: 'Read a transaction record',
     description:
-      'Default fields: fee, sizeInBytes, blockIDs, blockHeights, subtreeIdxs, isCoinbase, conflicting, locked, unminedSince.',
+      'Default fields: fee, sizeInBytes, blockIDs, blockHeights, subtreeIdxs, isCoinbase, conflicting, locked, unminedSince. With utxos, a tx of more than MAX_GET_OUTPUTS (default 50,000) outputs is 413 TOO_MANY_OUTPUTS (details.outputs, details.limit), refused before its outputs are read; with tx, a tx over MAX_GET_TX_BYTES (default 3 MiB) is 413 TXS_TOO_LARGE.',
     params: s.txidPath,
     query: s.getTxQuery,
-    responses: { 200: { description: 'the record', schema: s.txViewSchema }, 400: E400, 404: E404, 503: E503 },
+    responses: {
+      200: { description: 'the record', schema: s.txViewSchema },
+      400: E400,
+      404: E404,
+      413: E413,
+      503: E503,
+    },
   }),
   route({
     operationId: 'deleteTx',
@@ -87,11 +98,13 @@ export const ROUTE_TABLE = [
     path: '/v1/spends',
     summary: 'Spend outputs: all inputs of a spending tx, or explicit spends (all or nothing)',
     description:
-      'Evaluated at the chain tip + 1 (or blockHeight + 1). If any input fails, every input this request spent is rolled back; the error lists each input in details.spends.',
+      'Evaluated at the chain tip + 1 (or blockHeight + 1). If any input fails, every input this request spent is rolled back; the error lists each input in details.spends. ignoreLocked and ignoreConflicting are accepted only from blockValidation and admin through API Gateway: from a validator, and from any direct invoker, they are 403 FIELD_NOT_ALLOWED naming the field and nothing is spent.',
     body: s.spendBody,
+    roleFlags: SPEND_ROLE_FLAGS,
     responses: {
       200: { description: 'every input spent', schema: s.spendResponse },
       400: E400,
+      403: E403_FIELD,
       404: E404,
       409: {
         description: 'an input failed (details.spends: each input, the existing spender)',
@@ -109,9 +122,10 @@ export const ROUTE_TABLE = [
     path: '/v1/unspends',
     summary: 'Undo spends: clears each output that holds exactly the given spender',
     description:
-      'With flagAsLocked the parents are locked first (not spendable) and stay locked until POST /v1/locked unlocks them.',
+      'With flagAsLocked the parents of the outputs that hold exactly the given spender are locked first (not spendable) and stay locked until POST /v1/locked unlocks them; a parent none of whose given outputs holds its spender is not locked. flagAsLocked is accepted only from blockValidation and admin through API Gateway: from a validator, and from any direct invoker, it is 403 FIELD_NOT_ALLOWED and nothing changes.',
     body: s.unspendBody,
-    responses: CHANGE,
+    roleFlags: UNSPEND_ROLE_FLAGS,
+    responses: { ...CHANGE, 403: E403_FIELD },
   }),
   route({
     operationId: 'setMined',
@@ -358,7 +372,7 @@ export const ROUTE_TABLE = [
     path: '/v1/batch/txs',
     summary: 'Store many transactions (each as POST /v1/txs, on its own)',
     description:
-      'One result per tx, in order: {status: 201, result} or {status, error} as POST /v1/txs would answer. The txs go out as create-only engine batches (ENGINE_BATCH_SIZE records each). A second copy of a txid in the batch is TX_EXISTS. An item with minedBlocks, locked or conflicting from a validator makes the whole request 403 FIELD_NOT_ALLOWED naming txs[i].field, as POST /v1/txs.',
+      'One result per tx, in order: {status: 201, result} or {status, error} as POST /v1/txs would answer. The txs go out as create-only engine batches (ENGINE_BATCH_SIZE records each). A second copy of a txid in the batch is TX_EXISTS. An item with blockHeight, minedBlocks, locked or conflicting from a validator makes the whole request 403 FIELD_NOT_ALLOWED naming txs[i].field, as POST /v1/txs.',
     body: s.batchTxsBody,
     items: 'txs',
     item: s.createBody,
@@ -372,8 +386,9 @@ export const ROUTE_TABLE = [
     path: '/v1/batch/spends',
     summary: 'Spend the inputs of many EF transactions (each all or nothing, as POST /v1/spends)',
     description:
-      'One result per tx, in order: {status: 200, result: {spends}} or {status, error} (details.spends as POST /v1/spends). Of two txs of the batch spending one output the earlier one wins; the later one is rolled back whole.',
+      'One result per tx, in order: {status: 200, result: {spends}} or {status, error} (details.spends as POST /v1/spends). Of two txs of the batch spending one output the earlier one wins; the later one is rolled back whole. ignoreLocked and ignoreConflicting as POST /v1/spends: from a validator or a direct invoker the whole request is 403 FIELD_NOT_ALLOWED.',
     body: s.batchSpendsBody,
+    roleFlags: SPEND_ROLE_FLAGS,
     items: 'txs',
     item: s.txHexSchema,
     itemField: 'tx',
@@ -384,7 +399,8 @@ export const ROUTE_TABLE = [
     fn: 'get',
     path: '/v1/batch/get',
     summary: 'Read many transaction records (each as GET /v1/txs/{txid})',
-    description: 'One result per txid, in order: {status: 200, result: view} or {status: 404, error}.',
+    description:
+      'One result per txid, in order: {status: 200, result: view} or {status: 404, error}. With utxos, more than MAX_GET_OUTPUTS (default 50,000) outputs over all the txids (a txid given twice counts twice) make the whole request 413 TOO_MANY_OUTPUTS, refused before any output is read; with tx, more than MAX_GET_TX_BYTES (default 3 MiB) of txs together is 413 TXS_TOO_LARGE, before any tx is read.',
     body: s.batchGetBody,
     items: 'txids',
     item: s.txidSchema,

@@ -74,3 +74,20 @@ export function checkTipAdvance(
       { current, maxAdvance },
     );
 }
+
+/**
+ * A coinbase's creation height is where its maturity counts from when the create names no block (records.ts
+ * coinbaseHeight): a height far below the tip would make it spendable early (at tip 1000, blockHeight 0 matured at
+ * 100). So it may be at most `window` (MAX_TIP_ADVANCE) blocks below the tip, else 400 naming `field` with
+ * details.current and details.maxBelow. A coinbase of an older block names that block (minedBlocks, blockValidation's
+ * field); a tx that is no coinbase is not bounded below (its height sets only unminedSince).
+ */
+export function checkCoinbaseHeight(field: string, height: number, current: number, window: number | undefined): void {
+  if (window !== undefined && height < current - window)
+    throw new InvalidArgumentError(
+      field,
+      `${height} is more than MAX_TIP_ADVANCE (${window}) blocks below the chain tip ${current}: a coinbase matures ` +
+        'from its creation height; name its block in minedBlocks instead',
+      { current, maxBelow: window },
+    );
+}

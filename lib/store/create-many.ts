@@ -13,7 +13,7 @@ import { masterKey } from '../domain/keys';
 import { parseTx, type ParsedTx } from '../domain/tx';
 import { listArg, optionalBoolArg, optionalIntArg } from './args';
 import { asItemError, settleItem, unwrap, type ItemResult } from './batch';
-import { checkCallerHeight, type StoreContext } from './context';
+import { checkCallerHeight, checkCoinbaseHeight, type StoreContext } from './context';
 import {
   completePaginated,
   createChunked,
@@ -167,6 +167,8 @@ function planItem(ctx: StoreContext, p: ParsedItem, tip: number | UtxoStoreError
     if (own !== undefined && ctx.settings.maxTipAdvance !== undefined) {
       if (typeof tip !== 'number') return { error: tip as UtxoStoreError };
       checkCallerHeight('blockHeight', own, tip, ctx.settings.maxTipAdvance);
+      if (p.isCoinbase && p.minedBlocks.length === 0)
+        checkCoinbaseHeight('blockHeight', own, tip, ctx.settings.maxTipAdvance);
     }
     const options: RecordOptions = {
       height,

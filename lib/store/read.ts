@@ -4,7 +4,13 @@
  */
 import type { BinValue, EngineRecord } from '../engine/port';
 import { BIN, RECORD_BINS } from '../domain/bins';
-import { InvalidArgumentError, StorageError, TxNotFoundError } from '../domain/errors';
+import {
+  InvalidArgumentError,
+  StorageError,
+  TooManyOutputsError,
+  TxNotFoundError,
+  TxsTooLargeError,
+} from '../domain/errors';
 import { masterKey, paginationKey } from '../domain/keys';
 import { decodeOutputsBlob } from '../domain/outputs-blob';
 import { assembleTx, serializeOutput } from '../domain/tx';
@@ -34,11 +40,16 @@ function validateFields(fields: unknown): string[] {
   return [...new Set(list as string[])];
 }
 
+/** What an answer's size is measured from: each master's output count and tx size. */
+const SIZE_BINS = [BIN.totalUtxos, BIN.extendedSize, BIN.sizeInBytes];
+
 /** The bins a view of `fields` reads from the master. */
 function binsFor(fields: string[]): string[] {
   const bins = new Set(fields.filter((f) => f !== 'tx'));
   if (fields.includes('tx'))
-    [BIN.external, BIN.inputs, BIN.outputs, BIN.version, BIN.locktime, BIN.isCoinbase].forEach((b) => bins.add(b));
+    [BIN.external, BIN.inputs, BIN.outputs, BIN.version, BIN.locktime, BIN.isCoinbase, ...SIZE_BINS].forEach((b) =>
+      bins.add(b),
+    );
   if (fields.includes('utxos')) [BIN.totalExtraRecs, BIN.totalUtxos].forEach((b) => bins.add(b));
   return [...bins];
 }
@@ -64,18 +75,26 @@ export async function getMany(
     }
   });
   const valid = ids.filter((id): id is { bytes: Buffer; hex: string } => !(id instanceof Error));
-  let masters: (EngineRecord | null)[];
-  try {
-    masters = await inChunks(ctx, valid, (part) =>
+  const read = (bins: string[]) =>
+    inChunks(ctx, valid, (part) =>
       ctx.engine.batchGet(
         part.map((id) => masterKey(id.bytes)),
-        binsFor(fields),
+        bins,
       ),
     );
+  // a master asked for `tx` or `utxos` holds up to a record's size (the tx, B slots): many of them are measured
+  // first from their counts alone (one more batch read), one is measured after its read
+  const heavy = fields.includes('tx') || fields.includes('utxos');
+  let masters: (EngineRecord | null)[];
+  try {
+    if (heavy && valid.length > 1) checkAnswer(ctx, fields, await read(SIZE_BINS));
+    masters = await read(binsFor(fields));
   } catch (err) {
+    if (err instanceof TooManyOutputsError || err instanceof TxsTooLargeError) throw err;
     const error = storageError('reading the record failed', err);
     return ids.map((id) => ({ ok: false, error: id instanceof Error ? id : error }));
   }
+  if (heavy && valid.length <= 1) checkAnswer(ctx, fields, masters);
   const found = new Map(valid.map((id, i) => [id.hex, masters[i]]));
   const utxos = fields.includes('utxos') ? await utxosOfMany(ctx, valid, masters) : undefined;
   return Promise.all(
@@ -100,6 +119,28 @@ export async function getMany(
       });
     }),
   );
+}
+
+/**
+ * The answer's size, from what the masters say, before it is built (security review N5: 8 copies of a
+ * 330,000-output tx grew the process to 1.27 GB before the answer's size was checked): with `utxos` the outputs
+ * (totalUtxos) against MAX_GET_OUTPUTS, before a pagination record is read or a view built; with `tx` the txs' bytes
+ * (extendedSize: the EF form, the largest a tx is answered in) against MAX_GET_TX_BYTES, before a blob is read or a
+ * tx assembled. A txid given twice counts twice: each copy is answered in full.
+ */
+function checkAnswer(ctx: StoreContext, fields: string[], masters: (EngineRecord | null)[]): void {
+  const { maxGetOutputs, maxGetTxBytes } = ctx.settings;
+  let outputs = 0;
+  let bytes = 0;
+  for (const m of masters) {
+    if (!m) continue;
+    outputs += toInt(m.bins[BIN.totalUtxos]) ?? 0;
+    bytes += toInt(m.bins[BIN.extendedSize]) ?? toInt(m.bins[BIN.sizeInBytes]) ?? 0;
+  }
+  if (fields.includes('utxos') && maxGetOutputs !== undefined && outputs > maxGetOutputs)
+    throw new TooManyOutputsError(outputs, maxGetOutputs);
+  if (fields.includes('tx') && maxGetTxBytes !== undefined && bytes > maxGetTxBytes)
+    throw new TxsTooLargeError(bytes, maxGetTxBytes);
 }
 
 export async function get(ctx: StoreContext, txid: string, fields?: string[]): Promise<TxView> {

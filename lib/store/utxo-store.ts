@@ -53,6 +53,8 @@ function checkSettings(s: StoreSettings): StoreSettings {
   if (typeof s.externalizeAll !== 'boolean')
     throw new InvalidArgumentError('EXTERNALIZE_ALL', 'expected true or false');
   if (s.maxTipAdvance !== undefined) intArg(s.maxTipAdvance, 'MAX_TIP_ADVANCE', 1, 0x7fffffff);
+  if (s.maxGetOutputs !== undefined) intArg(s.maxGetOutputs, 'MAX_GET_OUTPUTS', 1, 10000000);
+  if (s.maxGetTxBytes !== undefined) intArg(s.maxGetTxBytes, 'MAX_GET_TX_BYTES', 1, 0x7fffffff);
   if (s.spendAckGuard !== undefined && !['refuse', 'settled', 'off'].includes(s.spendAckGuard))
     throw new InvalidArgumentError('SPEND_ACK_GUARD', 'expected refuse, settled or off');
   if (s.clusterSize !== undefined) intArg(s.clusterSize, 'AEROSPIKE_CLUSTER_SIZE', 0, CE_MAX_CLUSTER_SIZE);

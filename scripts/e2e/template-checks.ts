@@ -67,6 +67,8 @@ export const LAMBDA_DEFAULTED: Record<string, string> = {
   AEROSPIKE_MAX_COMMANDS_IN_QUEUE: 'the default queue bound',
   ENGINE_BATCH_SIZE: "the engine's batch size default (100)",
   MAX_BATCH_ITEMS: "the batch routes' default (1000), within Lambda's payload limits",
+  MAX_GET_OUTPUTS: "the default (50,000 outputs per get) bounds a get's memory well inside the get function's",
+  MAX_GET_TX_BYTES: "the default (3 MiB of txs per get): their hex fills Lambda's 6 MiB answer",
   AEROSPIKE_COMMAND_TIMEOUT_MS:
     "the default single-record budget (1 s, KEY_BUSY retries included) fits every function's timeout",
   AEROSPIKE_BATCH_TIMEOUT_MS: "the default batch budget (5 s) fits every function's timeout and API Gateway's 29 s",

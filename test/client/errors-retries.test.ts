@@ -33,7 +33,7 @@ function classOf(code: string): unknown {
   if (code === 'INVALID_ARGUMENT' || code === 'INVALID_PARAMETER') return InvalidArgumentError;
   if (code.endsWith('NOT_FOUND')) return NotFoundError;
   if (code === 'TX_EXISTS') return TxExistsError;
-  if (code.endsWith('TOO_LARGE')) return PayloadTooLargeError;
+  if (code.endsWith('TOO_LARGE') || code === 'TOO_MANY_OUTPUTS') return PayloadTooLargeError;
   if (code === 'STORAGE_ERROR') return StorageError;
   if (['UTXO_INVALID_SIZE', 'METHOD_NOT_ALLOWED', 'CONFIG_ERROR', 'INTERNAL_ERROR', 'FIELD_NOT_ALLOWED'].includes(code))
     return ServiceError;

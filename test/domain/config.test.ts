@@ -14,6 +14,8 @@ describe('loadConfig', () => {
       coinbaseMaturity: 100,
       maxTipAdvance: 10,
       engineBatchSize: 100,
+      maxGetOutputs: 50000,
+      maxGetTxBytes: 3145728,
       spendAckGuard: 'refuse',
       clusterSize: 0,
     });

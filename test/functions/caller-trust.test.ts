@@ -189,6 +189,41 @@ describe('the invoker path and the caller on every request; admin operations fla
     expect(line?.callerArn).toBeUndefined();
   });
 
+  test("invoker and callerArn are logged as claimed by the event; invokedArn is Lambda's own", async () => {
+    inLambda(ROLES);
+    const reply = await call(
+      get as Handler,
+      { method: 'GET', resource: '/v1/txs/{txid}', pathParameters: { txid: rootTx(1).txid } },
+      VALIDATOR,
+    );
+    expect(reply.logs.find((l) => l.message === 'request')).toMatchObject({
+      invoker: 'api',
+      callerArn: VALIDATOR,
+      claimedByEvent: ['invoker', 'callerArn'],
+      invokedArn: lambdaContext().invokedFunctionArn,
+    });
+  });
+
+  test('an API Gateway-shaped event without the request context API Gateway always sets is not believed (review N9)', async () => {
+    inLambda(ROLES);
+    const adminArn = signer('Stage-ApiAdminRole-CCC');
+    for (const drop of ['requestId', 'apiId', 'stage', 'requestTimeEpoch', 'identity.sourceIp'] as const) {
+      const f = rootTx(1);
+      // a hand-made event sent with Invoke, naming the admin role as its signer
+      const event = apiEvent({ method: 'POST', resource: '/v1/txs', body: { tx: f.hex, locked: true } });
+      event.requestContext.identity.userArn = adminArn;
+      const context = event.requestContext as unknown as Record<string, Record<string, unknown>>;
+      if (drop === 'identity.sourceIp') context.identity.sourceIp = '';
+      else delete (context as Record<string, unknown>)[drop];
+      const { result, lines } = await captureStdout(() => (create as Handler)(event, lambdaContext()));
+      // the signer it names is ignored: the route's own role, so locked is refused
+      expect([drop, result.statusCode]).toEqual([drop, 403]);
+      const line = jsonLines(lines).find((l) => l.message === 'request');
+      expect(line).toMatchObject({ invoker: 'direct', callerRole: 'validator', incompleteGatewayEvent: true });
+      expect(line?.callerArn).toBeUndefined();
+    }
+  });
+
   test('a route below admin logs no admin operation', async () => {
     inLambda(ROLES);
     const reply = await call(

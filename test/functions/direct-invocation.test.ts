@@ -18,7 +18,9 @@ import { useTestRuntime } from './runtime-env';
 
 type DirectHandler = (event: DirectInvocation, context: ReturnType<typeof lambdaContext>) => Promise<DirectResult>;
 
-useTestRuntime('fn-direct');
+// the early cap on a get's tx bytes (MAX_GET_TX_BYTES, 3 MiB) above the 3.2 MB tx below, so that its answer reaches
+// the serializer's 6 MB check, the backstop for what no estimate covers (get-outputs-cap.test.ts tests the cap)
+useTestRuntime('fn-direct', 'embedded::memory:', { MAX_GET_TX_BYTES: '4000000' });
 
 async function invoke(handler: DirectHandler, event: unknown): Promise<DirectResult> {
   const { result } = await captureStdout(() => handler(event as DirectInvocation, lambdaContext()));

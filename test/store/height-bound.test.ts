@@ -168,6 +168,37 @@ describe('unspend, create and reassign: the same bound', () => {
     await expect(store.create(rootTx(1).hex, { blockHeight: FAR })).rejects.toMatchObject(refused());
   });
 
+  test('create: a coinbase without minedBlocks may not count its maturity from more than MAX_TIP_ADVANCE below the tip (security review N2)', async () => {
+    // the review: at tip 1000, a coinbase created with blockHeight 0 was spendable at once (spendableAt 100)
+    const early = coinbaseTx(1);
+    await expect(store.create(early.hex, { isCoinbase: true, blockHeight: 0 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      details: { field: 'blockHeight', current: TIP, maxBelow: MAX },
+    });
+    await expect(store.get(early.txid)).rejects.toMatchObject({ code: 'TX_NOT_FOUND' });
+    // the batch path: that tx alone fails; the edge of the window is accepted
+    const edge = coinbaseTx(1);
+    const results = await store.createMany([
+      { tx: coinbaseTx(1).hex, options: { blockHeight: TIP - MAX - 1 } },
+      { tx: edge.hex, options: { blockHeight: TIP - MAX } },
+    ]);
+    expect(results[0]).toMatchObject({ ok: false, error: { details: { field: 'blockHeight', maxBelow: MAX } } });
+    expect(results[1]).toMatchObject({ ok: true });
+    await expect(store.getSpend({ txid: edge.txid, vout: 0 })).resolves.toMatchObject({
+      status: 'IMMATURE',
+      spendableAt: TIP - MAX + 100,
+    });
+    // a coinbase whose block is named counts from that block (minedBlocks: blockValidation's field), and a tx that
+    // is no coinbase is not bounded below (its height sets only unminedSince)
+    const backfilled = coinbaseTx(1);
+    await store.create(backfilled.hex, {
+      blockHeight: 0,
+      minedBlocks: [{ blockId: 7, blockHeight: 900, subtreeIdx: 0 }],
+    });
+    await expect(store.getSpend({ txid: backfilled.txid, vout: 0 })).resolves.toMatchObject({ spendableAt: 1000 });
+    await expect(store.create(rootTx(1).hex, { blockHeight: 5 })).resolves.toMatchObject({ records: 1 });
+  });
+
   test('reassign: a blockHeight past the bound is refused (the lock counts from it)', async () => {
     const f = await minedRoot();
     const u0 = { txid: f.txid, vout: 0, utxoHash: utxoHashOf(f, 0) };

@@ -50,6 +50,8 @@ type StateConflictCode = Exclude<
   | 'STORAGE_ERROR'
   | 'UTXO_INVALID_SIZE'
   | 'FIELD_NOT_ALLOWED'
+  | 'TOO_MANY_OUTPUTS'
+  | 'TXS_TOO_LARGE'
 >;
 
 /** The details each code carries. */
@@ -63,9 +65,11 @@ export type ErrorDetailsOf<C extends ApiErrorCode> = C extends 'INVALID_ARGUMENT
         ? ConflictDetails
         : C extends 'RESPONSE_TOO_LARGE'
           ? { bytes?: number; limit?: number; [extra: string]: unknown }
-          : C extends 'METHOD_NOT_ALLOWED'
-            ? { allow?: string[]; [extra: string]: unknown }
-            : Record<string, unknown>;
+          : C extends 'TOO_MANY_OUTPUTS'
+            ? { outputs?: number; limit?: number; [extra: string]: unknown }
+            : C extends 'METHOD_NOT_ALLOWED'
+              ? { allow?: string[]; [extra: string]: unknown }
+              : Record<string, unknown>;
 
 /** An error answer of the API (or of API Gateway / Lambda in front of it). */
 export class ApiError<C extends ApiErrorCode = ApiErrorCode> extends Error {
@@ -113,8 +117,14 @@ export class ConflictError extends ApiError<StateConflictCode> {
     return this.details.spends;
   }
 }
-/** 413: the request (PAYLOAD_TOO_LARGE) or its answer (RESPONSE_TOO_LARGE) is over Lambda's 6 MB. */
-export class PayloadTooLargeError extends ApiError<'PAYLOAD_TOO_LARGE' | 'RESPONSE_TOO_LARGE'> {}
+/**
+ * 413: the request (PAYLOAD_TOO_LARGE) or its answer (RESPONSE_TOO_LARGE) is over Lambda's 6 MB, or a get with utxos
+ * would list more than MAX_GET_OUTPUTS outputs (TOO_MANY_OUTPUTS: ask for fewer txids, or read outputs with getUtxo),
+ * or a get with tx more than MAX_GET_TX_BYTES of txs (TXS_TOO_LARGE: ask for fewer txids).
+ */
+export class PayloadTooLargeError extends ApiError<
+  'PAYLOAD_TOO_LARGE' | 'RESPONSE_TOO_LARGE' | 'TOO_MANY_OUTPUTS' | 'TXS_TOO_LARGE'
+> {}
 /** 503 STORAGE_ERROR: the engine, blob store or queue failed; the outcome of a write is unknown. */
 export class StorageError extends ApiError<'STORAGE_ERROR'> {}
 /** 429 (API Gateway's throttle, Lambda's TooManyRequestsException): not processed; retried. */
@@ -173,6 +183,8 @@ export function apiError(
       return new TxExistsError(code, message, status, d, operation);
     case 'PAYLOAD_TOO_LARGE':
     case 'RESPONSE_TOO_LARGE':
+    case 'TOO_MANY_OUTPUTS':
+    case 'TXS_TOO_LARGE':
       return new PayloadTooLargeError(code, message, status, d, operation);
     case 'STORAGE_ERROR':
       return new StorageError(code, message, status, d, operation);

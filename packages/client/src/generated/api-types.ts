@@ -31,7 +31,9 @@ export type StoreErrorCode =
   | 'DELETING'
   | 'TX_EXISTS'
   | 'INVALID_ARGUMENT'
-  | 'STORAGE_ERROR';
+  | 'STORAGE_ERROR'
+  | 'TOO_MANY_OUTPUTS'
+  | 'TXS_TOO_LARGE';
 
 /** The HTTP layer's own error codes (lib/http/errors.ts). */
 export type HttpErrorCode =
