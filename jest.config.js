@@ -3,7 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  // ts-jest transpiles TypeScript (type checking is `npm run typecheck`), and also the ESM-only @middy packages
+  // ts-jest transpiles TypeScript (type checking is `npm run typecheck`), and also the ESM-only @middy packages and
+  // fauxqs (the tests' SQS and S3, scripts/e2e/aws-emulator.ts) with the ESM-only cookie its fastify's inject loads,
   // to CommonJS so that jest runs them on Node 20.
   transform: {
     '^.+\\.(t|j|mj)s$': [
@@ -14,7 +15,7 @@ module.exports = {
       },
     ],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(@middy)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@middy|fauxqs|cookie)/)'],
   // the client workspace package from its sources (packages/client), whose relative imports name the .js they build to
   moduleNameMapper: {
     '^@bsv-utxo-store/client$': '<rootDir>/packages/client/src/index.ts',

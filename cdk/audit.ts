@@ -9,6 +9,7 @@ import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as events from 'aws-cdk-lib/aws-events';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 
@@ -48,6 +49,37 @@ export class AuditAlarm extends Construct {
       period: Duration.minutes(5),
     }).createAlarm(this, 'Alarm', {
       alarmDescription: `${props.description} (docs/runbook.md)`,
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    if (props.topic) this.alarm.addAlarmAction(new actions.SnsAction(props.topic));
+  }
+}
+
+/**
+ * An alarm on every admin operation the admin function performed, however it was invoked (docs/runbook.md
+ * "AdminOperation"): a metric filter on the function's own log lines ("admin operation", lib/http/middleware.ts).
+ * AdminRoleAssumed sees only callers that assume the admin role; a configured admin invoker calls the function
+ * directly and never does, and an invoker may forge an API Gateway event (docs/security.md): the function's log is
+ * the one place every admin operation is written.
+ */
+export class AdminOperationAlarm extends Construct {
+  readonly filter: logs.MetricFilter;
+  readonly alarm: cloudwatch.Alarm;
+
+  constructor(scope: Construct, id: string, props: { logGroup: logs.ILogGroup; stage: string; topic?: sns.ITopic }) {
+    super(scope, id);
+    this.filter = new logs.MetricFilter(this, 'Filter', {
+      logGroup: props.logGroup,
+      filterPattern: logs.FilterPattern.stringValue('$.message', '=', 'admin operation'),
+      metricNamespace: 'bsv-utxo-store/audit',
+      metricName: `AdminOperations-${props.stage}`,
+      metricValue: '1',
+    });
+    this.alarm = this.filter.metric({ statistic: 'Sum', period: Duration.minutes(5) }).createAlarm(this, 'Alarm', {
+      alarmDescription: `An admin operation ran on the ${props.stage} store, by the admin role or a direct invoker (docs/runbook.md)`,
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

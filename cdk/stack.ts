@@ -13,7 +13,7 @@ import { DirectInvoke } from './direct-invoke';
 import { API_ROLES } from '../lib/http/roles';
 import { FUNCTION_NAMES, type FunctionName, type UtxoStoreConfig } from './config';
 import { FUNCTION_TABLE, Functions } from './functions';
-import { AuditAlarm } from './audit';
+import { AdminOperationAlarm, AuditAlarm } from './audit';
 import { Observability } from './observability';
 import { Storage } from './storage';
 import { Triggers } from './triggers';
@@ -43,6 +43,7 @@ export class UtxoStoreStack extends Stack {
   readonly triggers: Triggers;
   readonly observability: Observability;
   readonly adminAssumed: AuditAlarm;
+  readonly adminOperation: AdminOperationAlarm;
 
   constructor(scope: Construct, id: string, props: UtxoStoreStackProps) {
     super(scope, id, props);
@@ -112,6 +113,13 @@ export class UtxoStoreStack extends Stack {
       source: 'aws.sts',
       eventNames: ['AssumeRole'],
       detail: { requestParameters: { roleArn: [this.api.roles.admin.roleArn] } },
+      topic: props.alarmTopic,
+    });
+
+    // and every admin operation, whoever invoked it: an admin invoker never assumes the role (security review N9)
+    this.adminOperation = new AdminOperationAlarm(this, 'AdminOperation', {
+      logGroup: this.fns.logGroups.admin,
+      stage: config.stage,
       topic: props.alarmTopic,
     });
 

@@ -6,13 +6,13 @@
  * object of another size is a conflict without downloading it), then PutObject with `If-None-Match: *`, which S3
  * evaluates atomically. A 412 (someone created it in between) or an existing object of the same size is resolved by
  * comparing the bytes: identical = success, different = BlobConflictError, deleted meanwhile = the create is tried
- * again. A 409 ConditionalRequestConflict (a concurrent conditional upload) is retried. s3rver (the tests' S3)
- * ignores If-None-Match on PUT, so there the HeadObject pre-check is what makes the write create-only; the 412 path
- * is unit-tested with a mocked client.
+ * again. A 409 ConditionalRequestConflict (a concurrent conditional upload) is retried. The tests' S3 (fauxqs, with
+ * If-None-Match and tagging served by scripts/e2e/s3-emulator-gaps.ts) answers the 412; the 409 path, which no
+ * emulator produces, is unit-tested with a mocked client.
  *
  * Tags: setDeleteAtHeight reads the object's tags and writes them back with `deleteAtHeight` replaced or removed
  * (other tags are kept). Removal writes the remaining tag set with PutObjectTagging rather than calling
- * DeleteObjectTagging, which would also drop unrelated tags (and which s3rver does not implement).
+ * DeleteObjectTagging, which would also drop unrelated tags.
  */
 import {
   GetObjectCommand,

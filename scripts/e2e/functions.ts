@@ -8,6 +8,7 @@
 import type { Assembly, StackArtifact } from './assembly';
 import { AssemblyError, assetDirOf, isDeployTimeFunction, resourcesOfType } from './assembly';
 import { resolveValue, UnresolvedReferenceError } from './intrinsics';
+import { EMULATOR_CREDENTIALS } from './aws-emulator';
 import { functionName, type StandIns } from './stand-ins';
 
 export interface DeployedFunction {
@@ -133,8 +134,8 @@ export interface InvokeEnvironment {
 /**
  * The whole environment of the function's process, nothing inherited: the runtime's variables (Lambda developer
  * guide, "Defined runtime environment variables"; the Node.js runtime's bootstrap sets NODE_PATH), the function's
- * resolved template variables with Lambda paths mapped to the layout, the stand-ins' endpoints, and the credentials
- * of s3rver's account (Lambda gives the execution role's).
+ * resolved template variables with Lambda paths mapped to the layout, the stand-ins' endpoints, and credentials to
+ * sign with (Lambda gives the execution role's; fauxqs checks none).
  */
 export function lambdaEnvironment(fn: DeployedFunction, o: InvokeEnvironment): Record<string, string> {
   const { layout } = o;
@@ -173,9 +174,8 @@ export function lambdaEnvironment(fn: DeployedFunction, o: InvokeEnvironment): R
     AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
     AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${fn.name}`,
     AWS_LAMBDA_LOG_STREAM_NAME: `e2e/[$LATEST]${fn.logicalId}`,
-    // s3rver checks SigV4 signatures with its one account's keys
-    AWS_ACCESS_KEY_ID: 'S3RVER',
-    AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    AWS_ACCESS_KEY_ID: EMULATOR_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: EMULATOR_CREDENTIALS.secretAccessKey,
     AWS_SESSION_TOKEN: 'e2e-session',
     AWS_LAMBDA_RUNTIME_API: o.runtimeApi,
     LAMBDA_TASK_ROOT: layout.taskRoot,

@@ -1,15 +1,17 @@
 /**
- * The synthesised app brought up locally: s3rver with the template's buckets, the SQS stand-in with its queues, one
- * execution environment per function (e2e/lambda-host.ts), and the three ways events reach the functions as the
- * template wires them: the REST API (e2e/rest-api.ts), the SQS event source mapping (batches of the mapping's
- * size, partial batch failures put back), the EventBridge schedule, and direct invocation (the Lambda Invoke API,
- * authorized by the caller role's lambda:InvokeFunction grants).
+ * The synthesised app brought up locally: fauxqs (e2e/aws-emulator.ts) with the template's buckets and queues (their
+ * visibility timeout and redrive policy), one execution environment per function (e2e/lambda-host.ts), and the three
+ * ways events reach the functions as the template wires them: the REST API (e2e/rest-api.ts), the SQS event source
+ * mapping (e2e/event-source-mapping.ts: batches of the mapping's size, partial batch failures put back), the
+ * EventBridge schedule, and direct invocation (the Lambda Invoke API, authorized by the caller role's
+ * lambda:InvokeFunction grants).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
-import type { SQSEvent } from 'aws-lambda';
 import { resourcesOfType, type Assembly, type StackArtifact } from './assembly';
+import { queueUrlHost, startAwsEmulator, type AwsEmulator, type QueueDefinition } from './aws-emulator';
+import { drain } from './event-source-mapping';
 import { deployedFunctions, type DeployedFunction } from './functions';
 import { resolveValue } from './intrinsics';
 import { LambdaHost, type InvokeResult } from './lambda-host';
@@ -27,7 +29,6 @@ import {
   type HttpRequest,
   type RestApiModel,
 } from './rest-api';
-import { SqsStandIn, type QueueSpec } from './sqs-stand-in';
 import { bucketName, queueName, standIns, type StandIns } from './stand-ins';
 
 export interface LocalDeploymentOptions {
@@ -35,7 +36,7 @@ export interface LocalDeploymentOptions {
   node: string;
   aerospikeHosts: string;
   workDir: string;
-  /** first of the loopback ports used: s3rver, SQS, then one Runtime API port per function */
+  /** first of the loopback ports used: fauxqs (S3 and SQS), then one Runtime API port per function */
   basePort: number;
   /** template parameters without a default */
   parameters?: Record<string, string>;
@@ -51,11 +52,6 @@ export class InvocationError extends Error {
   }
 }
 
-interface S3rverInstance {
-  run(): Promise<unknown>;
-  close(): Promise<void>;
-}
-
 export class LocalDeployment {
   readonly standIns: StandIns;
   readonly functions: DeployedFunction[];
@@ -65,18 +61,19 @@ export class LocalDeployment {
   readonly roles = new Map<string, CallerRole>();
   /** function logical ids by their FunctionName output (`CreateFunctionName` -> create) */
   readonly outputFunctions = new Map<string, string>();
-  readonly sqs: SqsStandIn;
-  readonly s3Endpoint: string;
+  /** fauxqs's endpoint, for S3 and SQS */
+  readonly endpoint: string;
   /** every function invocation: function, trigger, cold start, ms */
   readonly invocations: { fn: string; trigger: string; coldStart: boolean; ms: number }[] = [];
-  private s3rver: S3rverInstance | undefined;
+  private emulator: AwsEmulator | undefined;
+  /** the template's queues, dead-letter queues first (a redrive policy names an existing queue) */
+  private readonly queues: (QueueDefinition & { url: string; arn: string })[];
   private readonly service: StackArtifact;
 
   constructor(private readonly o: LocalDeploymentOptions) {
-    const sqsPort = o.basePort + 1;
-    this.s3Endpoint = `http://127.0.0.1:${o.basePort}`;
+    this.endpoint = `http://127.0.0.1:${o.basePort}`;
     this.standIns = standIns(o.assembly, {
-      sqsEndpoint: `http://127.0.0.1:${sqsPort}`,
+      sqsUrlHost: queueUrlHost(o.basePort),
       aerospikeHosts: o.aerospikeHosts,
       parameters: o.parameters,
     });
@@ -95,22 +92,24 @@ export class LocalDeployment {
       if (f && ref) this.outputFunctions.set(f[1].charAt(0).toLowerCase() + f[1].slice(1), ref);
     }
 
-    const queues: QueueSpec[] = resourcesOfType(o.assembly, 'AWS::SQS::Queue').map(({ stack, id, resource }) => {
-      const p = resource.Properties ?? {};
-      const redrive = p.RedrivePolicy as { deadLetterTargetArn: unknown; maxReceiveCount: number } | undefined;
-      return {
-        name: queueName(stack, id),
-        arn: resolveValue(r, stack, { 'Fn::GetAtt': [id, 'Arn'] }, id),
-        visibilityTimeoutSeconds: Number(p.VisibilityTimeout ?? 30),
-        redrive: redrive
-          ? {
-              deadLetterQueue: this.queueNameOfArn(resolveValue(r, stack, redrive.deadLetterTargetArn, id)),
-              maxReceiveCount: Number(redrive.maxReceiveCount),
-            }
-          : undefined,
-      };
-    });
-    this.sqs = new SqsStandIn(queues, sqsPort, r.pseudo['AWS::AccountId']);
+    this.queues = resourcesOfType(o.assembly, 'AWS::SQS::Queue')
+      .map(({ stack, id, resource }) => {
+        const p = resource.Properties ?? {};
+        const redrive = p.RedrivePolicy as { deadLetterTargetArn: unknown; maxReceiveCount: number } | undefined;
+        const attributes: Record<string, string> = { VisibilityTimeout: String(p.VisibilityTimeout ?? 30) };
+        if (redrive)
+          attributes.RedrivePolicy = JSON.stringify({
+            deadLetterTargetArn: resolveValue(r, stack, redrive.deadLetterTargetArn, id),
+            maxReceiveCount: Number(redrive.maxReceiveCount),
+          });
+        return {
+          name: queueName(stack, id),
+          attributes,
+          url: resolveValue(r, stack, { Ref: id }, id),
+          arn: resolveValue(r, stack, { 'Fn::GetAtt': [id, 'Arn'] }, id),
+        };
+      })
+      .sort((a, b) => Number('RedrivePolicy' in a.attributes) - Number('RedrivePolicy' in b.attributes));
 
     this.functions.forEach((fn, i) => {
       const workDir = path.join(o.workDir, fn.logicalId);
@@ -125,8 +124,8 @@ export class LocalDeployment {
           region: r.pseudo['AWS::Region'],
           accountId: r.pseudo['AWS::AccountId'],
           // the S3 client has no endpoint in the code: the SDK's service-specific endpoint variable points it here;
-          // SQS needs none (the SDK sends to the queue URL's host, the stand-in's)
-          endpoints: { AWS_ENDPOINT_URL_S3: this.s3Endpoint },
+          // SQS needs none (the SDK sends to the queue URL's host, fauxqs's)
+          endpoints: { AWS_ENDPOINT_URL_S3: this.endpoint },
         }),
       );
     });
@@ -137,30 +136,33 @@ export class LocalDeployment {
   }
 
   async start(): Promise<void> {
-    // s3rver ships no type declarations
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const S3rver = require('s3rver') as new (o: Record<string, unknown>) => S3rverInstance;
-    const buckets = resourcesOfType(this.o.assembly, 'AWS::S3::Bucket').map(({ stack, id }) => ({
-      name: bucketName(stack, id),
-    }));
-    const dir = path.join(this.o.workDir, 's3rver');
-    mkdirSync(dir, { recursive: true });
-    this.s3rver = new S3rver({
-      address: '127.0.0.1',
+    this.emulator = await startAwsEmulator({
       port: this.o.basePort,
-      silent: true,
-      directory: dir,
-      configureBuckets: buckets,
+      buckets: resourcesOfType(this.o.assembly, 'AWS::S3::Bucket').map(({ stack, id }) => bucketName(stack, id)),
+      queues: this.queues.map(({ name, attributes }) => ({ name, attributes })),
     });
-    await this.s3rver.run();
-    await this.sqs.listen();
+    // the functions were given the URLs and ARNs the template resolves to; fauxqs must have made the same
+    for (const q of this.queues) {
+      const made = this.emulator.queues.get(q.name)!;
+      if (made.url !== q.url || made.arn !== q.arn)
+        throw new Error(`fauxqs made ${q.name} as ${made.url} ${made.arn}, the template says ${q.url} ${q.arn}`);
+    }
     for (const h of this.hosts.values()) await h.listen();
   }
 
   async stop(): Promise<void> {
     for (const h of this.hosts.values()) await h.close();
-    await this.sqs.close();
-    await this.s3rver?.close();
+    await this.emulator?.stop();
+  }
+
+  /** every SQS operation the functions and the event source mapping called */
+  get sqsCalls(): string[] {
+    return this.emulator?.sqsCalls ?? [];
+  }
+
+  private get aws(): AwsEmulator {
+    if (!this.emulator) throw new Error('the local deployment is not started');
+    return this.emulator;
   }
 
   host(logicalId: string): LambdaHost {
@@ -259,41 +261,24 @@ export class LocalDeployment {
     for (const { stack, id, resource } of resourcesOfType(this.o.assembly, 'AWS::Lambda::EventSourceMapping')) {
       const p = resource.Properties ?? {};
       const queueArn = resolveValue(r, stack, p.EventSourceArn, id);
-      const name = this.queueNameOfArn(queueArn);
+      const queue = this.aws.queues.get(this.queueNameOfArn(queueArn));
+      if (!queue) throw new Error(`${id}: the event source ${queueArn} is not a queue of the template`);
       const fnRef = (p.FunctionName as { Ref?: string }).Ref!;
-      const partial = ((p.FunctionResponseTypes ?? []) as string[]).includes('ReportBatchItemFailures');
-      for (let round = 0; round < maxRounds; round++) {
-        const received = this.sqs.receive(name, Number(p.BatchSize ?? 10));
-        if (received.length === 0) break;
-        batches++;
-        messages += received.length;
-        const event: SQSEvent = {
-          Records: received.map((m) => ({
-            messageId: m.messageId,
-            receiptHandle: m.receiptHandle!,
-            body: m.body,
-            attributes: {
-              ApproximateReceiveCount: String(m.receiveCount),
-              SentTimestamp: String(m.sentTimestamp),
-              SenderId: m.senderId,
-              ApproximateFirstReceiveTimestamp: String(m.firstReceiveTimestamp),
-            },
-            messageAttributes: {},
-            md5OfBody: m.md5OfBody,
-            eventSource: 'aws:sqs',
-            eventSourceARN: queueArn,
-            awsRegion: r.pseudo['AWS::Region'],
-          })),
-        };
-        const answer = (await this.invoke(fnRef, event, 'sqs')) as {
-          batchItemFailures?: { itemIdentifier: string }[];
-        } | null;
-        const failed = new Set(partial ? (answer?.batchItemFailures ?? []).map((f) => f.itemIdentifier) : []);
-        failedItems += failed.size;
-        for (const m of received)
-          if (failed.has(m.messageId)) this.sqs.release(name, m.receiptHandle!);
-          else this.sqs.delete(name, m.receiptHandle!);
-      }
+      const done = await drain(
+        {
+          sqs: this.aws.sqs,
+          queueUrl: queue.url,
+          queueArn,
+          region: r.pseudo['AWS::Region'],
+          batchSize: Number(p.BatchSize ?? 10),
+          reportBatchItemFailures: ((p.FunctionResponseTypes ?? []) as string[]).includes('ReportBatchItemFailures'),
+          invoke: (event) => this.invoke(fnRef, event, 'sqs'),
+        },
+        maxRounds,
+      );
+      batches += done.batches;
+      messages += done.messages;
+      failedItems += done.failedItems;
     }
     return { batches, messages, failedItems };
   }

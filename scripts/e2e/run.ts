@@ -7,7 +7,7 @@
  *
  * Without either, or without a Node 22 binary (installed once into a cache), it prints why and exits 0.
  * E2E_ASSEMBLY=<cdk.out> reuses a synthesised assembly; E2E_PORT (default 4200) is the first of the loopback ports
- * used (s3rver, SQS, one Runtime API per function, npm start at +50); E2E_KEEP=1 keeps the work directory.
+ * used (fauxqs for S3 and SQS, one Runtime API per function from +10, npm start at +50); E2E_KEEP=1 keeps the work directory.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { withDeadline } from '../../lib/engine/deadline';
 import { commandQueuePolicy, setupCommandQueue } from '../../lib/engine/aerospike/connect';
 import { loadConfig } from '../../lib/domain/config';
 import { readAssembly, type Assembly } from './assembly';
+import { EMULATOR_CREDENTIALS } from './aws-emulator';
 import { findNode22 } from './node22';
 import { startSupervisedCluster, type SupervisedCluster } from './node-supervisor';
 import { runWatchdogScenario } from './watchdog-scenario';
@@ -346,7 +347,7 @@ async function main(): Promise<void> {
     console.log('routes of the REST API (every explicit method, least allowed role):');
     await probeRoutes(d);
 
-    // npm start with the functions' settings, on the same engine (its own set), s3rver and inline signals
+    // npm start with the functions' settings, on the same engine (its own set), fauxqs's S3 and inline signals
     const settings = Object.fromEntries(
       Object.entries(create.environment).filter(
         ([k]) => !['UTXO_STORE', 'BLOB_STORE', 'SIGNAL_QUEUE', 'UTXO_UDF_PATH', 'NODE_OPTIONS'].includes(k),
@@ -359,10 +360,10 @@ async function main(): Promise<void> {
       BLOB_STORE: `s3://${blobBucket}/npm-start`,
       SIGNAL_QUEUE: 'inline',
       CLEANUP_INTERVAL_SECONDS: '0',
-      AWS_ENDPOINT_URL_S3: d.s3Endpoint,
+      AWS_ENDPOINT_URL_S3: d.endpoint,
       AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'S3RVER',
-      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      AWS_ACCESS_KEY_ID: EMULATOR_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: EMULATOR_CREDENTIALS.secretAccessKey,
     });
     server = started.child;
 
@@ -374,11 +375,10 @@ async function main(): Promise<void> {
     report(deployedSteps, localSteps);
 
     console.log('deployment-only checks:');
-    const sent = d.sqs.calls.filter((c) => c === 'SendMessageBatch').length;
-    if (sent > 0)
-      ok(`the functions sent ${sent} SendMessageBatch calls to the SQS stand-in; the consumer drained them`);
+    const sent = d.sqsCalls.filter((c) => c === 'SendMessageBatch').length;
+    if (sent > 0) ok(`the functions sent ${sent} SendMessageBatch calls to fauxqs's SQS; the consumer drained them`);
     else fail('no function sent a signal to the queue');
-    const leftover = [...new Set(d.sqs.calls)];
+    const leftover = [...new Set(d.sqsCalls)];
     ok(`SQS operations used: ${leftover.join(', ')}`);
     const denied = (await d.invokeDirect('admin', 'validator', { route: 'GET /v1/chain/tip' })) as {
       accessDenied?: string;

@@ -1,6 +1,6 @@
 /**
- * The local stand-in of every AWS resource a function's environment or an event can name: the bucket is a bucket of
- * the local s3rver, a queue is a queue of the local SQS stand-in (e2e/sqs-stand-in.ts), a function is the local
+ * The local stand-in of every AWS resource a function's environment or an event can name: a bucket or a queue is one
+ * of the local fauxqs (e2e/aws-emulator.ts, which creates them with these names), a function is the local
  * function of the same logical id, the Aerospike nodes' DNS names (the cluster stack's A records of its instances)
  * are the local Aerospike hosts. A resource type without a stand-in is an error, so a new reference in the template
  * fails the run instead of reaching a made-up value.
@@ -10,8 +10,8 @@ import { resourcesOfType } from './assembly';
 import { resolveValue, UnresolvedReferenceError, type PseudoParameters, type Resolver } from './intrinsics';
 
 export interface StandInOptions {
-  /** the SQS stand-in's endpoint, http://127.0.0.1:<port> */
-  sqsEndpoint: string;
+  /** a queue URL's scheme, host and port (e2e/aws-emulator.ts queueUrlHost): <sqsUrlHost>/<account>/<name> */
+  sqsUrlHost: string;
   /** host:port[,host:port] of the local Aerospike */
   aerospikeHosts: string;
   pseudo?: Partial<PseudoParameters>;
@@ -75,7 +75,7 @@ export function standIns(assembly: Pick<Assembly, 'stacks'>, o: StandInOptions):
       }
       case 'AWS::SQS::Queue': {
         const name = queueName(stack, id);
-        if (attribute === undefined || attribute === 'QueueUrl') return `${o.sqsEndpoint}/${account}/${name}`;
+        if (attribute === undefined || attribute === 'QueueUrl') return `${o.sqsUrlHost}/${account}/${name}`;
         if (attribute === 'Arn') return arn('sqs', name);
         if (attribute === 'QueueName') return name;
         return unsupported();

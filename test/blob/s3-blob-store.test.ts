@@ -1,33 +1,36 @@
 import { GetObjectTaggingCommand, PutObjectTaggingCommand, S3Client } from '@aws-sdk/client-s3';
 import { BlobStoreError, S3BlobStore } from '../../lib/blob';
+import { startAwsEmulator, type AwsEmulator } from '../../scripts/e2e/aws-emulator';
 import { describeBlobContract } from './blob-contract';
-import { startS3rver, type S3rverHarness } from './s3rver-harness';
 
 const TXID = 'd'.repeat(64);
-let s3: S3rverHarness;
+const BUCKET = 'utxo-blobs';
+let emulator: AwsEmulator;
+const s3 = {
+  get client(): S3Client {
+    return emulator.s3;
+  },
+  bucket: BUCKET,
+};
 
 beforeAll(async () => {
-  s3 = await startS3rver();
+  emulator = await startAwsEmulator({ buckets: [BUCKET] });
 });
 afterAll(async () => {
-  await s3?.stop();
+  await emulator?.stop();
 });
 
-// s3rver stores tags beside the object and does not remove them in DeleteObject (S3 removes them with the object).
-const quirks = { tagsOutliveDelete: 's3rver keeps the tags of a deleted object (S3 does not)' };
 let prefixes = 0;
 describeBlobContract(
-  'S3BlobStore on s3rver',
+  'S3BlobStore on fauxqs',
   async () => new S3BlobStore({ client: s3.client, bucket: s3.bucket, prefix: `run${prefixes++}` }),
-  quirks,
 );
 describeBlobContract(
-  'S3BlobStore on s3rver without a prefix',
+  'S3BlobStore on fauxqs without a prefix',
   async () => new S3BlobStore({ client: s3.client, bucket: s3.bucket }),
-  quirks,
 );
 
-describe('S3BlobStore on s3rver: keys, tags and failures', () => {
+describe('S3BlobStore on fauxqs: keys, tags and failures', () => {
   test('objects are <prefix>/<txid>.tx with the tag deleteAtHeight; other tags are kept', async () => {
     const store = new S3BlobStore({ client: s3.client, bucket: s3.bucket, prefix: 'blobs/' });
     const key = `blobs/${TXID}.tx`;

@@ -1,6 +1,8 @@
 /**
- * The S3 adapter's create-only paths that s3rver cannot produce (it ignores If-None-Match): a 412 after a
- * concurrent create, a 409 ConditionalRequestConflict, and the request it sends.
+ * The S3 adapter's create-only paths, each forced with a mocked client: the request it sends, a 412 after a
+ * concurrent create with identical or different bytes, a 409 ConditionalRequestConflict (which no emulator produces),
+ * and an object deleted while it is compared. The 412 from a real race is in the blob contract on fauxqs
+ * (s3-blob-store.test.ts, "concurrent puts of different bytes").
  */
 import {
   GetObjectCommand,

@@ -33,7 +33,7 @@ beforeAll(() => {
 });
 
 const local = (st: StackArtifact[]) =>
-  standIns({ stacks: st }, { sqsEndpoint: 'http://127.0.0.1:1', aerospikeHosts: '127.0.0.1:3000' });
+  standIns({ stacks: st }, { sqsUrlHost: 'http://127.0.0.1:1', aerospikeHosts: '127.0.0.1:3000' });
 
 /** A deep copy of the stacks with `edit` applied to the service template. */
 function mutated(edit: (t: StackArtifact['template']) => void): StackArtifact[] {
