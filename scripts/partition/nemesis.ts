@@ -79,8 +79,7 @@ export interface NemesisContext {
 }
 
 /** The victim of a nemesis (the first of a rolling restart). */
-export const victimOf = (n: Nemesis): number =>
-  n === 'split' || n === 'clock-skew' ? 3 : n === 'new-client' ? 2 : 1;
+export const victimOf = (n: Nemesis): number => (n === 'split' || n === 'clock-skew' ? 3 : n === 'new-client' ? 2 : 1);
 
 /**
  * The nemeses whose first spenders and rivals come from two groups of clients (the early half, the late half):
@@ -124,7 +123,10 @@ export async function applyFault(c: NemesisContext, nemesis: Nemesis): Promise<v
     case 'fabric-cut':
       return c.cluster.cutFabric([1], [2, 3]);
     case 'clock-skew':
-      c.cluster.cutFabric([v], [1, 2, 3].filter((i) => i !== v));
+      c.cluster.cutFabric(
+        [v],
+        [1, 2, 3].filter((i) => i !== v),
+      );
       await sleep(1500);
       c.cluster.heal();
       return c.cluster.kill(v, 'SIGKILL');
