@@ -26,7 +26,7 @@
  *                    changes; replica writes wait); heal: the cut removed, then 5 s later node 1 (a master) killed
  *                    and started again with its data (nftables)
  *   clock-skew       node 3 runs with its clock 10 s ahead (libfaketime, the whole run: run it alone); the fault: the
- *                    fabric port cut between node 3 and the others for 1.5 s, then node 3 killed; heal: started
+ *                    fabric port cut between node 3 and the others, node 3 killed 1.5 s later, the cut removed; heal: started
  *                    again with its data (an in-doubt write with a later update time competes on equal generations)
  *   az-isolation     node 1 and the clients of its zone (az1) cut off from nodes 2, 3 and the other zone's clients
  *                    (az2); the first spender of every output from az1, the rival from az2; heal: routes removed
@@ -127,9 +127,10 @@ export async function applyFault(c: NemesisContext, nemesis: Nemesis): Promise<v
         [v],
         [1, 2, 3].filter((i) => i !== v),
       );
+      // killed while its replica writes are still held back: its in-doubt writes stay on its own copy
       await sleep(1500);
-      c.cluster.heal();
-      return c.cluster.kill(v, 'SIGKILL');
+      await c.cluster.kill(v, 'SIGKILL');
+      return c.cluster.heal();
     case 'isolate-all':
       c.cluster.partition([1], [2, 3]);
       return c.cluster.partition([2], [3]);
