@@ -87,6 +87,7 @@ test('the shared Aerospike client is obtained once and never closed', async () =
   expect(mockState.engines[0].options).toEqual({
     client: { shared: true },
     namespace: 'utxo',
+    seeds: '10.0.1.5:3000,10.0.2.5:3000',
     set: 'txs',
     tombstoneTtlSeconds: 30 * 24 * 3600,
   });
