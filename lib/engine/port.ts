@@ -181,10 +181,12 @@ export interface ClusterState {
 /**
  * One node's answer to the spend acknowledgement guard's cluster check (SPEND_ACK_GUARD=refuse, lib/store/ack-guard.ts).
  * A member names its cluster key; `unstable`: the node answered that it is not a settled member (an orphan, or
- * between two clusters); `unreachable`: no answer in time.
+ * between two clusters); `unreachable`: no answer in time; `down`: its host refused the connection (nothing listens:
+ * its server is not running, so it serves nobody).
  */
 export type NodeView =
-  { node: string; state: 'member'; key: string } | { node: string; state: 'unstable' | 'unreachable'; detail: string };
+  | { node: string; state: 'member'; key: string }
+  | { node: string; state: 'unstable' | 'unreachable' | 'down'; detail: string };
 
 export interface ClusterView {
   /** one entry per node the client knows */

@@ -7,6 +7,7 @@ import type { Client } from 'aerospike';
 import {
   CLUSTER_VIEW_REQUEST,
   clusterView,
+  failedState,
   isNoAnswer,
   parseNodeView,
   parseSeedView,
@@ -14,7 +15,7 @@ import {
   SEED_VIEW_REQUEST,
   Seeds,
 } from '../../lib/engine/aerospike/cluster-state';
-import type { InfoSockets } from '../../lib/engine/aerospike/info-socket';
+import { InfoSocketError, type InfoSockets } from '../../lib/engine/aerospike/info-socket';
 
 test('a member names its key; an orphan (ERROR) or an empty answer is unstable', () => {
   expect(CLUSTER_VIEW_REQUEST).toBe('cluster-stable:ignore-migrations=true');
@@ -155,4 +156,11 @@ describe("the deployment's seeds (decision 0009): a node the client does not kno
     } as unknown as Client;
     expect((await clusterView(client, undefined, seeds)).nodes).toEqual([{ node: 'A', state: 'member', key: 'K2' }]);
   });
+});
+
+test('a refused connection is a node that is down; a timeout unreachable; a server error unstable', () => {
+  expect(failedState(new InfoSocketError('connect ECONNREFUSED 10.0.0.3:3000', -10, true))).toBe('down');
+  expect(failedState(new InfoSocketError('timeout', 9))).toBe('unreachable');
+  expect(failedState(new InfoSocketError('connection closed', -10))).toBe('unreachable');
+  expect(failedState({ code: 7 })).toBe('unstable');
 });

@@ -170,6 +170,15 @@ describe('decision 0009: the cluster unchanged across the writes, and a silent n
     // a whole view needs no age: every node answered
     expect(judge(whole, min, { before: 'K2', ageMs: () => 0 }).ok).toBe(true);
   });
+  test('a node whose host refuses the connection (down: its server is not running) needs no fence', () => {
+    const down: NodeView = { node: 'c', state: 'down', detail: 'connect ECONNREFUSED' };
+    expect(judge(view(member('a', 'K2'), member('b', 'K2'), down), min, { before: 'K2', ageMs: () => 0 }).ok).toBe(
+      true,
+    );
+    // still a majority needed
+    const lone = view(member('a', 'K2'), down, { ...down, node: 'b' });
+    expect(judge(lone, min, { before: 'K2', ageMs: () => 0 }).reason).toBe('belowMajority');
+  });
   test('a new process during a cut: the seed it does not know answers ERROR (refused) or nothing (unfenced)', () => {
     const fresh = { before: 'K2', ageMs: () => 500 };
     expect(judge(view(member('a', 'K2'), member('c', 'K2'), orphan('seed b:3000')), min, fresh).reason).toBe(

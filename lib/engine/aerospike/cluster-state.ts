@@ -60,6 +60,12 @@ export function isNoAnswer(err: unknown): boolean {
   return typeof code === 'number' && (code < 0 || code === 9);
 }
 
+/** The state of a node whose request failed: down (connection refused), unreachable (no answer) or unstable. */
+export function failedState(err: unknown): 'down' | 'unreachable' | 'unstable' {
+  if ((err as { refused?: unknown } | null)?.refused === true) return 'down';
+  return isNoAnswer(err) ? 'unreachable' : 'unstable';
+}
+
 /** A seed's request: its node id and its view in one round trip (the info protocol answers each line in order). */
 export const SEED_VIEW_REQUEST = `node\n${CLUSTER_VIEW_REQUEST}`;
 
@@ -138,7 +144,7 @@ function seedView(
     },
     (err: unknown): NodeView => {
       const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
-      return { node: lastId ?? `seed ${address}`, state: isNoAnswer(err) ? 'unreachable' : 'unstable', detail };
+      return { node: lastId ?? `seed ${address}`, state: failedState(err), detail };
     },
   );
 }
@@ -148,7 +154,7 @@ function nodeView(client: Client, n: { name: string; address?: string }, sockets
   const answered = (response: unknown): NodeView => parseNodeView(n.name, String(response));
   const failed = (err: unknown): NodeView => {
     const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    return { node: n.name, state: isNoAnswer(err) ? 'unreachable' : 'unstable', detail };
+    return { node: n.name, state: failedState(err), detail };
   };
   try {
     const response =

@@ -96,7 +96,9 @@ class InfoSocket {
     socket.setNoDelay(true);
     socket.unref();
     socket.on('data', (chunk) => this.receive(chunk));
-    socket.on('error', (err) => this.fail(new InfoSocketError(err.message, -10)));
+    socket.on('error', (err: NodeJS.ErrnoException) =>
+      this.fail(new InfoSocketError(err.message, -10, err.code === 'ECONNREFUSED')),
+    );
     socket.on('close', () => {
       if (this.socket === socket) this.fail(new InfoSocketError('connection closed', -10));
     });
@@ -137,6 +139,8 @@ export class InfoSocketError extends Error {
   constructor(
     message: string,
     readonly code: number,
+    /** the host refused the connection: nothing listens on the port (cluster-state.ts: the node is down) */
+    readonly refused = false,
   ) {
     super(message);
   }
