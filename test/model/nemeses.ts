@@ -3,7 +3,7 @@
  * and how often they retry. Times are in ms, multiples of the model's tick. Nodes 0..2 are n1..n3 (n1 the first seed).
  */
 import fc from 'fast-check';
-import { OUTPUTS, TICK_MS, type Fault, type ProcessSpec, type Scenario } from './cluster-model';
+import { OUTPUTS, TICK_MS, type Fault, type ProcessSpec, type Scenario } from './scenario';
 
 /** a time in [min, max] ms on the tick */
 const ms = (min: number, max: number) =>

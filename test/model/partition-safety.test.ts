@@ -8,17 +8,8 @@
  *  3. Removing any single new rule reopens a failure (each rule is needed).
  */
 import fc from 'fast-check';
-import {
-  NEW_RULES,
-  RULE_NAMES,
-  TODAY,
-  safe,
-  simulate,
-  violations,
-  type Outcome,
-  type Rules,
-  type Scenario,
-} from './cluster-model';
+import { safe, simulate, violations, type Outcome } from './cluster-model';
+import { NEW_RULES, RULE_NAMES, TODAY, type Rules, type Scenario } from './scenario';
 import { DOUBLE_FAULTS, NEMESES, describeScenario } from './nemeses';
 
 /** A counterexample in a few lines: the scenario, what broke, what happened (the model's trace). */
