@@ -2,7 +2,7 @@
  * Backups of the namespace: an encrypted, versioned S3 bucket with lifecycle rules; a State Manager association that
  * runs aerospike-backup on the nodes every backupIntervalHours (only the cluster principal backs up); an SSM
  * Command document that runs aerospike-restore on a node (README, runbook "Restore from backup"). The scripts are
- * rendered by cdk/aerospike-scripts.ts and exercised by test/cdk/node-scripts.test.ts.
+ * rendered by cdk/backup-scripts.ts and exercised by test/cdk/node-scripts.test.ts.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -13,7 +13,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { accessLogBucket } from './storage';
-import { renderBackupScript, renderRestoreScript, SUPERSEDED_TAG } from './aerospike-scripts';
+import { renderBackupScript, renderRestoreScript, SUPERSEDED_TAG } from './backup-scripts';
 
 export interface BackupProps {
   clusterName: string;

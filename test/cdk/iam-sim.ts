@@ -1,5 +1,5 @@
 /**
- * The synthesised templates as IAM evaluates them (test/cdk/iam-simulation.test.ts): the CloudFormation intrinsics
+ * The synthesised templates as IAM evaluates them (test/cdk/iam-simulation-*.test.ts): the CloudFormation intrinsics
  * the policies use resolved for a fixed account, region and partition (Ref, Fn::GetAtt, Fn::Join, Fn::Sub,
  * Fn::Select, Fn::ImportValue), the policies of a principal and of a resource extracted as deployed, and one request
  * evaluated by @cloud-copilot/iam-simulate with the identity, resource and VPC endpoint policies that apply to it.

@@ -17,16 +17,14 @@ import {
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import {
-  BACKUP_COMPLETE_MARKER,
   DEVICES_PLACEHOLDER,
   renderAerospikeConf,
   renderApplyConfigScript,
-  renderBackupScript,
   renderUserData,
   renderDeviceScript,
-  renderRestoreScript,
   shq,
 } from '../../cdk/aerospike-scripts';
+import { BACKUP_COMPLETE_MARKER, renderBackupScript, renderRestoreScript } from '../../cdk/backup-scripts';
 import { PIN_METADATA_KEY, pinOf, type Pins } from '../../cdk/node-pins';
 
 let dir: string;
