@@ -90,7 +90,7 @@ test('a node that is gone fails with a negative code (no answer, not an answer)'
   const err = await sockets.request(address, 'cluster-stable', 1000).catch((e: { code: number }) => e);
   expect((err as { code: number }).code).toBeLessThan(0);
   // nothing listens on its port any more: the connection is refused (the guard counts the node down, decision 0009)
-  expect((err as { refused: boolean }).refused).toBe(true);
+  expect((err as unknown as { refused: boolean }).refused).toBe(true);
   sockets.close();
 });
 
