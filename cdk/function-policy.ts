@@ -40,22 +40,40 @@ export interface InvokePolicy {
   invokers: string[];
 }
 
+/** Allow an AWS service to invoke, only from the given source ARNs of this account. */
+function servicePrincipalAllow(sid: string, service: string, resourceArn: string, sourceArns: string[]) {
+  return new iam.PolicyStatement({
+    sid,
+    principals: [new iam.ServicePrincipal(service)],
+    actions: [INVOKE_ACTION],
+    resources: [resourceArn],
+    conditions: {
+      ArnLike: { 'aws:SourceArn': sourceArns },
+      StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
+    },
+  });
+}
+
+/** Deny every IAM principal but `allowed` every invoke action (AWS services are not IAM principals here). */
+function denyOtherPrincipals(resourceArn: string, allowed: string[]) {
+  return new iam.PolicyStatement({
+    sid: 'DenyOtherPrincipals',
+    effect: iam.Effect.DENY,
+    principals: [new iam.AnyPrincipal()],
+    actions: INVOKE_ACTIONS,
+    resources: [resourceArn],
+    conditions: {
+      Bool: { 'aws:PrincipalIsAWSService': 'false' },
+      ...(allowed.length > 0 && { ArnNotLike: { 'aws:PrincipalArn': allowed } }),
+    },
+  });
+}
+
 /** The policy document of one function, alias or version ARN. */
 export function invokePolicyDocument(resourceArn: string, p: InvokePolicy): iam.PolicyDocument {
   const doc = new iam.PolicyDocument();
   if (p.apiSourceArns.length > 0)
-    doc.addStatements(
-      new iam.PolicyStatement({
-        sid: 'ApiGateway',
-        principals: [new iam.ServicePrincipal('apigateway.amazonaws.com')],
-        actions: [INVOKE_ACTION],
-        resources: [resourceArn],
-        conditions: {
-          ArnLike: { 'aws:SourceArn': p.apiSourceArns },
-          StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
-        },
-      }),
-    );
+    doc.addStatements(servicePrincipalAllow('ApiGateway', 'apigateway.amazonaws.com', resourceArn, p.apiSourceArns));
   if (p.invokers.length > 0)
     doc.addStatements(
       new iam.PolicyStatement({
@@ -65,19 +83,7 @@ export function invokePolicyDocument(resourceArn: string, p: InvokePolicy): iam.
         resources: [resourceArn],
       }),
     );
-  doc.addStatements(
-    new iam.PolicyStatement({
-      sid: 'DenyOtherPrincipals',
-      effect: iam.Effect.DENY,
-      principals: [new iam.AnyPrincipal()],
-      actions: INVOKE_ACTIONS,
-      resources: [resourceArn],
-      conditions: {
-        Bool: { 'aws:PrincipalIsAWSService': 'false' },
-        ArnNotLike: { 'aws:PrincipalArn': [...p.roleArns, ...p.invokers] },
-      },
-    }),
-  );
+  doc.addStatements(denyOtherPrincipals(resourceArn, [...p.roleArns, ...p.invokers]));
   return doc;
 }
 
@@ -98,31 +104,8 @@ export interface TriggerPolicy {
 export function triggerPolicyDocument(resourceArn: string, p: TriggerPolicy): iam.PolicyDocument {
   const doc = new iam.PolicyDocument();
   if (p.ruleArns.length > 0)
-    doc.addStatements(
-      new iam.PolicyStatement({
-        sid: 'EventBridgeRules',
-        principals: [new iam.ServicePrincipal('events.amazonaws.com')],
-        actions: [INVOKE_ACTION],
-        resources: [resourceArn],
-        conditions: {
-          ArnLike: { 'aws:SourceArn': p.ruleArns },
-          StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
-        },
-      }),
-    );
-  doc.addStatements(
-    new iam.PolicyStatement({
-      sid: 'DenyOtherPrincipals',
-      effect: iam.Effect.DENY,
-      principals: [new iam.AnyPrincipal()],
-      actions: INVOKE_ACTIONS,
-      resources: [resourceArn],
-      conditions: {
-        Bool: { 'aws:PrincipalIsAWSService': 'false' },
-        ...(p.ownRoleArn !== undefined && { ArnNotLike: { 'aws:PrincipalArn': [p.ownRoleArn] } }),
-      },
-    }),
-  );
+    doc.addStatements(servicePrincipalAllow('EventBridgeRules', 'events.amazonaws.com', resourceArn, p.ruleArns));
+  doc.addStatements(denyOtherPrincipals(resourceArn, p.ownRoleArn !== undefined ? [p.ownRoleArn] : []));
   return doc;
 }
 

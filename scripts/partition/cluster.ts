@@ -177,31 +177,12 @@ export class Cluster {
     sh(['ip', 'link', 'add', br, 'type', 'bridge']);
     sh(['ip', 'addr', 'add', `${this.o.subnet ? `${this.o.subnet}.1` : BRIDGE_ADDRESS}/24`, 'dev', br]);
     sh(['ip', 'link', 'set', br, 'up']);
-    for (const n of this.nodes) {
-      const hostSide = `${this.o.prefix}v${n.index}`;
-      const nodeSide = `${this.o.prefix}p${n.index}`;
-      sh(['ip', 'netns', 'add', n.netns]);
-      sh(['ip', 'link', 'add', hostSide, 'type', 'veth', 'peer', 'name', nodeSide]);
-      sh(['ip', 'link', 'set', nodeSide, 'netns', n.netns]);
-      sh(['ip', 'link', 'set', hostSide, 'master', br]);
-      sh(['ip', 'link', 'set', hostSide, 'up']);
-      sh(inNs(n.netns, ['ip', 'addr', 'add', `${n.address}/24`, 'dev', nodeSide]));
-      sh(inNs(n.netns, ['ip', 'link', 'set', nodeSide, 'up']));
-      sh(inNs(n.netns, ['ip', 'link', 'set', 'lo', 'up']));
-    }
+    for (const n of this.nodes)
+      attachNamespace(br, n.netns, `${this.o.prefix}v${n.index}`, `${this.o.prefix}p${n.index}`, n.address);
     // two client zones: az1 (the clients beside node 1), az2 (the others); az-isolation cuts them apart
     for (const zone of [1, 2]) {
       const z = this.clientNetns(zone);
-      const hostSide = `${this.o.prefix}z${zone}`;
-      const clientSide = `${this.o.prefix}c${zone}`;
-      sh(['ip', 'netns', 'add', z.netns]);
-      sh(['ip', 'link', 'add', hostSide, 'type', 'veth', 'peer', 'name', clientSide]);
-      sh(['ip', 'link', 'set', clientSide, 'netns', z.netns]);
-      sh(['ip', 'link', 'set', hostSide, 'master', br]);
-      sh(['ip', 'link', 'set', hostSide, 'up']);
-      sh(inNs(z.netns, ['ip', 'addr', 'add', `${z.address}/24`, 'dev', clientSide]));
-      sh(inNs(z.netns, ['ip', 'link', 'set', clientSide, 'up']));
-      sh(inNs(z.netns, ['ip', 'link', 'set', 'lo', 'up']));
+      attachNamespace(br, z.netns, `${this.o.prefix}z${zone}`, `${this.o.prefix}c${zone}`, z.address);
     }
   }
 
@@ -392,6 +373,18 @@ export class Cluster {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A new namespace on the bridge: a veth pair (`hostSide` on the bridge, `innerSide` inside) and its address. */
+function attachNamespace(bridge: string, netns: string, hostSide: string, innerSide: string, address: string): void {
+  sh(['ip', 'netns', 'add', netns]);
+  sh(['ip', 'link', 'add', hostSide, 'type', 'veth', 'peer', 'name', innerSide]);
+  sh(['ip', 'link', 'set', innerSide, 'netns', netns]);
+  sh(['ip', 'link', 'set', hostSide, 'master', bridge]);
+  sh(['ip', 'link', 'set', hostSide, 'up']);
+  sh(inNs(netns, ['ip', 'addr', 'add', `${address}/24`, 'dev', innerSide]));
+  sh(inNs(netns, ['ip', 'link', 'set', innerSide, 'up']));
+  sh(inNs(netns, ['ip', 'link', 'set', 'lo', 'up']));
+}
 
 /**
  * One Aerospike info command over its wire protocol (8-byte header: version 2, type 1 (info), 48-bit length; body
