@@ -7,59 +7,35 @@
  */
 import './powertools-env';
 
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { handler as admin } from '../../functions/admin';
 import { handler as create } from '../../functions/create';
 import { handler as getUtxo } from '../../functions/get-utxo';
 import type { DirectInvocation, DirectResult } from '../../lib/http/direct-invocation';
 import { coinbaseTx, utxoHashOf, type Fixture } from '../fixtures/txs';
-import { apiEvent, captureStdout, lambdaContext, type ApiEventOptions } from './events';
+import { callAs, useCallerRoles, ADMIN, BLOCK_VALIDATION, VALIDATOR, type Handler } from './caller-roles';
+import { lambdaContext } from './events';
 import { useTestRuntime } from './runtime-env';
 
-type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type DirectHandler = (event: DirectInvocation, context: Context) => Promise<DirectResult>;
 
 useTestRuntime('fn-create-height');
 
-const ROLES =
-  'validator=Stage-ApiValidatorRole-AAA,blockValidation=Stage-ApiBlockValidationRole-BBB,admin=Stage-ApiAdminRole-CCC';
-const signer = (roleName: string) => `arn:aws:sts::123456789012:assumed-role/${roleName}/session-1`;
-const VALIDATOR = signer('Stage-ApiValidatorRole-AAA');
-const BLOCK_VALIDATION = signer('Stage-ApiBlockValidationRole-BBB');
-const ADMIN = signer('Stage-ApiAdminRole-CCC');
-
-const saved = { roles: process.env.API_CALLER_ROLES, fn: process.env.AWS_LAMBDA_FUNCTION_NAME };
+useCallerRoles(beforeAll);
 beforeAll(async () => {
-  process.env.AWS_LAMBDA_FUNCTION_NAME = 'bsv-utxo-store-test';
-  process.env.API_CALLER_ROLES = ROLES;
-  const tip = await call(
+  const tip = await callAs(
     admin as Handler,
     { method: 'PUT', resource: '/v1/chain/tip/force', body: { height: 1000 } },
     ADMIN,
   );
   expect(tip.statusCode).toBe(200);
 });
-afterAll(() => {
-  for (const [k, v] of [
-    ['API_CALLER_ROLES', saved.roles],
-    ['AWS_LAMBDA_FUNCTION_NAME', saved.fn],
-  ] as const)
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-});
-
-async function call(handler: Handler, options: ApiEventOptions, userArn: string) {
-  const event = apiEvent(options);
-  event.requestContext.identity.userArn = userArn;
-  const { result } = await captureStdout(() => handler(event, lambdaContext()));
-  return { ...result, json: result.body ? JSON.parse(result.body) : undefined };
-}
 
 const post = (resource: string, body: unknown, arn: string) =>
-  call(create as Handler, { method: 'POST', resource, body }, arn);
+  callAs(create as Handler, { method: 'POST', resource, body }, arn);
 
 async function utxo(f: Fixture) {
-  const r = await call(
+  const r = await callAs(
     getUtxo as Handler,
     {
       method: 'GET',

@@ -8,7 +8,7 @@
  */
 import './powertools-env';
 
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { handler as create } from '../../functions/create';
 import { handler as get } from '../../functions/get';
 import { handler as getUtxo } from '../../functions/get-utxo';
@@ -16,40 +16,15 @@ import { handler as spend } from '../../functions/spend';
 import { handler as unspend } from '../../functions/unspend';
 import type { DirectInvocation, DirectResult } from '../../lib/http/direct-invocation';
 import { makeTx, rootTx, spendItem, utxoHashOf, type Fixture } from '../fixtures/txs';
-import { apiEvent, captureStdout, lambdaContext, type ApiEventOptions } from './events';
+import { callAs, useCallerRoles, BLOCK_VALIDATION, VALIDATOR, type Handler } from './caller-roles';
+import { captureStdout, lambdaContext } from './events';
 import { useTestRuntime } from './runtime-env';
 
-type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type DirectHandler = (event: DirectInvocation, context: Context) => Promise<DirectResult>;
 
 useTestRuntime('fn-role-flags');
 
-const ROLES =
-  'validator=Stage-ApiValidatorRole-AAA,blockValidation=Stage-ApiBlockValidationRole-BBB,admin=Stage-ApiAdminRole-CCC';
-const signer = (roleName: string) => `arn:aws:sts::123456789012:assumed-role/${roleName}/session-1`;
-const VALIDATOR = signer('Stage-ApiValidatorRole-AAA');
-const BLOCK_VALIDATION = signer('Stage-ApiBlockValidationRole-BBB');
-
-const saved = { roles: process.env.API_CALLER_ROLES, fn: process.env.AWS_LAMBDA_FUNCTION_NAME };
-beforeEach(() => {
-  process.env.AWS_LAMBDA_FUNCTION_NAME = 'bsv-utxo-store-test';
-  process.env.API_CALLER_ROLES = ROLES;
-});
-afterAll(() => {
-  for (const [k, v] of [
-    ['API_CALLER_ROLES', saved.roles],
-    ['AWS_LAMBDA_FUNCTION_NAME', saved.fn],
-  ] as const)
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-});
-
-async function call(handler: Handler, options: ApiEventOptions, userArn: string) {
-  const event = apiEvent(options);
-  event.requestContext.identity.userArn = userArn;
-  const { result } = await captureStdout(() => handler(event, lambdaContext()));
-  return { ...result, json: result.body ? JSON.parse(result.body) : undefined };
-}
+useCallerRoles();
 
 async function invoke(handler: unknown, event: DirectInvocation) {
   const { result } = await captureStdout(() => (handler as DirectHandler)(event, lambdaContext()));
@@ -57,7 +32,7 @@ async function invoke(handler: unknown, event: DirectInvocation) {
 }
 
 const post = (handler: Handler, resource: string, body: unknown, arn = VALIDATOR) =>
-  call(handler, { method: 'POST', resource, body }, arn);
+  callAs(handler, { method: 'POST', resource, body }, arn);
 
 /** A root created by blockValidation with the given create flags. */
 async function parentWith(flags: { locked?: boolean; conflicting?: boolean } = {}): Promise<Fixture> {
@@ -67,7 +42,7 @@ async function parentWith(flags: { locked?: boolean; conflicting?: boolean } = {
 }
 
 async function status(parent: Fixture, vout = 0): Promise<string> {
-  const r = await call(
+  const r = await callAs(
     getUtxo as Handler,
     {
       method: 'GET',
@@ -81,7 +56,7 @@ async function status(parent: Fixture, vout = 0): Promise<string> {
 }
 
 async function locked(parent: Fixture): Promise<boolean> {
-  const r = await call(
+  const r = await callAs(
     get as Handler,
     { method: 'GET', resource: '/v1/txs/{txid}', pathParameters: { txid: parent.txid }, query: { fields: 'locked' } },
     VALIDATOR,
