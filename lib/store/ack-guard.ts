@@ -19,7 +19,8 @@
  *   - a node that does not answer is tolerated only once this process has seen the view's key for FENCE_MS: a node
  *     outside a cluster for that long has been killed by its watchdog and starts empty (cdk/node-watchdog.ts), so it
  *     brings nothing back; before that it may be an orphan serving clients this process cannot see. A node whose
- *     host refuses the connection (`down`: its server is not running) serves nobody and is tolerated at once.
+ *     host refuses the connection (`down`) waits the fence too: it serves nobody now, but it may restart with its
+ *     data and with writes the majority never received.
  * Migrations are not waited for: a write during migrations duplicate-resolves against every copy.
  *
  * `settled` (the rule of decision 0006): the cluster whole (AEROSPIKE_CLUSTER_SIZE nodes), every node agreeing and
@@ -34,7 +35,7 @@ import type { ClusterView, RecordEngine } from '../engine/port';
  *  - `belowMajority`: fewer nodes agree than the majority of AEROSPIKE_CLUSTER_SIZE (without it: not every node the
  *    client knows answered);
  *  - `noAnswer`: no node answered at all;
- *  - `unfenced`: a node did not answer (no answer at all: not `down`) and this process has seen the cluster for less
+ *  - `unfenced`: a node did not answer (or refused the connection) and this process has seen the cluster for less
  *    than FENCE_MS;
  *  - `changed`: the cluster changed while the spend's writes were in flight (another key before than after);
  *  - `unsettled`: SPEND_ACK_GUARD=settled, the cluster not whole or migrating.
@@ -124,9 +125,10 @@ export function judgeView(view: ClusterView, minSize: number, memory: GuardMemor
   }
   if (members === 0 || key === undefined) return verdict(false, view, () => 'no node answered', 'noAnswer');
   if (disagree) return verdict(false, view, () => 'nodes disagree on the cluster', 'disagree');
-  // a node whose host refused the connection serves nobody: no fence needed; one that does not answer may
+  // a node whose host refuses the connection (down) waits the fence too: a master killed after a fabric cut may come
+  // back with its data and more generations than the copy the majority acknowledged on (test/model)
   const silent = members !== view.nodes.length;
-  const unfenced = view.nodes.some((n) => n.state === 'unreachable');
+  const unfenced = view.nodes.some((n) => n.state === 'unreachable' || n.state === 'down');
   if (minSize === 0 && silent)
     return verdict(
       false,

@@ -7,7 +7,7 @@
  * instant.
  * Not modelled: the rollback of refused spends, the client dropping a node it cannot reach.
  */
-import { majorityKey } from '../../cdk/node-watchdog';
+import { majorityKey, PEER_DOWN } from '../../cdk/node-watchdog';
 import { type Map_ } from './record';
 import { nodeName, type Worker } from './model-state';
 import { FENCE_MS, MIN_CLUSTER_SIZE, NODES, TEND_MS } from './scenario';
@@ -52,7 +52,14 @@ export class Clients extends SpendWrites {
     const spec = this.sc.processes[p];
     const st = this.procs[p];
     const asked = this.rules.g1 ? [0, 1, 2] : [...st.known].sort();
-    const answers = asked.map((i) => (this.clientReach[spec.az][i] ? this.clusterStable(i) : undefined));
+    // a node the process reaches whose server is not running refuses the connection: down (decision 0009)
+    const answers = asked.map((i) =>
+      !this.clientReach[spec.az][i]
+        ? undefined
+        : this.rules.down && !this.running(i)
+          ? PEER_DOWN
+          : this.clusterStable(i),
+    );
     const key = majorityKey(answers, MIN_CLUSTER_SIZE);
     if (key !== undefined) {
       const k = Number(key.slice(1));
@@ -69,12 +76,13 @@ export class Clients extends SpendWrites {
    */
   protected judge(p: number, answers: (string | undefined)[], keyBefore: number | undefined): boolean {
     if (answers.includes('ERROR')) return false;
-    const keys = new Set(answers.filter((a): a is string => a !== undefined));
+    const keys = new Set(answers.filter((a): a is string => a !== undefined && a !== PEER_DOWN));
     if (keys.size !== 1) return false;
-    const members = answers.filter((a) => a !== undefined).length;
+    const members = answers.filter((a) => a !== undefined && a !== PEER_DOWN).length;
     if (members < MIN_CLUSTER_SIZE) return false;
     const key = Number([...keys][0].slice(1));
-    if (this.rules.g2 && members < answers.length) {
+    // only a node that gives no answer at all needs the fence; a down one serves nobody
+    if (this.rules.g2 && answers.includes(undefined)) {
       const seen = this.procs[p].firstSeen.get(key);
       if (seen === undefined || this.t - seen < (this.rules.fenceMs ?? FENCE_MS)) return false;
     }

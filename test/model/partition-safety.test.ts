@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { safe, simulate, violations, type Outcome } from './cluster-model';
-import { NEW_RULES, RULE_NAMES, TODAY, type Rules, type Scenario } from './scenario';
+import { FENCE_MS, NEW_RULES, RULE_NAMES, TODAY, type Rules, type Scenario } from './scenario';
 import { DOUBLE_FAULTS, NEMESES, describeScenario } from './nemeses';
 
 /** A counterexample in a few lines: the scenario, what broke, what happened (the model's trace). */
@@ -71,15 +71,18 @@ describe('on the new rules (G1, G2, G3, W1, S1) no nemesis finds a counterexampl
   });
 });
 
-describe('availability on the new rules through routine events (issue 44: at most 15 s without an acknowledgement)', () => {
+describe('availability on the new rules through routine events: bounded by the fence', () => {
   // kill: a node killed and restarted by systemd with its data; two-kill: two at once. G2 refuses while a node is
-  // silent for 13 s after the new key: the restarted node is back before that.
-  test.each(['kill', 'two-kill'])('%s: every spend answered, none waiting more than 15 s', (name) => {
+  // silent for FENCE_MS after the new key; a node that restarts before is back sooner. The bound: the fence, the
+  // re-forming (a heartbeat timeout and a quantum), a tend and a retry. The issue's 15 s holds only when the node is
+  // back within it (measured: docs/reliability.md).
+  const BOUND_MS = FENCE_MS + 3000 + 3300 + 1000 + 1000;
+  test.each(['kill', 'two-kill'])('%s: every spend answered, none waiting longer than the fence bound', (name) => {
     fc.assert(
       fc.property(NEMESES[name], (sc) => {
         const o = simulate(sc, NEW_RULES);
         expect(o.unfinished).toBe(0);
-        expect(Math.max(0, ...o.acks.map((a) => a.waitedMs))).toBeLessThanOrEqual(15_000);
+        expect(Math.max(0, ...o.acks.map((a) => a.waitedMs))).toBeLessThanOrEqual(BOUND_MS);
       }),
       { numRuns: 150 },
     );
@@ -121,18 +124,29 @@ describe('residuals of the new rules', () => {
   // killed 13.3 s after the new key, while processes that saw the key at once tolerate its silence after 13 s: for
   // that time it still takes writes and, once the cut heals, its replica writes overwrite the majority's copies by
   // last-update-time (CE), or the acknowledged write is on it alone. A longer fence closes that instance.
-  test('az-isolation, the orphan noticing a quantum late: an acknowledged spend lost with a 13 s fence', () => {
+  test('az-isolation, the orphan noticing a quantum late: an acknowledged spend lost with a 13 s fence, not with FENCE_MS', () => {
     const late = (sc: Scenario): Scenario => ({ ...sc, orphanLagMs: 3300 });
+    const short = { ...NEW_RULES, fenceMs: 13_000 };
     const r = fc.check(
-      fc.property(NEMESES['az-isolation'].map(late), (sc) => safe(simulate(sc, NEW_RULES))),
+      fc.property(NEMESES['az-isolation'].map(late), (sc) => safe(simulate(sc, short))),
       { numRuns: 600, seed: 5 },
     );
     expect(r.failed).toBe(true);
     const sc = r.counterexample![0];
-    console.log(
-      report('new rules, az-isolation with a 3.3 s orphan lag (shrunk counterexample, a residual):', sc, NEW_RULES),
+    console.log(report('az-isolation with a 3.3 s orphan lag and a 13 s fence (shrunk counterexample):', sc, short));
+    expect(safe(simulate(sc, NEW_RULES))).toBe(true);
+    expect(safe(simulate({ ...sc, orphanLagMs: 2000 }, short))).toBe(true);
+  });
+
+  // the `down` exemption (a node whose host refuses the connection tolerated without the fence) was tried and
+  // rejected: a master that took in-doubt writes through a fabric cut (each one a generation more on its own copy) and
+  // is then killed is down while the majority acknowledges on its replica; it restarts with its data (no mark: it was
+  // a member) and its copy wins the merge on generations
+  test('with the down exemption: fabric-cut loses an acknowledged spend (why it is not a rule)', () => {
+    const r = fc.check(
+      fc.property(NEMESES['fabric-cut'], (sc) => safe(simulate(sc, { ...NEW_RULES, down: true }))),
+      { numRuns: 400, seed: 3 },
     );
-    expect(safe(simulate(sc, { ...NEW_RULES, fenceMs: 16_500 }))).toBe(true);
-    expect(safe(simulate({ ...sc, orphanLagMs: 2000 }, NEW_RULES))).toBe(true);
+    expect(r.failed).toBe(true);
   });
 });

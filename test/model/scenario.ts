@@ -3,7 +3,7 @@
  * scenario (the nemesis's faults, the store processes and their spends). Modelling choices are scenario parameters
  * where their value is not known.
  */
-import { WATCHDOG } from '../../cdk/node-watchdog';
+import { FENCE_MS as GUARD_FENCE_MS } from '../../lib/store/ack-guard';
 
 export const NODES = 3;
 export const MIN_CLUSTER_SIZE = 2;
@@ -19,8 +19,8 @@ export const ORPHAN_SERVE_MS = 5 * QUANTUM_MS;
 export const TEND_MS = 1000;
 /** systemd's RestartSec after the watchdog's SIGKILL */
 export const RESTART_MS = 1000;
-/** G2: the watchdog's unstable kill (10 s) plus a 3 s margin */
-export const FENCE_MS = WATCHDOG.unstableMs + 3000;
+/** G2: the guard's fence (lib/store/ack-guard.ts: an orphan's whole life, 17.5 s) */
+export const FENCE_MS = GUARD_FENCE_MS;
 /** after the scenario, how long the healed cluster is given to converge */
 export const SETTLE_MS = 40_000;
 
@@ -38,6 +38,8 @@ export interface Rules {
   s1: boolean;
   /** G2's fence (FENCE_MS unless said) */
   fenceMs?: number;
+  /** a node whose host refuses the connection (not running, reachable) is down: tolerated without the fence */
+  down?: boolean;
 }
 
 export const TODAY: Rules = { g1: false, g2: false, g3: false, w1: false, s1: false };

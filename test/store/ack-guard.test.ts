@@ -170,14 +170,11 @@ describe('decision 0009: the cluster unchanged across the writes, and a silent n
     // a whole view needs no age: every node answered
     expect(judge(whole, min, { before: 'K2', ageMs: () => 0 }).ok).toBe(true);
   });
-  test('a node whose host refuses the connection (down: its server is not running) needs no fence', () => {
+  test('a node whose host refuses the connection (down) waits the fence too: it may restart with its data', () => {
     const down: NodeView = { node: 'c', state: 'down', detail: 'connect ECONNREFUSED' };
-    expect(judge(view(member('a', 'K2'), member('b', 'K2'), down), min, { before: 'K2', ageMs: () => 0 }).ok).toBe(
-      true,
-    );
-    // still a majority needed
-    const lone = view(member('a', 'K2'), down, { ...down, node: 'b' });
-    expect(judge(lone, min, { before: 'K2', ageMs: () => 0 }).reason).toBe('belowMajority');
+    const v = view(member('a', 'K2'), member('b', 'K2'), down);
+    expect(judge(v, min, { before: 'K2', ageMs: () => 0 }).reason).toBe('unfenced');
+    expect(judge(v, min, { before: 'K2', ageMs: () => FENCE_MS }).ok).toBe(true);
   });
   test('a new process during a cut: the seed it does not know answers ERROR (refused) or nothing (unfenced)', () => {
     const fresh = { before: 'K2', ageMs: () => 500 };
