@@ -55,7 +55,7 @@ export async function spendMany(
   if (guard === 'off') return spendManyUnguarded(ctx, requests, options);
   // the key known before any write is sent: the view after the answers must name it (one cluster throughout)
   const tracker = guard === 'refuse' ? trackerOf(ctx.engine) : undefined;
-  const before = tracker ? await tracker.keyBefore() : undefined;
+  const before = tracker ? (tracker.knownKey() ?? (await tracker.keyBefore())) : undefined;
   let verdict: Promise<GuardVerdict | undefined> | undefined;
   const judged = () => {
     verdict = judge(ctx, guard, before);

@@ -85,6 +85,22 @@ function synthesised(name: string, context: Record<string, unknown>, region: str
 }
 
 /** Each function's logical id, role, and the ARNs a caller can invoke (with provisioned concurrency: alias, version). */
+/**
+ * The named deployments, synthesized once per test file before its tests (synth is slow); the getter finds one by
+ * name once they are built.
+ */
+export function useDeployments(names: DeploymentName[] = ['dev', 'prod-like']): (name: DeploymentName) => Deployment {
+  const built: Deployment[] = [];
+  beforeAll(() => {
+    built.push(...names.map(deployment));
+  }, 600_000);
+  return (name) => {
+    const d = built.find((x) => x.name === name);
+    if (!d) throw new Error(`deployment ${name} not synthesized in this file`);
+    return d;
+  };
+}
+
 export function functionsOf(d: Deployment) {
   const t = d.synth.template;
   return FUNCTION_NAMES.map((fn) => {

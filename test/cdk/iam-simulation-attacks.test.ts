@@ -19,7 +19,7 @@ import {
   PUBLIC_READ,
   PUBLIC_WRITE,
   apiOf,
-  deployment,
+  useDeployments,
   functionsOf,
   verdicts,
   type Deployment,
@@ -36,10 +36,7 @@ import {
   roleArn,
 } from './iam-sim';
 
-const deployments: Deployment[] = [];
-beforeAll(() => {
-  deployments.push(deployment('dev'), deployment('prod-like'));
-}, 600_000);
+const deploymentNamed = useDeployments();
 
 function attacks(d: Deployment): Row[] {
   const rows: Row[] = [];
@@ -190,8 +187,8 @@ function attacks(d: Deployment): Row[] {
   return rows;
 }
 
-describe.each(['dev', 'prod-like'])('%s deployment', (name) => {
-  const d = () => deployments.find((x) => x.name === name)!;
+describe.each(['dev', 'prod-like'] as const)('%s deployment', (name) => {
+  const d = () => deploymentNamed(name);
 
   test('every attack is denied', async () => {
     const rows = attacks(d());

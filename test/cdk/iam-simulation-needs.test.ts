@@ -15,7 +15,7 @@ import {
   LAMBDA_ALL,
   PUBLIC_READ,
   apiOf,
-  deployment,
+  useDeployments,
   functionsOf,
   verdicts,
   type Deployment,
@@ -34,10 +34,7 @@ import {
   roleArn,
 } from './iam-sim';
 
-const deployments: Deployment[] = [];
-beforeAll(() => {
-  deployments.push(deployment('dev'), deployment('prod-like'));
-}, 600_000);
+const deploymentNamed = useDeployments();
 
 function needed(d: Deployment): Row[] {
   const rows: Row[] = [];
@@ -202,8 +199,8 @@ function needed(d: Deployment): Row[] {
   return rows;
 }
 
-describe.each(['dev', 'prod-like'])('%s deployment', (name) => {
-  const d = () => deployments.find((x) => x.name === name)!;
+describe.each(['dev', 'prod-like'] as const)('%s deployment', (name) => {
+  const d = () => deploymentNamed(name);
 
   test('every needed request is Allowed (identity AND endpoint AND resource policy)', async () => {
     const rows = needed(d());

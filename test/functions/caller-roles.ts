@@ -14,14 +14,17 @@ export const VALIDATOR = signer('Stage-ApiValidatorRole-AAA');
 export const BLOCK_VALIDATION = signer('Stage-ApiBlockValidationRole-BBB');
 export const ADMIN = signer('Stage-ApiAdminRole-CCC');
 
-/** Runs in "Lambda" with ROLES configured before each test (`hook`), restoring the environment after all. */
-export function useCallerRoles(hook: (fn: () => void) => void = beforeEach): void {
+/** The Lambda environment with `roles` as API_CALLER_ROLES (undefined: none configured). */
+export function inLambda(roles: string | undefined): void {
+  process.env.AWS_LAMBDA_FUNCTION_NAME = 'bsv-utxo-store-test';
+  if (roles === undefined) delete process.env.API_CALLER_ROLES;
+  else process.env.API_CALLER_ROLES = roles;
+}
+
+/** Puts API_CALLER_ROLES and AWS_LAMBDA_FUNCTION_NAME back as they are now, in `hook` (after all tests by default). */
+export function restoresCallerEnv(hook: (fn: () => void) => void = afterAll): void {
   const saved = { roles: process.env.API_CALLER_ROLES, fn: process.env.AWS_LAMBDA_FUNCTION_NAME };
   hook(() => {
-    process.env.AWS_LAMBDA_FUNCTION_NAME = 'bsv-utxo-store-test';
-    process.env.API_CALLER_ROLES = ROLES;
-  });
-  afterAll(() => {
     for (const [k, v] of [
       ['API_CALLER_ROLES', saved.roles],
       ['AWS_LAMBDA_FUNCTION_NAME', saved.fn],
@@ -29,6 +32,12 @@ export function useCallerRoles(hook: (fn: () => void) => void = beforeEach): voi
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
   });
+}
+
+/** Runs in "Lambda" with ROLES configured before each test (`hook`), restoring the environment after all. */
+export function useCallerRoles(hook: (fn: () => void) => void = beforeEach): void {
+  restoresCallerEnv();
+  hook(() => inLambda(ROLES));
 }
 
 /** The handler's answer to a request signed by `userArn`, its body parsed. */

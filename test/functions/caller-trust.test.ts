@@ -17,32 +17,14 @@ import type { DirectInvocation, DirectResult } from '../../lib/http/direct-invoc
 import { rootTx } from '../fixtures/txs';
 import { apiEvent, captureStdout, jsonLines, lambdaContext, type ApiEventOptions } from './events';
 import { useTestRuntime } from './runtime-env';
+import { BLOCK_VALIDATION, inLambda, restoresCallerEnv, ROLES, signer, VALIDATOR } from './caller-roles';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type DirectHandler = (event: DirectInvocation, context: Context) => Promise<DirectResult>;
 
 useTestRuntime('fn-caller');
 
-const ROLES =
-  'validator=Stage-ApiValidatorRole-AAA,blockValidation=Stage-ApiBlockValidationRole-BBB,admin=Stage-ApiAdminRole-CCC';
-const signer = (roleName: string) => `arn:aws:sts::123456789012:assumed-role/${roleName}/session-1`;
-const VALIDATOR = signer('Stage-ApiValidatorRole-AAA');
-const BLOCK_VALIDATION = signer('Stage-ApiBlockValidationRole-BBB');
-
-const saved = { roles: process.env.API_CALLER_ROLES, fn: process.env.AWS_LAMBDA_FUNCTION_NAME };
-function inLambda(roles: string | undefined) {
-  process.env.AWS_LAMBDA_FUNCTION_NAME = 'bsv-utxo-store-test';
-  if (roles === undefined) delete process.env.API_CALLER_ROLES;
-  else process.env.API_CALLER_ROLES = roles;
-}
-afterEach(() => {
-  for (const [k, v] of [
-    ['API_CALLER_ROLES', saved.roles],
-    ['AWS_LAMBDA_FUNCTION_NAME', saved.fn],
-  ] as const)
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-});
+restoresCallerEnv(afterEach);
 
 async function call(handler: Handler, options: ApiEventOptions, userArn?: string) {
   const event = apiEvent(options);

@@ -364,6 +364,8 @@ describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog 
     peers: (string | undefined)[],
     windowMs = 8000,
     resumed: { now: boolean; slow?: boolean } = { now: false },
+    /** node 1's namespace cut from the other two (the harness itself still reaches every node) */
+    cutOff = false,
   ) {
     const lines: string[] = [];
     const starts: { index: number; wipe: boolean }[] = [];
@@ -378,7 +380,7 @@ describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog 
       pid: (index: number) => pids.get(index),
       stopping: () => false,
       running: (index: number) => pids.has(index),
-      reaches: () => true,
+      reaches: (from: number) => !(cutOff && from === 1),
       kill(index: number) {
         pids.delete(index);
         setImmediate(() => cluster.onExit?.(index));
@@ -430,6 +432,12 @@ describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog 
     expect(r.starts).toEqual([{ index: 1, wipe: true }]);
     expect(r.lines.join('\n')).toMatch(/n1: silent for \d+ ms: SIGKILL \(mark silent/);
     expect(r.lines.join('\n')).toMatch(/n1: started again, empty \(mark silent: a majority of 2 serves without it/);
+  }, 15_000);
+
+  test("check-start asks the others from the node's side of a cut: a majority the harness sees but the node cannot is none", async () => {
+    const r = await killAndRestart(['K2', 'K2'], 8000, { now: false }, true);
+    expect(r.starts).toEqual([{ index: 1, wipe: false }]);
+    expect(r.lines.join('\n')).toMatch(/n1: started again, WITH ITS DATA \(mark silent: no majority serving without/);
   }, 15_000);
 
   test('killed silent while the others run but no majority serves without it (re-forming): started again with its data', async () => {
