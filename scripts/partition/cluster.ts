@@ -22,6 +22,8 @@ import { DEVICES_PLACEHOLDER, renderAerospikeConf, type ConfSettings } from '../
 export const SUBNET_PREFIX = '10.19.0';
 export const BRIDGE_ADDRESS = `${SUBNET_PREFIX}.1`;
 export const SERVICE_PORT = 3000;
+/** Debian's libfaketime (package faketime), multi-threaded variant: the clock-skew nemesis's node */
+export const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
 
 export interface NodeSpec {
   index: number;
@@ -209,7 +211,9 @@ export class Cluster {
     const confPath = path.join(n.dir, 'aerospike.conf');
     writeFileSync(confPath, nodeConf(this.o, n, this.nodes));
     const asd = [this.o.asdBin, '--config-file', confPath, '--foreground'];
-    const skewed = this.o.skew?.node === index ? ['faketime', '-f', this.o.skew.offset] : [];
+    // libfaketime preloaded through env, which execs asd (the faketime wrapper forks: killing it left asd running)
+    const skewed =
+      this.o.skew?.node === index ? ['env', `LD_PRELOAD=${LIBFAKETIME}`, `FAKETIME=${this.o.skew.offset}`] : [];
     const child = spawn('ip', ['netns', 'exec', n.netns, ...skewed, ...asd], {
       stdio: ['ignore', 'ignore', 'pipe'],
       detached: false,
