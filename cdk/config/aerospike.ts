@@ -119,6 +119,12 @@ export interface AerospikeConfig {
    * itself then refuses what it cannot make durable).
    */
   spendAckGuard?: 'refuse' | 'off';
+  /**
+   * Accept replication-factor 2 on 3 or more Community Edition nodes (refused otherwise): two nodes that die within
+   * the same second lose the acknowledged writes still in their write buffers (CE has no commit-to-device), the
+   * partition harness's two-kill nemesis (docs/reliability.md). Default false.
+   */
+  acceptTwoNodeLoss: boolean;
 }
 
 export function aerospikeDefaults(stage: string): AerospikeConfig {
@@ -149,6 +155,7 @@ export function aerospikeDefaults(stage: string): AerospikeConfig {
     backupKeepNewest: 3,
     backupObjectLockDays: 0,
     strongConsistency: false,
+    acceptTwoNodeLoss: false,
   };
 }
 
@@ -177,6 +184,7 @@ export const AEROSPIKE_CONTEXT: ContextSpec = {
     backupObjectLockDays: 'aerospike.backupObjectLockDays',
     aerospikeStrongConsistency: 'aerospike.strongConsistency',
     spendAckGuard: 'aerospike.spendAckGuard',
+    acceptTwoNodeLoss: 'aerospike.acceptTwoNodeLoss',
   },
   optional: ['amiIds', 'packageSha256', 'exporterPackageSha256'],
   parsers: { 'aerospike.amiIds': (key, raw) => amiMap(key, raw) },
@@ -245,6 +253,17 @@ export function validateAerospike(c: AerospikeContext): void {
       `${a.nodeCount} nodes over ${azCount} AZs put up to ${perAz} nodes in one AZ; replication-factor ${replication} ` +
         `could keep every copy of a partition in that AZ (Community Edition has no rack awareness): use at least ` +
         `${perAz + 1}, or more AZs`,
+    );
+  bool('acceptTwoNodeLoss', a.acceptTwoNodeLoss);
+  // Community Edition flushes a write buffer to the device every flush-max-ms (1 s) and cannot wait for it
+  // (commit-to-device is Enterprise-only): two nodes killed within that second lose the acknowledged writes of the
+  // partitions whose every copy they held. A third copy, or strong consistency, keeps them (the two-kill nemesis).
+  if (a.nodeCount >= 3 && replication < 3 && !a.strongConsistency && !a.acceptTwoNodeLoss)
+    throw new ConfigurationError(
+      'replicationFactor',
+      `replication-factor ${replication} on ${a.nodeCount} Community Edition nodes loses acknowledged writes when two ` +
+        'nodes die within the same second (no commit-to-device): use 3, or strongConsistency on Enterprise, or ' +
+        'accept the loss with acceptTwoNodeLoss=true',
     );
   const storeBytes = INSTANCE_STORE_BYTES[a.instanceType];
   if (storeBytes !== undefined && storeBytes > CE_MAX_DATA_BYTES_PER_NODE)

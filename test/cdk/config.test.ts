@@ -27,7 +27,7 @@ test('defaults: 3 x i4i.large in 3 AZs, replication 3, B = 20000, retention 288,
   expect(c.store).toMatchObject({ utxoBatchSize: 20000, blockHeightRetention: 288, maxTxSizeInStore: 1048576 });
 });
 
-test('replication: 3 copies by default where there are 3 nodes, capped at the node count; 2 still chosen by context', () => {
+test('replication: 3 copies by default where there are 3 nodes, capped at the node count; 2 only with the loss accepted', () => {
   const rf = (values: Record<string, unknown>) => {
     return effectiveReplication(loadConfig(ctx(values)).aerospike);
   };
@@ -35,7 +35,9 @@ test('replication: 3 copies by default where there are 3 nodes, capped at the no
   expect(rf({ nodeCount: '2' })).toBe(2);
   expect(rf({ nodeCount: '1' })).toBe(1);
   expect(rf({ nodeCount: '5' })).toBe(3);
-  expect(rf({ replicationFactor: '2' })).toBe(2);
+  expect(rf({ replicationFactor: '2', acceptTwoNodeLoss: 'true' })).toBe(2);
+  // Enterprise: strong consistency waits for the device (commit-to-device), no write buffer to lose
+  expect(rf({ replicationFactor: '2', aerospikeStrongConsistency: 'true' })).toBe(2);
 });
 
 test('cleanupShards: 1 by default; up to the partition ranges with the reserved concurrency to run them', () => {
@@ -93,6 +95,9 @@ test.each([
   // 4 nodes over 3 AZs: one AZ holds 2, so 2 copies could both be there
   [{ nodeCount: '4', replicationFactor: '2' }, /replicationFactor.*at least 3/],
   [{ nodeCount: '4', maxAzs: '2', replicationFactor: '2' }, /replicationFactor.*at least 3/],
+  // Community Edition: two nodes killed within a second lose RF 2's write buffers (the two-kill nemesis)
+  [{ replicationFactor: '2' }, /replicationFactor.*two nodes die within the same second.*acceptTwoNodeLoss=true/],
+  [{ replicationFactor: '2', acceptTwoNodeLoss: 'maybe' }, /acceptTwoNodeLoss/],
   [{ aerospikeAmi: 'ami-0123456789abcdef0' }, /aerospikeAmi.*explicit region/],
   [{ aerospikeAmi: 'eu-west-1:ami-0123456789abcdef0', region: 'us-east-1' }, /aerospikeAmi.*us-east-1/],
   [{ aerospikeAmi: 'eu-west-1:nope' }, /aerospikeAmi.*region:ami-id/],
