@@ -16,17 +16,46 @@ function toInt(v: unknown): number | undefined {
   return undefined;
 }
 
-/** Records B on first start; refuses another B later. */
-export async function ensureBatchSize(engine: RecordEngine, utxoBatchSize: number): Promise<void> {
+/**
+ * How long a store that starts during a cluster change keeps asking for the settings record (a node gone from the
+ * client's partition map answers UNAVAILABLE until the next tend, about a second), within Lambda's 10 s init.
+ */
+export const SETTINGS_STARTUP_BUDGET_MS = 5000;
+const SETTINGS_RETRY_MS = 250;
+
+/** Runs `op`, sending it again while it fails UNAVAILABLE or TIMEOUT and the start-up budget lasts. */
+async function atStartup<T>(op: () => Promise<T>, budgetMs: number, now: () => number): Promise<T> {
+  const started = now();
+  for (;;) {
+    try {
+      return await op();
+    } catch (err) {
+      const transient = isEngineError(err, 'UNAVAILABLE') || isEngineError(err, 'TIMEOUT');
+      if (!transient || now() - started + SETTINGS_RETRY_MS > budgetMs) throw err;
+      await new Promise((resolve) => setTimeout(resolve, SETTINGS_RETRY_MS));
+    }
+  }
+}
+
+/**
+ * Records B on first start; refuses another B later. A cluster in flux (UNAVAILABLE, TIMEOUT) is asked again for up
+ * to `budgetMs` (the create is idempotent: one that applied unseen answers RECORD_EXISTS the next time).
+ */
+export async function ensureBatchSize(
+  engine: RecordEngine,
+  utxoBatchSize: number,
+  budgetMs = SETTINGS_STARTUP_BUDGET_MS,
+  now: () => number = Date.now,
+): Promise<void> {
   try {
-    await engine.create(SETTINGS_KEY, { utxoBatchSize });
+    await atStartup(() => engine.create(SETTINGS_KEY, { utxoBatchSize }), budgetMs, now);
     return;
   } catch (err) {
     if (!isEngineError(err, 'RECORD_EXISTS')) throw storageError('recording the store settings failed', err);
   }
   let stored;
   try {
-    stored = await engine.get(SETTINGS_KEY);
+    stored = await atStartup(() => engine.get(SETTINGS_KEY), budgetMs, now);
   } catch (err) {
     throw storageError('reading the store settings failed', err);
   }
