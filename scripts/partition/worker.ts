@@ -45,7 +45,7 @@ function classify(err: unknown): { answer: Answer; code: string } {
 
 async function main(): Promise<void> {
   const job = JSON.parse(readFileSync(process.argv[2], 'utf8')) as WorkerJob;
-  const runtime = await buildRuntime(loadConfig({ ...process.env, ...job.env }));
+  const runtime = await startRuntime(job);
   const store: UtxoStore = runtime.store;
   const now = () => Date.now() - job.t0;
   const phase = (t: number) => (t < job.faultAtMs ? 'before' : t < job.healAtMs ? 'fault' : 'after');
@@ -182,6 +182,23 @@ async function main(): Promise<void> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** how long a process that starts during a fault (no majority to connect to) keeps starting, as Lambda re-inits */
+const START_RETRY_MS = 60_000;
+
+/** The store runtime, built again every second while it fails and START_RETRY_MS lasts (each failure on stderr). */
+async function startRuntime(job: WorkerJob): Promise<Awaited<ReturnType<typeof buildRuntime>>> {
+  const started = Date.now();
+  for (;;) {
+    try {
+      return await buildRuntime(loadConfig({ ...process.env, ...job.env }));
+    } catch (err) {
+      if (Date.now() - started > START_RETRY_MS) throw err;
+      console.error(`${job.client}: the store did not start (${(err as Error).message}); starting again in 1 s`);
+      await sleep(1000);
+    }
+  }
+}
 
 main().catch((err: unknown) => {
   console.error('partition worker failed:', err instanceof Error ? (err.stack ?? err.message) : err);
