@@ -27,11 +27,11 @@ export const RUNS = {
     "the scale bench's 100k block on 2 nodes RF 2 (one round and one replay round): `sudo ASD_BIN=<asd> npx tsx " +
     'bench/capacity/slope.ts --nodes 2 --exec "BENCH_ONLY=scale BENCH_SCALE_PARTS=block BENCH_SCALE_BLOCK_ROUNDS=1 ' +
     'BENCH_SCALE_REPLAY_ROUNDS=1 SPEND_ACK_GUARD=off NODE_OPTIONS=--max-semi-space-size=51 npm run bench"`; ' +
-    'AMD EPYC, 2 cores shared with other work (load average 13-30), Node 20.20.2, asd CE 8.1.2 in network ' +
+    'AMD EPYC, 2 cores shared with other work (load average 14-27), Node 20.20.2, asd CE 8.1.2 in network ' +
     'namespaces, data on a file; 2026-11-29',
   slope:
     'the slope check: `sudo ASD_BIN=<asd> npx tsx bench/capacity/slope.ts --nodes 2,3 --clients 1,3 --rf 2 ' +
-    '--txs 30000` and `--nodes 3 --clients 1 --rf 3`; same machine and day',
+    '--txs 30000` and `--nodes 3 --clients 1 --rf 3 --txs 30000`; same machine and day (load average 20-43)',
 } as const;
 
 /**

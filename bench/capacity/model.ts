@@ -121,6 +121,8 @@ export interface Limit {
   limit: number;
   /** need / limit: above 1 the deployment does not fit it */
   use: number;
+  /** decided by the cluster's shape (its instance type and node count), so plan() chooses among types by it */
+  shape: boolean;
 }
 
 export interface Cost {
@@ -242,41 +244,37 @@ export function deploymentOn(i: CapacityInputs, rate: number, t: InstanceType, e
     0,
     ...i.phases.filter((p) => !p.scheduled).map((p) => p.txsPerInvocation * p.requestBytesPerTx),
   );
-  const limit = (name: string, n: number, l: number): Limit => ({ name, need: n, limit: l, use: n / l });
+  const limit = (name: string, n: number, l: number, shape = false): Limit => ({
+    name,
+    need: n,
+    limit: l,
+    use: n / l,
+    shape,
+  });
   const limits: Limit[] = [
     limit(
-      'Lambda regional concurrency (reservable: quota less the unreserved)',
+      'Lambda concurrency quota',
       environments + i.otherReservedConcurrency,
       i.lambdaAccountConcurrency - i.lambdaUnreserved,
     ),
-    limit(
-      'connections per node (every environment connects to every node) vs proto-fd-max budget',
-      connectionsPerNode,
-      Math.floor(i.protoFdMax * i.connectionBudgetShare),
-    ),
-    limit('API Gateway requests per second, account quota', apiRps, i.apiGatewayAccountRps),
-    limit('API Gateway requests per second, the stage throttle (apiThrottleRateLimit)', apiRps, i.apiStageRps),
-    limit('Lambda request payload (6 MB), the largest request', largestBody, i.lambdaRequestLimitBytes),
-    limit(
-      'file descriptors of a function environment (2 a node at least: the tend connection and one command)',
-      2 * nodes,
-      i.lambdaFileDescriptors,
-    ),
-    limit(
-      'cleanup shards (environments of the scheduled pass)',
-      cleanup ? Math.ceil(concurrency[cleanup.phase]) : 0,
-      i.cleanupMaxShards,
-    ),
-    limit('network per node vs baseline bandwidth', need.gbps / nodes, t.baselineGbps),
-    limit('partitions: nodes that can hold a master partition', nodes, i.partitions),
+    limit('connections per node', connectionsPerNode, Math.floor(i.protoFdMax * i.connectionBudgetShare)),
+    limit('API Gateway account quota (rps)', apiRps, i.apiGatewayAccountRps),
+    limit('API stage throttle (rps)', apiRps, i.apiStageRps),
+    limit('Lambda 6 MB request (bytes)', largestBody, i.lambdaRequestLimitBytes),
+    limit('cleanup shards', cleanup ? Math.ceil(concurrency[cleanup.phase]) : 0, i.cleanupMaxShards),
+    // what the cluster's shape decides: another instance type changes them
+    limit('file descriptors per function environment', 2 * nodes, i.lambdaFileDescriptors, true),
+    limit('network per node (Gbps)', need.gbps / nodes, t.baselineGbps, true),
+    limit('partitions', nodes, i.partitions, true),
   ];
   if (edition === 'community') {
-    limits.push(limit('Community Edition: nodes per cluster', nodes, i.communityMaxNodes));
+    limits.push(limit('CE nodes', nodes, i.communityMaxNodes, true));
     limits.push(
       limit(
-        'Community Edition: device per node (640 GB)',
+        'CE device per node (bytes)',
         need.deviceBytes / nodes / i.nodeDeviceTarget,
         i.communityMaxDeviceBytesPerNode,
+        true,
       ),
     );
   }
@@ -336,8 +334,9 @@ export function costOf(i: CapacityInputs, rate: number, t: InstanceType, nodes: 
 }
 
 /**
- * The cheapest deployment for a rate: each instance type at the nodes its binding resource needs; under Community
- * Edition the cheapest that fits every limit, or (none fits) the one whose worst limit is least exceeded.
+ * The cheapest deployment for a rate: each instance type at the nodes its binding resource needs, the cheapest of
+ * those whose shape fits (Community Edition's nodes and device, a function environment's file descriptors, the
+ * partitions, the network); when none does, the one whose worst such limit is least exceeded.
  */
 export function plan(i: CapacityInputs, rate: number, edition: Edition): Deployment {
   if (!(rate > 0)) throw new RangeError(`rate: expected a positive number of txs a second, got ${rate}`);
@@ -345,10 +344,8 @@ export function plan(i: CapacityInputs, rate: number, edition: Edition): Deploym
   const all = i.instanceTypes.map((t) => deploymentOn(i, rate, t, edition));
   const cheaper = (a: Deployment, b: Deployment) =>
     b.cost.ec2 < a.cost.ec2 || (b.cost.ec2 === a.cost.ec2 && b.nodes < a.nodes) ? b : a;
-  if (edition === 'enterprise') return all.reduce(cheaper);
-  const fitting = all.filter((d) => d.limits.every((l) => !l.name.startsWith('Community') || l.use <= 1));
+  const worst = (d: Deployment) => Math.max(...d.limits.filter((l) => l.shape).map((l) => l.use));
+  const fitting = all.filter((d) => worst(d) <= 1);
   if (fitting.length) return fitting.reduce(cheaper);
-  const worst = (d: Deployment) =>
-    Math.max(...d.limits.filter((l) => l.name.startsWith('Community')).map((l) => l.use));
-  return all.reduce((a, b) => (worst(b) < worst(a) ? b : a));
+  return all.reduce((a, b) => (worst(b) < worst(a) || (worst(b) === worst(a) && cheaper(a, b) === b) ? b : a));
 }
