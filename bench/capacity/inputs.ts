@@ -65,6 +65,14 @@ const MEASURED_WIRE_BYTES = 4778 + 2432 + 3662 + 3331;
 const MEASURED_WIRE_REPLICA_BYTES = MEASURED_WIRE_BYTES - (3060 + 1404 + 2025 + 2158);
 
 /**
+ * Bytes crossing an AZ per byte on the nodes' wires (3 AZs, a node in each in turn): the two replica copies at RF 3
+ * (each about MEASURED_WIRE_REPLICA_BYTES, counted out of one node and into another: half of it is the transfer) all
+ * cross; the rest, between the functions and the nodes (counted once), crosses 2 times in 3.
+ */
+const REPLICA_WIRE = 2 * MEASURED_WIRE_REPLICA_BYTES;
+const CROSS_AZ_SHARE = (REPLICA_WIRE / 2 + ((MEASURED_WIRE_BYTES - REPLICA_WIRE) * 2) / 3) / MEASURED_WIRE_BYTES;
+
+/**
  * Instance types (x86_64 NVMe instance store, the families cdk/config/aerospike.ts accepts): vCPUs and memory from
  * the EC2 instance types guide; instance store and baseline network bandwidth (the sustained figure, not the "up to"
  * burst) from its storage optimized tables (docs.aws.amazon.com/ec2/latest/instancetypes/so.html, "Instance store
@@ -142,8 +150,7 @@ export function capacityInputs(): CapacityInputs {
     retentionSeconds: 600 + store.blockHeightRetention * 600 + 60,
     wireBytesPerTx: MEASURED_WIRE_BYTES,
     wireReplicaBytesPerTx: MEASURED_WIRE_REPLICA_BYTES,
-    // 3 AZs, a node per AZ in turn: a replica always crosses, a client's request to a master 2 times in 3
-    crossAzShare: 2 / 3,
+    crossAzShare: CROSS_AZ_SHARE,
     connectionsPerEnvironment: aerospike.clientMaxConnsPerNode + 1,
     protoFdMax: aerospike.protoFdMax,
     connectionBudgetShare: BUDGET_SHARE,

@@ -73,7 +73,10 @@ export interface CapacityInputs {
   wireBytesPerTx: number;
   /** what one more copy adds to wireBytesPerTx */
   wireReplicaBytesPerTx: number;
-  /** share of the nodes' wire bytes that crosses an Availability Zone (counted once, on the way in) */
+  /**
+   * bytes crossing an Availability Zone per byte of wireBytesPerTx (which counts a transfer between nodes twice, out
+   * of one and into the other, and one between a client and a node once)
+   */
   crossAzShare: number;
   /** connections one function environment holds to each node: clientMaxConnsPerNode + 1 tend connection */
   connectionsPerEnvironment: number;
@@ -319,7 +322,7 @@ export function costOf(i: CapacityInputs, rate: number, t: InstanceType, nodes: 
     if (p.viaApi) apiRequests += n;
   }
   const hour = 3600;
-  const crossAzGbPerSecond = ((gbps / 8) * i.crossAzShare) / 2;
+  const crossAzGbPerSecond = (gbps / 8) * i.crossAzShare;
   const c = {
     ec2: nodes * t.usdPerHour,
     lambdaDuration: gbSecondsPerSecond * pr.lambdaGbSecond * hour,

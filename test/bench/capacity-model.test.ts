@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import { readFileSync } from 'fs';
+import * as path from 'path';
 import {
   deploymentOn,
   plan,
@@ -10,6 +12,7 @@ import {
   type PhaseInput,
 } from '../../bench/capacity/model';
 import { CAPACITY_INPUTS, TARGET_RATES } from '../../bench/capacity/inputs';
+import { capacityTable } from '../../bench/capacity/table';
 
 const SMALL: InstanceType = {
   name: 'x.small',
@@ -56,7 +59,7 @@ const HAND: CapacityInputs = {
   retentionSeconds: 1000,
   wireBytesPerTx: 2000,
   wireReplicaBytesPerTx: 500,
-  crossAzShare: 2 / 3,
+  crossAzShare: 1 / 3,
   connectionsPerEnvironment: 33,
   protoFdMax: 15000,
   connectionBudgetShare: 0.8,
@@ -123,7 +126,7 @@ describe('one row computed by hand: 100,000 txs a second, RF 3 from figures meas
     // 210 requests + 6 cleanup shards a minute, $0.20 per million
     expect(c.lambdaRequests).toBeCloseTo(0.151272, 6);
     expect(c.apiGateway).toBeCloseTo(2.646, 9);
-    // 2 Gbps = 0.25 GB/s on the nodes' wires, counted once (/2), 2/3 across AZs, $0.01 each way: $6 an hour
+    // 2 Gbps = 0.25 GB/s on the nodes' wires, a third of it across AZs, $0.01 each way: $6 an hour
     expect(c.crossAz).toBeCloseTo(6, 9);
     expect(c.total).toBeCloseTo(23.94337404, 6);
     // 360 million txs an hour
@@ -237,5 +240,13 @@ describe('the measured inputs (bench/capacity/inputs.ts)', () => {
     const ce = plan(CAPACITY_INPUTS, 1_000_000, 'community');
     expect(ce.fits).toBe(false);
     expect(ce.limits[0].name).toMatch(/^CE /);
+  });
+
+  test('docs/performance.md shows the table the model prints (BENCH_ONLY=capacity npm run bench)', () => {
+    const doc = readFileSync(path.join(__dirname, '../../docs/performance.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Capacity to a million txs a second'));
+    const start = section.indexOf('| block txs a second');
+    const table = section.slice(start, section.indexOf('\n\n', start));
+    expect(table).toBe(capacityTable(CAPACITY_INPUTS, TARGET_RATES));
   });
 });
