@@ -5,7 +5,7 @@
  * of 1,000 txs, 8 in flight, as the block client sends them) and cleanup (passes over its shard of the partition
  * ranges until none is left). Each `phase` answer carries this process's CPU over the phase.
  */
-import { mkdtempSync } from 'fs';
+import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
 import { FileBlobStore } from '../../lib/blob';
@@ -22,6 +22,8 @@ export const SLOPE_PHASES: readonly SlopePhase[] = ['create', 'spend', 'setMined
 /** the heights the phases use: parents mined at PARENT_HEIGHT, the block mined at BLOCK_HEIGHT */
 const PARENT_HEIGHT = 999;
 const BLOCK_HEIGHT = 1001;
+/** the blob store's directory (block txs write no blob), made by main() and removed when the process ends */
+let BLOB_DIR = '';
 
 export type ToWorker =
   | { type: 'setup'; hosts: string; namespace: string; set: string; txs: number; shard: number; shards: number }
@@ -64,7 +66,7 @@ async function setup(m: Extract<ToWorker, { type: 'setup' }>): Promise<Share> {
     timeouts: { commandMs: 20000, batchMs: 60000, queryMs: 120000, connectMs: 5000 },
   });
   const engine: RecordEngine = new AerospikeEngine({ client, namespace: m.namespace, set: m.set });
-  const blobs = new FileBlobStore({ dir: mkdtempSync(path.join(tmpdir(), 'slope-blobs-')) });
+  const blobs = new FileBlobStore({ dir: BLOB_DIR });
   // the acknowledgement guard's cluster check (one info round a spend batch) answers in doubt on a machine loaded far
   // beyond its cores (it asks every node within 1 s): off here, its CPU is left out of spend
   const store = await createUtxoStore({
@@ -111,7 +113,7 @@ async function runPhase(s: Share, phase: SlopePhase): Promise<number> {
       await store.setChainTip(tip, { force: true });
       const cleanup = new CleanupService({
         engine: s.engine,
-        blobs: new FileBlobStore({ dir: mkdtempSync(path.join(tmpdir(), 'slope-blobs-')) }),
+        blobs: new FileBlobStore({ dir: BLOB_DIR }),
         moduleName: store.moduleName,
         settings: { utxoBatchSize: B, blockHeightRetention: R, cleanupSafetyWindow: R, batchSize: 1000 },
         getTip: () => store.getChainTip(),
@@ -128,6 +130,10 @@ async function runPhase(s: Share, phase: SlopePhase): Promise<number> {
 }
 
 function main(): void {
+  BLOB_DIR = mkdtempSync(path.join(tmpdir(), 'slope-blobs-'));
+  process.on('exit', () => rmSync(BLOB_DIR, { recursive: true, force: true }));
+  // slope.ts ends its workers with SIGTERM: exit through 'exit', so the directory goes
+  process.on('SIGTERM', () => process.exit(0));
   let share: Share | undefined;
   const send = (m: FromWorker) => process.send?.(m);
   process.on('message', (m: ToWorker) => {
