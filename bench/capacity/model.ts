@@ -182,11 +182,11 @@ export function phaseInvocations(i: CapacityInputs, p: PhaseInput, rate: number)
 
 /** The nodes' CPU per block tx at the deployment's replication factor, microseconds (all phases). */
 export function asdCpuUsPerTx(i: CapacityInputs): number {
-  return i.phases.reduce((s, p) => s + p.asdCpuUs + (i.rf - i.measuredRf) * p.asdReplicaCpuUs, 0);
+  return i.phases.reduce((s, p) => s + Math.max(0, p.asdCpuUs + (i.rf - i.measuredRf) * p.asdReplicaCpuUs), 0);
 }
 
 export function wireBytesPerTx(i: CapacityInputs): number {
-  return i.wireBytesPerTx + (i.rf - i.measuredRf) * i.wireReplicaBytesPerTx;
+  return Math.max(0, i.wireBytesPerTx + (i.rf - i.measuredRf) * i.wireReplicaBytesPerTx);
 }
 
 /** What every node together must hold and move at a rate, before it is split over nodes. */
