@@ -158,4 +158,5 @@ function main(): void {
   });
 }
 
-if (process.send) main();
+// a forked worker only (a test importing its types is in a jest worker, which has process.send too)
+if (require.main === module && process.send) main();

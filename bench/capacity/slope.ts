@@ -178,7 +178,8 @@ async function main(): Promise<void> {
   for (const nodes of a.nodes) {
     const d = defaultConfig('capacity');
     const aerospike = { ...d.aerospike, nodeCount: nodes, replicationFactor: a.rf };
-    const workDir = `/tmp/${a.prefix}/cluster`;
+    const runDir = `/tmp/${a.prefix}`;
+    const workDir = `${runDir}/cluster`;
     const cluster = new Cluster({
       asdBin: process.env.ASD_BIN!,
       prefix: a.prefix,
@@ -192,7 +193,7 @@ async function main(): Promise<void> {
     const stop = async () => {
       await cluster.stopAll().catch(() => undefined);
       cluster.tearDownNetwork();
-      rmSync(workDir, { recursive: true, force: true });
+      rmSync(runDir, { recursive: true, force: true });
     };
     const onSignal = () => void stop().then(() => process.exit(130));
     process.once('SIGINT', onSignal);
