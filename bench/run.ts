@@ -2,7 +2,7 @@
  * `npm run bench`: runs every registered section (bench/sections/*.ts) and prints one table with the machine.
  * BENCH_OPS (default 3000) and BENCH_BUDGET_MS (default 4000 per measure) bound the run; BENCH_ONLY=<text> runs only
  * the sections whose name contains it. BENCH_ONLY=scale runs the scale section (bench/sections/scale.ts), which the
- * default run leaves out. BENCH_NODE=22 runs it on Node.js 22, the functions' runtime (bench/node-select.ts).
+ * default run leaves out; BENCH_ONLY=capacity prints the capacity model's table (bench/sections/capacity.ts). BENCH_NODE=22 runs it on Node.js 22, the functions' runtime (bench/node-select.ts).
  */
 import './node-select'; // BENCH_NODE=22: the rest runs in a Node 22 child
 import { cpus, platform, release } from 'os';
@@ -14,6 +14,7 @@ import './sections/reorg';
 import './sections/client';
 import './sections/cold-start';
 import './sections/scale';
+import './sections/capacity';
 
 async function main(): Promise<void> {
   const cpu = cpus();

@@ -26,6 +26,7 @@ import { collectGarbage, EngineRecorder, type ReplayResult } from '../../engine-
 import type { BlockPhase, FromBlockClient, ToBlockClient } from './block-client';
 import { costPerMillionTxs, PRICES, type Cost } from './cost';
 import { profiled } from './phase-profile';
+import { asdCpu, type AsdCpu } from '../../capacity/asd-cpu';
 import { busyShare, machineShare, parseProcStat, roundByRound, type MachineCpu } from './round-figures';
 import {
   SECTION,
@@ -70,6 +71,8 @@ interface PhaseMeasure {
   deleted: number;
   /** the whole machine's busy share over the phase ("93 %"; 'n/a' without /proc/stat) */
   machine: string;
+  /** every local asd's CPU over the phase less their idle share, microseconds (BENCH_ASD_PIDS; else undefined) */
+  asdCpuUs?: number;
 }
 
 export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[]> {
@@ -87,6 +90,8 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
   });
   gc.observe({ entryTypes: ['gc'] });
   const rows: BenchRow[] = [];
+  // BENCH_ASD_PIDS: the nodes' CPU per phase (bench/capacity/slope.ts --exec sets it); their idle rate first
+  const asd: AsdCpu | undefined = await asdCpu(progress);
   let recorder: EngineRecorder | undefined;
   const replayed: Opened[] = [];
   try {
@@ -184,11 +189,13 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
         const [requests0, gc0] = [requests, gcMs];
         const cpu = process.cpuUsage();
         const machine0 = machineCpu();
+        const asd0 = asd?.read();
         const t = performance.now();
         const run = () => ask({ type: 'phase', phase: name as BlockPhase });
         const done = round === PROFILED_ROUND ? await profiled(name, run, progress) : await run();
         const ms = performance.now() - t;
         const used = process.cpuUsage(cpu);
+        const asdUs = asd?.since(asd0, ms);
         const machine = machineShare(machine0, machineCpu());
         await new Promise((resolve) => setImmediate(resolve)); // the observer's gc entries of the phase
         const after = await opened.serverOps?.();
@@ -202,6 +209,7 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
           ops: ops === undefined || after === undefined ? undefined : after - ops,
           deleted: done.type === 'done' ? done.deleted : 0,
           machine,
+          asdCpuUs: asdUs,
         };
       };
       return { phase, close: () => server.close() };
@@ -256,7 +264,8 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
       `${money(c.total)} per 1M txs (Lambda ${mb}: duration ${money(c.lambdaDuration)} + requests ` +
       `${money(c.lambdaRequests)}; API Gateway ${money(c.apiGateway)})`;
     const cpuNote = (m: PhaseMeasure) =>
-      `server CPU ${r0(m.serverCpuUs / n)} us/tx (GC pauses ${r0((m.gcMs * 1000) / n)} us/tx, wall), client CPU ${r0(m.clientCpuUs / n)} us/tx`;
+      `server CPU ${r0(m.serverCpuUs / n)} us/tx (GC pauses ${r0((m.gcMs * 1000) / n)} us/tx, wall), client CPU ${r0(m.clientCpuUs / n)} us/tx` +
+      (m.asdCpuUs === undefined ? '' : `, asd CPU ${r0(m.asdCpuUs / n)} us/tx (every node, idle share off)`);
     // per record operation: the raw limit is one UDF call on one record per item
     const perOp = (ops: number | undefined, ms: number) =>
       ops === undefined
@@ -328,6 +337,7 @@ export async function benchBlock(opened: Opened, set: string): Promise<BenchRow[
       ops: allOps,
       deleted: 0,
       machine: 'n/a',
+      asdCpuUs: asd ? sum((m) => m.asdCpuUs ?? 0) : undefined,
     };
     const heapFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(' ')].filter((a) =>
       /^--max-(semi|old)-space-size/.test(a),
