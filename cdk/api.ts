@@ -18,7 +18,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { API_ROLES, roleAllows, type ApiRole } from '../lib/http/roles';
-import type { HttpMethod } from '../lib/http/route-spec';
+import { BINARY_MEDIA_TYPE, type HttpMethod } from '../lib/http/route-spec';
 import { requestShape, ROUTE_TABLE } from '../lib/http/route-table';
 import { ADMIN_SESSION_HOURS, ROLE_SESSION_HOURS, type FunctionName, type UtxoStoreConfig } from './config';
 
@@ -178,6 +178,9 @@ export class Api extends Construct {
       restApiName: `bsv-utxo-store-${config.stage}`,
       description: 'bsv-utxo-store HTTP API v1 (docs/api.md); SigV4 (IAM) authorization',
       endpointTypes: [apigw.EndpointType.REGIONAL],
+      // the write batches' binary bodies reach the functions base64 (isBase64Encoded), their bytes intact; an
+      // octet-stream body has no request model, so API Gateway's body validator leaves it to the function
+      binaryMediaTypes: [BINARY_MEDIA_TYPE],
       // execution logging (below) needs the account-level CloudWatch role
       cloudWatchRole: true,
       cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,

@@ -1,10 +1,11 @@
 /**
  * The local server (`npm start`): a node:http server on 127.0.0.1:PORT that turns each request into an API Gateway
  * REST (v1) proxy event and invokes the same Lambda handlers as AWS (functions/*.ts), chosen by the route table.
- * It also serves GET /openapi.json, answers 413 where Lambda's 6 MB payload limit would refuse a request (see
- * payload-limits.ts), runs the scheduled cleanup function every
- * CLEANUP_INTERVAL_SECONDS, logs one line per request, and shuts down cleanly: stop accepting, finish in-flight
- * requests (each acknowledged write is complete before its response), then close the engine.
+ * It also serves GET /openapi.json, passes an application/octet-stream body base64 as API Gateway does (a binary batch
+ * body), answers 413 where Lambda's 6 MB payload limit would refuse a request (see payload-limits.ts), runs the
+ * scheduled cleanup function every CLEANUP_INTERVAL_SECONDS, logs one line per request, and shuts down cleanly: stop
+ * accepting, finish in-flight requests (each acknowledged write is complete before its response), then close the
+ * engine.
  *
  * The runtime (engine, blobs, queue) is the same process-wide runtime the handlers use (lib/runtime.ts), built from
  * `env`: one local server per process.
@@ -16,6 +17,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, ScheduledEve
 import type { CleanupReport } from '../lib/cleanup';
 import { loadConfig, type Config } from '../lib/domain/config';
 import { closeRuntime, getRuntime, resetRuntime } from '../lib/runtime';
+import { isBinaryBody } from '../lib/http/binary-body';
 import { HttpError, invalidArgument, mapError } from '../lib/http/errors';
 import { buildOpenApi } from '../lib/http/openapi';
 import { matchRoute, ROUTES, type FunctionName } from '../lib/http/routes';
@@ -122,6 +124,9 @@ export function toProxyEvent(options: {
     (multiQuery[k] ??= []).push(v);
   }
   const now = Date.now();
+  // as API Gateway with binaryMediaTypes (cdk/api.ts): a binary body reaches the function base64
+  const binary = isBinaryBody(headers);
+  const hasBody = options.body !== undefined && options.body.length > 0;
   return {
     resource: options.resource,
     path: options.url.pathname,
@@ -132,8 +137,8 @@ export function toProxyEvent(options: {
     multiValueQueryStringParameters: multiQuery,
     pathParameters: options.pathParameters,
     stageVariables: null,
-    body: options.body && options.body.length > 0 ? options.body.toString('utf8') : null,
-    isBase64Encoded: false,
+    body: hasBody ? options.body!.toString(binary ? 'base64' : 'utf8') : null,
+    isBase64Encoded: hasBody && binary,
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',

@@ -1,7 +1,8 @@
 /**
  * The HTTP error envelope of docs/api.md: `{"error": {"code", "message", "details"?}}`, and the mapping of the
  * store's typed errors (lib/domain/errors) to status codes:
- * 400 INVALID_ARGUMENT (the field named), 404 TX_NOT_FOUND (and a missing output), 409 TX_EXISTS and state conflicts,
+ * 400 INVALID_ARGUMENT (the field named) and BAD_FRAME (a binary batch body: its byte offset and item named),
+ * 404 TX_NOT_FOUND (and a missing output), 409 TX_EXISTS and state conflicts,
  * 413 body too large (PAYLOAD_TOO_LARGE) or answer too large (RESPONSE_TOO_LARGE; TOO_MANY_OUTPUTS, TXS_TOO_LARGE before it is built), 503 STORAGE_ERROR, 500 anything unexpected.
  */
 import { ConfigError } from '../domain/config';
@@ -11,6 +12,7 @@ import { EngineError } from '../engine/port';
 /** Codes of the HTTP layer itself, beside the store's codes (a list too: the client's generated types carry it). */
 export const HTTP_ERROR_CODES = [
   'INVALID_ARGUMENT',
+  'BAD_FRAME',
   'FIELD_NOT_ALLOWED',
   'PAYLOAD_TOO_LARGE',
   'RESPONSE_TOO_LARGE',

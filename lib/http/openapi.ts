@@ -9,7 +9,8 @@
  */
 import * as z from 'zod';
 import { API_ROLES } from './roles';
-import { paramNames, type RouteSpec } from './route-spec';
+import { MAX_BINARY_BODY_BYTES } from './payload-limits';
+import { BINARY_MEDIA_TYPE, paramNames, type RouteSpec } from './route-spec';
 import { ROUTE_TABLE } from './route-table';
 import { apiSchemas } from './schemas';
 
@@ -35,6 +36,18 @@ const SECURITY_SCHEMES = {
 /** API Gateway's own answer to an unsigned request or a role without the route (before any function runs). */
 const E403 = {
   description: 'unsigned request, or the caller is not allowed this route (its role is below x-required-role)',
+};
+
+/** The binary body of the write batches: a frame whose layout docs/api.md gives (lib/http/binary-batch.ts). */
+const BINARY_BODY = {
+  type: 'string',
+  format: 'binary',
+  contentMediaType: BINARY_MEDIA_TYPE,
+  description:
+    'A binary batch frame (docs/api.md, "Binary batch bodies"): magic "UTXB", version 1, the route kind (1 txs, ' +
+    '2 spends), the request options as length-prefixed JSON, the item count, then per item its options JSON and its ' +
+    "tx's raw bytes (extended format when it has inputs), each length-prefixed (u32 little-endian). Answered as the " +
+    `JSON body; a malformed frame is 400 BAD_FRAME naming the byte offset and the item; at most ${MAX_BINARY_BODY_BYTES} bytes.`,
 };
 
 function clean(schema: JsonSchema): JsonSchema {
@@ -104,10 +117,9 @@ export function buildOpenApi(options: { serverUrl?: string } = {}): JsonSchema {
       responses: { ...responses, 403: E403 },
     };
     if (route.body) {
-      operation.requestBody = {
-        required: !route.bodyOptional,
-        content: { 'application/json': { schema: toSchema(route.body, 'input') } },
-      };
+      const content: JsonSchema = { 'application/json': { schema: toSchema(route.body, 'input') } };
+      if (route.batch?.binary) content[BINARY_MEDIA_TYPE] = { schema: BINARY_BODY };
+      operation.requestBody = { required: !route.bodyOptional, content };
     }
     paths[route.path] ??= {};
     paths[route.path][route.method.toLowerCase()] = operation;

@@ -14,6 +14,13 @@ export const EVENT_RESERVE_BYTES = 64 * 1024;
 /** Bodies over this get 413 PAYLOAD_TOO_LARGE (6,225,920 bytes). */
 export const MAX_BODY_BYTES = LAMBDA_PAYLOAD_BYTES - EVENT_RESERVE_BYTES;
 
+/**
+ * Binary bodies over this get 413 PAYLOAD_TOO_LARGE (4,669,440 bytes): the event carries a binary body base64-encoded
+ * (API Gateway's binaryMediaTypes, and a direct invocation's bodyBase64), 4 characters for every 3 bytes, so this is
+ * the most whose base64 stays within MAX_BODY_BYTES.
+ */
+export const MAX_BINARY_BODY_BYTES = Math.floor(MAX_BODY_BYTES / 4) * 3;
+
 /** Bytes of a value as Lambda counts it: its JSON serialization, UTF-8. */
 export function payloadBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');

@@ -36,6 +36,8 @@ export type RouteInput<R extends { params?: unknown; query?: unknown; body?: unk
   params: Output<NonNullable<R['params']>>;
   query: Output<NonNullable<R['query']>>;
   body: Output<NonNullable<R['body']>>;
+  /** the body came as a binary batch frame: its items are checked with the route's batch.binary.item */
+  framed?: boolean;
 };
 
 export type RouteHandler<Input> = (input: Input, ctx: HandlerContext) => Promise<RouteResult>;
@@ -49,9 +51,9 @@ const spends = (result: SpendResult) => ({
 });
 
 /**
- * A batch route's handler: the items checked as its entry says (batch-items.ts), the valid ones run together by
- * `run`, each outcome as {status, result} (`result` maps the store's value) or {status, error}; with the body's
- * `brief` (the write batches), a success as {status} alone.
+ * A batch route's handler: the items checked as its entry says (batch-items.ts; from a binary frame with its
+ * batch.binary.item), the valid ones run together by `run`, each outcome as {status, result} (`result` maps the
+ * store's value) or {status, error}; with the body's `brief` (the write batches), a success as {status} alone.
  */
 function batch<
   K extends string,
@@ -62,11 +64,13 @@ function batch<
   spec: { body?: B; batch: BatchItems<K, T> },
   run: (store: Runtime['store'], valid: z.output<T>[], body: z.output<B>) => Promise<ItemResult<R>[]>,
   result: (value: R) => unknown = (value) => value,
-): RouteHandler<{ body: z.output<B> }> {
-  const { items, item, itemField, status } = spec.batch;
-  return async ({ body }, { runtime, store }) => {
+): RouteHandler<{ body: z.output<B>; framed?: boolean }> {
+  const { items, itemField, status, binary } = spec.batch;
+  return async ({ body, framed }, { runtime, store }) => {
     const list = body[items];
     checkBatchSize(list, items, runtime.config.maxBatchItems);
+    // a framed item's tx is bytes, where a JSON item's is hex: the same options, checked the same way
+    const item = (framed === true && binary ? binary.item : spec.batch.item) as T;
     const parsed = itemField !== undefined ? parseScalarItems(list, itemField, item) : parseItems(list, item);
     // the items as they came (about the request's size: a block's tx hex) are not read again: not kept alive while
     // the engine answers (the body's list is zod's own copy, not the event's)

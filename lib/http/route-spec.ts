@@ -6,6 +6,7 @@
  * generated types read the entries.
  */
 import type { z } from 'zod';
+import type { FrameKind } from './binary-batch';
 import type { ApiRole } from './roles';
 import * as s from './schemas';
 
@@ -30,6 +31,20 @@ export interface BatchItems<K extends string = string, T extends z.ZodType = z.Z
   item: T;
   itemField?: string;
   status: number;
+  /** set when the route also takes its items as a binary frame (BINARY_MEDIA_TYPE) */
+  binary?: BinaryBatch;
+}
+
+/** The media type of a binary batch body (docs/api.md, "Binary batch bodies"); API Gateway passes it base64. */
+export const BINARY_MEDIA_TYPE = 'application/octet-stream';
+
+/**
+ * How a batch route reads a binary frame (lib/http/binary-batch.ts): the frame's kind byte, and the schema of a decoded
+ * item (the tx's bytes, with the item's options on POST /v1/batch/txs), checked as `item` checks a JSON item.
+ */
+export interface BinaryBatch {
+  kind: FrameKind;
+  item: z.ZodType;
 }
 
 /** One route of the table. */
@@ -184,6 +199,8 @@ interface BatchSpec<
   restrictedFields?: Record<string, string>;
   /** as RouteSpec.roleFlags (top-level fields of the batch body) */
   roleFlags?: Record<string, string>;
+  /** the route also takes a binary frame */
+  binary?: BinaryBatch;
 }
 
 /** The responses of every batch route (the same as a route literal's inferred ones). */
@@ -235,6 +252,7 @@ export function batchRoute<
       item: spec.item,
       ...(spec.itemField !== undefined && { itemField: spec.itemField }),
       status: spec.status ?? 200,
+      ...(spec.binary !== undefined && { binary: spec.binary }),
     },
     ...(spec.restrictedFields !== undefined && { restrictedFields: spec.restrictedFields }),
     ...(spec.roleFlags !== undefined && { roleFlags: spec.roleFlags }),

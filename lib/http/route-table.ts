@@ -22,6 +22,7 @@ import {
   TIP_CHANGE,
   type RouteSpec,
 } from './route-spec';
+import { FRAME_KIND } from './binary-batch';
 import * as s from './schemas';
 
 /**
@@ -379,6 +380,7 @@ export const ROUTE_TABLE = [
     response: ['BatchCreateResponse', s.createResponse, "each tx's outcome"],
     status: 201,
     restrictedFields: CREATE_RESTRICTED_FIELDS,
+    binary: { kind: FRAME_KIND.txs, item: s.framedCreateItem },
   }),
   batchRoute({
     operationId: 'spendTxs',
@@ -393,6 +395,7 @@ export const ROUTE_TABLE = [
     item: s.txHexSchema,
     itemField: 'tx',
     response: ['BatchSpendResponse', s.spendResponse, "each tx's outcome"],
+    binary: { kind: FRAME_KIND.spends, item: s.txBytesSchema },
   }),
   batchRoute({
     operationId: 'getTxs',

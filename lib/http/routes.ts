@@ -20,7 +20,11 @@ export interface RouteContext {
 
 /** A route of the table with its handler. */
 export interface Route extends RouteSpec {
-  handle(input: { params: unknown; query: unknown; body: unknown }, ctx: RouteContext): Promise<RouteResult>;
+  /** `framed`: the body came as a binary batch frame (lib/http/binary-body.ts), its txs as bytes */
+  handle(
+    input: { params: unknown; query: unknown; body: unknown; framed?: boolean },
+    ctx: RouteContext,
+  ): Promise<RouteResult>;
 }
 
 type AnyHandler = (input: unknown, ctx: HandlerContext) => Promise<RouteResult>;

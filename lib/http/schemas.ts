@@ -432,6 +432,14 @@ export const batchSpendsBody = z
   })
   .register(apiSchemas, { id: 'BatchSpendRequest' });
 
+/** A tx of a binary batch body (lib/http/binary-batch.ts): its bytes, as txHexSchema makes of its hex. */
+export const txBytesSchema = z
+  .instanceof(Buffer, { error: 'expected the transaction bytes' })
+  .refine((bytes) => bytes.length > 0, { error: 'expected the transaction bytes: its length is 0' });
+
+/** An item of a binary POST /v1/batch/txs body: its options (createBody's fields but tx) and its tx's bytes. */
+export const framedCreateItem = createBody.extend({ tx: txBytesSchema });
+
 export const getFieldsSchema = z
   .array(
     z.string().refine((f) => GET_FIELDS.includes(f), { error: 'unknown field' }),

@@ -410,6 +410,17 @@ describe('API', () => {
     });
   });
 
+  test('binary batch bodies pass as binary (binaryMediaTypes); only JSON bodies have a request model', () => {
+    const t = s.template;
+    t.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['application/octet-stream'] });
+    // the body validator checks a body against the model of its content type: an octet-stream body has none
+    const models = Object.values(resourcesOf(t, 'AWS::ApiGateway::Method'))
+      .map((m) => m.Properties!.RequestModels as Record<string, unknown> | undefined)
+      .filter((m) => m !== undefined);
+    expect(models.length).toBeGreaterThan(0);
+    for (const m of models) expect(Object.keys(m)).toEqual(['application/json']);
+  });
+
   test('stage: access logs to a log group, throttling, execution logging', () => {
     const t = s.template;
     const logGroup = logicalId(t, 'AWS::Logs::LogGroup', 'ApiAccessLogs');

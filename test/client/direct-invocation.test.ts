@@ -1,7 +1,8 @@
 /**
  * The typed client through the direct-invocation transport, with a fake Lambda client that runs the real handlers
- * (functions/*.ts) on the event the transport sends: the documented event shape, results and typed errors, Lambda's
- * throttle retried, a function error typed and not retried for a non-idempotent operation.
+ * (functions/*.ts) on the event the transport sends: the documented event shape (a write batch's frame as bodyBase64),
+ * results and typed errors, Lambda's throttle retried, a function error typed and not retried for a non-idempotent
+ * operation.
  */
 import './quiet-env';
 import type { InvokeCommand, InvokeCommandOutput } from '@aws-sdk/client-lambda';
@@ -15,6 +16,7 @@ import { handler as status } from '../../functions/status';
 import { handler as unspend } from '../../functions/unspend';
 import {
   ConflictError,
+  encodeBatchFrame,
   InvalidArgumentError,
   lambdaClient,
   NotFoundError,
@@ -114,6 +116,33 @@ describe('client by direct invocation', () => {
       functionName: 'utxo-store-admin',
       event: { route: 'DELETE /v1/txs/{txid}', pathParameters: { txid: child.txid } },
     });
+  });
+
+  test('the write batches go as bodyBase64 frames (binaryBatches: false as body), with the same results', async () => {
+    const binary = lambdaClient({ functionNames: NAMES, client: lambda, batching: false });
+    const json = lambdaClient({ functionNames: NAMES, client: lambda, batching: false, binaryBatches: false });
+    const [a, b] = [rootTx(1), rootTx(1)];
+    expect(await binary.createMany([{ tx: a.hex, locked: false }])).toMatchObject([
+      { ok: true, value: { txid: a.txid } },
+    ]);
+    expect(await json.createMany([{ tx: b.hex, locked: false }])).toMatchObject([
+      { ok: true, value: { txid: b.txid } },
+    ]);
+    const [ca, cb] = [a, b].map((parent) => makeTx({ inputs: [{ parent, vout: 0 }] }));
+    const spentA = await binary.spendMany([ca.hex], { brief: true });
+    expect(await json.spendMany([cb.hex], { brief: true })).toEqual(spentA);
+    expect(spentA).toEqual([{ ok: true, value: undefined }]);
+
+    const events = lambda.invocations.map((i) => i.event);
+    expect(events.map((e) => [e.route, e.body === undefined, typeof e.bodyBase64])).toEqual([
+      ['POST /v1/batch/txs', true, 'string'],
+      ['POST /v1/batch/txs', false, 'undefined'],
+      ['POST /v1/batch/spends', true, 'string'],
+      ['POST /v1/batch/spends', false, 'undefined'],
+    ]);
+    const frame = encodeBatchFrame('spendMany', { txs: [ca.hex], brief: true })!;
+    expect(events[2].bodyBase64).toBe(Buffer.from(frame).toString('base64'));
+    expect(events[3].body).toEqual({ txs: [cb.hex], brief: true });
   });
 
   test('typed errors come back from the handlers', async () => {

@@ -30,7 +30,7 @@ import { mapError, HttpError, HTTP_ERROR_CODES } from '../../lib/http/errors';
 import { UtxoStoreError } from '../../lib/domain/errors';
 
 function classOf(code: string): unknown {
-  if (code === 'INVALID_ARGUMENT' || code === 'INVALID_PARAMETER') return InvalidArgumentError;
+  if (code === 'INVALID_ARGUMENT' || code === 'INVALID_PARAMETER' || code === 'BAD_FRAME') return InvalidArgumentError;
   if (code.endsWith('NOT_FOUND')) return NotFoundError;
   if (code === 'TX_EXISTS') return TxExistsError;
   if (code.endsWith('TOO_LARGE') || code === 'TOO_MANY_OUTPUTS') return PayloadTooLargeError;
@@ -67,6 +67,7 @@ describe('typed errors', () => {
   test.each([...HTTP_ERROR_CODES])('HTTP code %s decodes to its class', (code) => {
     const status = {
       INVALID_ARGUMENT: 400,
+      BAD_FRAME: 400,
       FIELD_NOT_ALLOWED: 403,
       PAYLOAD_TOO_LARGE: 413,
       RESPONSE_TOO_LARGE: 413,

@@ -36,6 +36,8 @@ export interface ApiEventOptions {
   base64?: boolean;
   /** the raw body text, as sent */
   rawBody?: string;
+  /** a binary body (application/octet-stream): base64 in the event, as binaryMediaTypes has API Gateway send it */
+  binary?: Buffer;
 }
 
 /** An API Gateway REST API (v1) Lambda proxy integration event, shaped like the AWS sample event. */
@@ -64,7 +66,10 @@ export function apiEvent(o: ApiEventOptions): APIGatewayProxyEvent {
     'X-Forwarded-Port': '443',
     'X-Forwarded-Proto': 'https',
   };
-  if (text !== null) {
+  if (o.binary !== undefined) {
+    headers['Content-Type'] = 'application/octet-stream';
+    headers['Content-Length'] = String(o.binary.length);
+  } else if (text !== null) {
     headers['Content-Type'] = 'application/json';
     headers['Content-Length'] = String(Buffer.byteLength(text));
   }
@@ -106,8 +111,15 @@ export function apiEvent(o: ApiEventOptions): APIGatewayProxyEvent {
       resourcePath: o.resource,
       stage: 'prod',
     },
-    body: text === null ? null : o.base64 ? Buffer.from(text).toString('base64') : text,
-    isBase64Encoded: Boolean(o.base64),
+    body:
+      o.binary !== undefined
+        ? o.binary.toString('base64')
+        : text === null
+          ? null
+          : o.base64
+            ? Buffer.from(text).toString('base64')
+            : text,
+    isBase64Encoded: o.binary !== undefined || Boolean(o.base64),
   };
 }
 

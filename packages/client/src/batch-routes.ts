@@ -57,7 +57,7 @@ export interface BatchTypes {
 
 /** HTTP status a single request would have had for an error code (for per-item errors without their own status). */
 export function statusOfCode(code: string): number {
-  if (code === 'INVALID_ARGUMENT' || code === 'INVALID_PARAMETER') return 400;
+  if (code === 'INVALID_ARGUMENT' || code === 'INVALID_PARAMETER' || code === 'BAD_FRAME') return 400;
   if (code.endsWith('NOT_FOUND')) return 404;
   if (code.endsWith('TOO_LARGE')) return 413;
   if (code === 'STORAGE_ERROR') return 503;

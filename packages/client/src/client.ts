@@ -13,6 +13,7 @@ import {
   type BatchTypes,
   type PreviousOutput,
 } from './batch-routes.js';
+import { encodeBatchFrame } from './binary-batch.js';
 import { ApiError, errorFromResponse, isApiError } from './errors.js';
 import { chunkItems, DEFAULT_MAX_REQUEST_BYTES, runChunks, type JobOptions } from './jobs.js';
 import {
@@ -59,6 +60,12 @@ export interface ClientOptions {
    * each call as its own request.
    */
   batching?: boolean | BatchingOptions;
+  /**
+   * Send the write batches (createMany, spendMany, and the automatic batches of createTx and spend) as a binary frame
+   * (application/octet-stream, binary-batch.ts: the txs' bytes, not their hex: about half the bytes on the wire);
+   * default true. `false` sends them as JSON.
+   */
+  binaryBatches?: boolean;
 }
 
 export type SpendOptions = Omit<BatchSpendRequest, 'txs' | 'brief'>;
@@ -81,6 +88,7 @@ export class UtxoStoreClient {
   readonly transport: Transport;
   private readonly retry: RetryOptions;
   private readonly batching: (BatchingOptions & { enabled: boolean }) | undefined;
+  private readonly binaryBatches: boolean;
   private readonly spendBatchers = new Map<Key, Batcher<string, SpendResult>>();
   private readonly getBatchers = new Map<Key, Batcher<string, TxView>>();
   private createBatcher: Batcher<CreateTxRequest, CreateResult> | undefined;
@@ -91,6 +99,7 @@ export class UtxoStoreClient {
     this.retry = options.retry ?? {};
     const b = options.batching ?? true;
     this.batching = b ? { ...(b === true ? {} : b), enabled: true } : undefined;
+    this.binaryBatches = options.binaryBatches ?? true;
   }
 
   // ---- the generic call ---------------------------------------------------------------------------------------
@@ -107,7 +116,11 @@ export class UtxoStoreClient {
     body: BatchTypes[Op]['request'],
   ): Promise<ItemResult<BatchTypes[Op]['item']>[]> {
     const count = batchItemCount(operation, body);
-    const res = await this.send(operation, BATCH_OPERATIONS[operation], { body });
+    const binary =
+      this.binaryBatches && (operation === 'createMany' || operation === 'spendMany')
+        ? encodeBatchFrame(operation, body as BatchTypes['createMany' | 'spendMany']['request'])
+        : undefined;
+    const res = await this.send(operation, BATCH_OPERATIONS[operation], { body, binary });
     return decodeBatchResponse<BatchTypes[Op]['item']>(res.body, count, operation);
   }
 
@@ -125,6 +138,7 @@ export class UtxoStoreClient {
       pathParameters: request.params,
       query: dropUndefined(request.query),
       body: request.body,
+      ...(request.binary !== undefined && { binary: request.binary }),
     };
     return withRetries(operation, endpoint.idempotent, this.retry, async () => {
       const res = await this.transport.send(req);
@@ -438,6 +452,8 @@ interface RawRequest {
   params?: Record<string, string>;
   query?: Record<string, string | undefined>;
   body?: unknown;
+  /** the body as a binary batch frame */
+  binary?: Uint8Array;
 }
 
 function dropUndefined(query: Record<string, string | undefined> | undefined): Record<string, string> | undefined {

@@ -69,7 +69,9 @@ export type ErrorDetailsOf<C extends ApiErrorCode> = C extends 'INVALID_ARGUMENT
             ? { outputs?: number; limit?: number; [extra: string]: unknown }
             : C extends 'METHOD_NOT_ALLOWED'
               ? { allow?: string[]; [extra: string]: unknown }
-              : Record<string, unknown>;
+              : C extends 'BAD_FRAME'
+                ? { offset?: number; item?: number; [extra: string]: unknown }
+                : Record<string, unknown>;
 
 /** An error answer of the API (or of API Gateway / Lambda in front of it). */
 export class ApiError<C extends ApiErrorCode = ApiErrorCode> extends Error {
@@ -98,10 +100,13 @@ export class ApiError<C extends ApiErrorCode = ApiErrorCode> extends Error {
   }
 }
 
-/** 400: the request was malformed; details.field names the field. Nothing was changed. */
-export class InvalidArgumentError extends ApiError<'INVALID_ARGUMENT' | 'INVALID_PARAMETER'> {
+/**
+ * 400: the request was malformed; details.field names the field (BAD_FRAME: a binary batch body, details.offset the
+ * byte and details.item the item). Nothing was changed.
+ */
+export class InvalidArgumentError extends ApiError<'INVALID_ARGUMENT' | 'INVALID_PARAMETER' | 'BAD_FRAME'> {
   get field(): string | undefined {
-    return this.details.field;
+    return (this.details as { field?: string }).field;
   }
 }
 /** 404: the tx (or an output) does not exist. */
@@ -173,6 +178,7 @@ export function apiError(
   switch (code) {
     case 'INVALID_ARGUMENT':
     case 'INVALID_PARAMETER':
+    case 'BAD_FRAME':
       return new InvalidArgumentError(code, message, status, d, operation);
     case 'TX_NOT_FOUND':
     case 'UTXO_NOT_FOUND':

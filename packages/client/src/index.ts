@@ -28,6 +28,8 @@ export type {
   PreviousOutput,
 } from './batch-routes.js';
 export * from './errors.js';
+export { BINARY_MEDIA_TYPE, encodeBatchFrame } from './binary-batch.js';
+export type { BinaryBatchOperation } from './binary-batch.js';
 export { chunkItems, JobError, runChunks } from './jobs.js';
 export type { JobOptions, JobProgress } from './jobs.js';
 export { OPERATIONS } from './operations.js';
@@ -48,7 +50,7 @@ export type {
 } from './lambda-transport.js';
 /** The API's request and answer types by their OpenAPI names, e.g. `api.SpendResponse`, and `api.Operations`. */
 export type * as api from './generated/api-types.js';
-export { MAX_BODY_BYTES, ROUTES } from './generated/api-types.js';
+export { BATCH_FRAME, MAX_BINARY_BODY_BYTES, MAX_BODY_BYTES, ROUTES } from './generated/api-types.js';
 export type { FunctionName, HttpMethod, HttpErrorCode, StoreErrorCode } from './generated/api-types.js';
 
 type Extra = Omit<ClientOptions, 'transport'>;

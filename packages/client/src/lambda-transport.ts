@@ -8,10 +8,12 @@
  *   {"route": "POST /v1/batch/spends", "body": {"txs": ["0100beef..."]}}
  *   {"route": "GET /v1/utxos/{txid}/{vout}", "pathParameters": {"txid": "ab..", "vout": "0"},
  *    "queryStringParameters": {"utxoHash": "cd.."}}
+ *   {"route": "POST /v1/batch/spends", "bodyBase64": "VVRYQgEC..."}   (a binary batch frame, binary-batch.ts)
  *
  * `route` is "METHOD <resource path of the route table>", `body` the JSON body as an object (not a string),
- * `pathParameters` / `queryStringParameters` maps of strings, present only when the route has them. The answer
- * expected is the HTTP route's answer: {"statusCode": 200, "headers": {...}, "body": {...}}, `body` parsed JSON
+ * `bodyBase64` instead of `body` the frame of a write batch's binary body, `pathParameters` /
+ * `queryStringParameters` maps of strings, present only when the route has them. The answer expected is the HTTP
+ * route's answer: {"statusCode": 200, "headers": {...}, "body": {...}}, `body` parsed JSON
  * (a JSON string is accepted and parsed too), absent for 204. A function error (FunctionError set: the function
  * crashed or timed out) is a 500 FUNCTION_ERROR; Lambda's throttle (TooManyRequestsException, 429) is THROTTLED.
  *
@@ -28,6 +30,8 @@ import { fetchFailure, parseJson, type Transport, type TransportRequest, type Tr
 export interface DirectInvocationEvent {
   route: string;
   body?: unknown;
+  /** instead of `body`: a binary batch frame, base64 (Lambda's payload is JSON) */
+  bodyBase64?: string;
   pathParameters?: Record<string, string>;
   queryStringParameters?: Record<string, string>;
 }
@@ -87,7 +91,8 @@ export function directEvent(request: TransportRequest): DirectInvocationEvent {
     event.pathParameters = request.pathParameters;
   }
   if (request.query && Object.keys(request.query).length > 0) event.queryStringParameters = request.query;
-  if (request.body !== undefined) event.body = request.body;
+  if (request.binary !== undefined) event.bodyBase64 = Buffer.from(request.binary).toString('base64');
+  else if (request.body !== undefined) event.body = request.body;
   return event;
 }
 

@@ -4,10 +4,12 @@
  * - SigV4HttpTransport (sigv4-transport.ts): HTTPS to API Gateway with IAM auth, signed by the AWS SDK's signer with
  *   the default credential chain;
  * - LambdaTransport (lambda-transport.ts): the Lambda Invoke API, straight to the function serving the route.
- * A transport turns a request into the service's answer (status + parsed JSON body) or throws a TransportError
+ * A transport turns a request (a JSON body, or for the write batches a binary frame) into the service's answer
+ * (status + parsed JSON body) or throws a TransportError
  * (nothing came back). It does not interpret statuses or retry: the client does (client.ts, retry.ts).
  */
 import type { FunctionName, HttpMethod } from './generated/api-types.js';
+import { BINARY_MEDIA_TYPE } from './binary-batch.js';
 import { TransportError } from './errors.js';
 
 export interface TransportRequest {
@@ -22,6 +24,11 @@ export interface TransportRequest {
   query?: Record<string, string>;
   /** the JSON body */
   body?: unknown;
+  /**
+   * the same body as a binary batch frame (binary-batch.ts), for the write batches: a transport that can sends it
+   * (application/octet-stream; by direct invocation as `bodyBase64`), one that cannot sends `body`
+   */
+  binary?: Uint8Array;
 }
 
 export interface TransportResponse {
@@ -97,7 +104,7 @@ export interface PreparedRequest {
   method: string;
   url: URL;
   headers: Record<string, string>;
-  body?: string;
+  body?: string | Uint8Array;
 }
 
 /** Plain HTTP(S): the local server, or any endpoint that needs no signature. */
@@ -119,8 +126,11 @@ export class HttpTransport implements Transport {
     const relative = concretePath(request.path, request.pathParameters).replace(/^\//, '');
     const url = new URL(relative + queryString(request.query), this.baseUrl);
     const headers: Record<string, string> = { accept: 'application/json', ...this.headers };
-    let body: string | undefined;
-    if (request.body !== undefined) {
+    let body: string | Uint8Array | undefined;
+    if (request.binary !== undefined) {
+      body = request.binary;
+      headers['content-type'] = BINARY_MEDIA_TYPE;
+    } else if (request.body !== undefined) {
       body = JSON.stringify(request.body);
       headers['content-type'] = 'application/json';
     }
