@@ -62,17 +62,27 @@ export async function spendMany(
     verdict.catch(() => undefined); // awaited below unless nothing succeeded or a retry round replaced it
   };
   const results = await spendManyUnguarded(ctx, requests, options, undefined, judged);
-  if (!results.some((r) => r.ok)) return results;
-  // every tx that can end OK was still standing when judged() ran; should one not have been, the view is asked now
+  if (!results.some(judgedByGuard)) return results;
+  // every tx that can end OK was still standing when judged() ran; should one not have been (or only conflicts
+  // stand), the view is asked now, after every answer
   const v = await (verdict ?? judge(ctx, guard, before));
   if (!v || v.ok) return results;
-  const refused = results.filter((r) => r.ok).length;
+  const refused = results.filter(judgedByGuard).length;
   try {
     ctx.onSpendRefused?.({ reason: v.reason ?? 'unsettled', txs: refused, detail: v.detail });
   } catch {
     // an observer's failure (a metric not emitted) never changes the answer
   }
   return results.map((r): ItemResult<SpendResult> => {
+    if (isSpentConflict(r)) {
+      return {
+        ok: false,
+        error: new StorageError(
+          `output found spent while the cluster was changing, not answered SPENT (in doubt: the spend found may be lost when the cluster heals; retry once it is stable); ${v.detail}`,
+          { ...r.error.details, inDoubt: true, ackRefusal: v.reason ?? 'unsettled' },
+        ),
+      };
+    }
     if (!r.ok) return r;
     const first = r.value.spends[0];
     return {
@@ -83,6 +93,19 @@ export async function spendMany(
       ),
     };
   });
+}
+
+/**
+ * A SPENT answer is judged like an acknowledgement: the spend it found may be one a returning node's copy takes back
+ * in the merge (found on the partition harness: a paused node's queued rival spend won the merge after both spenders
+ * had been answered SPENT), so while the guard refuses it is in doubt too.
+ */
+function isSpentConflict(r: ItemResult<SpendResult>): r is { ok: false; error: UtxoStoreError } {
+  return !r.ok && r.error.code === 'SPENT';
+}
+
+function judgedByGuard(r: ItemResult<SpendResult>): boolean {
+  return r.ok || isSpentConflict(r);
 }
 
 /** The guard's verdict on the cluster, asked now; undefined when the engine has no cluster. */

@@ -106,16 +106,22 @@ test('settled: a spend applied while unsettled is in doubt; the retry after sett
   await h.close();
 });
 
-test('settled: in a batch only the txs that succeeded become in doubt; failures keep their own answer', async () => {
+test('settled: in a batch the txs that succeeded and the SPENT answers become in doubt; other failures keep theirs', async () => {
   const h = await open({ spendAckGuard: 'settled' });
   const p = rootTx(2);
   await h.store.create(p.hex);
   const a = makeTx({ inputs: [{ parent: p, vout: 0 }] });
   const b = makeTx({ inputs: [{ parent: p, vout: 0 }] });
+  const c = makeTx({ inputs: [{ parent: rootTx(1), vout: 0 }] });
   h.setState(UNSETTLED);
-  const [ra, rb] = await h.store.spendMany([{ tx: a.hex }, { tx: b.hex }]);
+  const [ra, rb, rc] = await h.store.spendMany([{ tx: a.hex }, { tx: b.hex }, { tx: c.hex }]);
   expect(ra).toMatchObject({ ok: false, error: { code: 'STORAGE_ERROR' } });
-  expect(rb).toMatchObject({ ok: false, error: { code: 'SPENT' } });
+  // b lost to a, whose spend may itself be lost in the merge: SPENT is no answer to give now
+  expect(rb).toMatchObject({
+    ok: false,
+    error: { code: 'STORAGE_ERROR', details: { txid: p.txid, vout: 0, inDoubt: true, ackRefusal: 'unsettled' } },
+  });
+  expect(rc).toMatchObject({ ok: false, error: { code: 'TX_NOT_FOUND' } });
   expect(h.sizes).toEqual([undefined]); // no size: any size, every node agreeing
   await h.close();
 });
@@ -238,17 +244,23 @@ test('every refusal is told with its reason class and the number of txs answered
   }
   expect(h.refusals.map((r) => [r.reason, r.txs])).toEqual(cases.map(([, reason]) => [reason, 2]));
   expect(h.refusals[0].detail).toMatch(/node c is not a settled member \(a=K2, b=K2, c=unstable\)/);
-  // a spend that failed on its own (SPENT) is not refused by the guard, and an acknowledged one is not told
+  // a SPENT answer is judged too (the spend it found may be lost when the cluster heals): in doubt, told
   h.setView({ nodes: [member('a', 'K2'), member('b', 'K2'), member('c', 'K1')] });
-  await expect(h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex })).rejects.toMatchObject({
-    code: 'SPENT',
+  const rival = makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex;
+  await expect(h.store.spend({ tx: rival })).rejects.toMatchObject({
+    code: 'STORAGE_ERROR',
+    message: expect.stringMatching(/^output found spent while the cluster was changing, not answered SPENT/),
+    details: { txid: p.txid, vout: 0, inDoubt: true, ackRefusal: 'disagree' },
   });
+  // settled again: SPENT, and an acknowledged one is not told
+  h.setView({ nodes: ['a', 'b', 'c'].map((n) => member(n, 'K2')) });
+  await expect(h.store.spend({ tx: rival })).rejects.toMatchObject({ code: 'SPENT' });
   // another cluster than the one this process knew before the writes: refused as changed, then acknowledged
   h.setView(MAJORITY_OF_3);
   const last = spendOf(vout);
   await expect(h.store.spend({ tx: last })).rejects.toMatchObject({ details: { ackRefusal: 'changed' } });
   await expect(h.store.spend({ tx: last })).resolves.toMatchObject({ spends: [{ status: 'OK' }] });
-  expect(h.refusals.map((r) => r.reason)).toEqual([...cases.map(([, reason]) => reason), 'changed']);
+  expect(h.refusals.map((r) => r.reason)).toEqual([...cases.map(([, reason]) => reason), 'disagree', 'changed']);
   await h.close();
 
   const g = await open({ spendAckGuard: 'settled', clusterSize: 3 });
@@ -282,7 +294,7 @@ test('refuse: the view is asked once the spend writes are answered, before the r
   expect([ra.ok, rb.ok, rc.ok]).toEqual([true, false, true]);
   // the first spend of a process asks a view before its writes (the key they must be judged against)
   expect(h.events).toEqual(['view', 'spendMulti answered', 'view', 'unspend answered', 'signals']);
-  // a verdict asked before the rollback still decides: an orphan in it puts a and c in doubt, b keeps its SPENT
+  // a verdict asked before the rollback still decides: an orphan in it puts d, and e's SPENT, in doubt
   h.setView({ nodes: [member('a', 'K2'), { node: 'b', state: 'unstable', detail: 'ERROR' }] });
   const p2 = rootTx(2);
   await h.store.create(p2.hex);
@@ -295,11 +307,11 @@ test('refuse: the view is asked once the spend writes are answered, before the r
   });
   const [rd, re] = await h.store.spendMany([{ tx: d.hex }, { tx: e.hex }]);
   expect(rd).toMatchObject({ ok: false, error: { code: 'STORAGE_ERROR', details: { inDoubt: true } } });
-  expect(re).toMatchObject({ ok: false, error: { code: 'SPENT' } });
+  expect(re).toMatchObject({ ok: false, error: { code: 'STORAGE_ERROR', details: { inDoubt: true } } });
   await h.close();
 });
 
-test('refuse: a request where nothing stands after the writes asks no view; settled asks its check at the same point', async () => {
+test('refuse: a request where only a SPENT answer stands asks the view after it; settled asks its check at the same point', async () => {
   const h = await open({ clusterSize: 3 });
   const p = rootTx(1);
   await h.store.create(p.hex);
@@ -308,7 +320,7 @@ test('refuse: a request where nothing stands after the writes asks no view; sett
   await expect(h.store.spend({ tx: makeTx({ inputs: [{ parent: p, vout: 0 }] }).hex })).rejects.toMatchObject({
     code: 'SPENT',
   });
-  expect(h.events).toEqual(['spendMulti answered']);
+  expect(h.events).toEqual(['spendMulti answered', 'view']);
   await h.close();
   const g = await open({ spendAckGuard: 'settled', utxoBatchSize: 2 });
   const q = rootTx(3);
@@ -344,7 +356,7 @@ test('refuse: a retry round writes again and is judged by a view asked after its
   h.events.length = 0;
   const [ra, rb, rc] = await h.store.spendMany([{ tx: a.hex }, { tx: b.hex }, { tx: c.hex }]);
   expect(h.events).toEqual(['spendMulti answered', 'view', 'unspend answered', 'spendMulti answered', 'view']);
-  expect(ra).toMatchObject({ ok: false, error: { code: 'SPENT' } });
+  expect(ra).toMatchObject({ ok: false, error: { code: 'STORAGE_ERROR', details: { inDoubt: true } } });
   // the last view, asked after every write, decides for both rounds
   expect(rb).toMatchObject({ ok: false, error: { code: 'STORAGE_ERROR', details: { inDoubt: true } } });
   expect(rc).toMatchObject({ ok: false, error: { code: 'STORAGE_ERROR', details: { inDoubt: true } } });
