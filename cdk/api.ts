@@ -66,7 +66,8 @@ export const ROUTES: Route[] = ROUTE_TABLE.map((r) => {
 
 export interface ApiProps {
   config: UtxoStoreConfig;
-  targets: Record<FunctionName, lambda.IFunction>;
+  /** each API function's gateway alias (lib/http/gateway-alias.ts): the only ARN the integrations invoke */
+  targets: Partial<Record<FunctionName, lambda.IFunction>>;
 }
 
 const ERROR_TEMPLATE = (code: string, message: string): Record<string, string> => ({
@@ -235,14 +236,16 @@ export class Api extends Construct {
       validateRequestParameters: true,
     });
 
-    // Plain proxy integrations: a LambdaIntegration would add an AWS::Lambda::Permission per method, and the
-    // functions' permissions live in one full resource policy each (cdk/function-policy.ts), which names the
-    // execute-api ARNs of invokeSourceArns.
+    // Plain proxy integrations of each function's gateway alias: a LambdaIntegration would add an
+    // AWS::Lambda::Permission per method, and the alias's permissions live in one full resource policy
+    // (cdk/function-policy.ts), which names the execute-api ARNs of invokeSourceArns.
     const integrations = new Map<FunctionName, apigw.Integration>();
     const integration = (fn: FunctionName): apigw.Integration => {
       let i = integrations.get(fn);
       if (!i) {
-        i = proxyIntegration(props.targets[fn]);
+        const target = props.targets[fn];
+        if (!target) throw new Error(`the ${fn} function serves routes but has no gateway alias to integrate`);
+        i = proxyIntegration(target);
         integrations.set(fn, i);
       }
       return i;

@@ -2,21 +2,25 @@
  * The full resource policy of each API function (AWS::Lambda::ResourcePolicy, one document per function, alias and
  * version; docs/security.md, "Direct invocation"). It closes the second way in: a principal whose own IAM policy
  * allows lambda:InvokeFunction on the function (lambda:* on *, PowerUserAccess, a CI role) could otherwise run
- * every route the function serves with a hand-made event, skipping API Gateway's per-route authorization.
+ * every route the function serves with a hand-made event, skipping API Gateway's per-route authorization. Lambda
+ * evaluates the policy of the ARN an invocation names: the unqualified function's, or the alias's or version's own.
  *
- *   Allow   apigateway.amazonaws.com, only from this API's routes of the function (aws:SourceArn, aws:SourceAccount)
+ * The unqualified function (direct invocation, cdk/direct-invoke.ts):
  *   Allow   the configured invokers of the roles that may invoke it (-c validatorInvokers=..., role or user ARNs)
  *   Deny    every other IAM principal: aws:PrincipalIsAWSService false and aws:PrincipalArn not one of the API roles
  *           that may invoke the function nor a configured invoker of such a role
+ * The gateway alias (lib/http/gateway-alias.ts; the function believes an API Gateway event only under it):
+ *   Allow   apigateway.amazonaws.com, only from this API's routes of the function (aws:SourceArn, aws:SourceAccount)
+ *   Deny    every IAM principal, the API roles and the configured invokers included
+ * The alias's version: Deny every IAM principal (nothing invokes it by its number).
  *
  * A Deny in a resource policy wins over any Allow in the caller's identity policy (same account or not), so a broad
  * grant elsewhere no longer opens the function. The document replaces every AWS::Lambda::Permission of the function
  * (AWS: "don't use both resource types"): API Gateway's permissions are here, none is added elsewhere.
  *
- * What it does not stop: a principal that may assume one of the API roles (their trust policy, cdk/api.ts), a
- * principal that may change the function, its policy or the stack (lambda:UpdateFunctionCode, PutResourcePolicy,
- * cloudformation:UpdateStack), and a forged API Gateway event from a principal the policy allows (that principal
- * may already call every route and field of the function, cdk/direct-invoke.ts).
+ * What it does not stop: a principal that may assume one of the API roles (their trust policy, cdk/api.ts), and a
+ * principal that may change the function, its policies or the stack (lambda:UpdateFunctionCode, PutResourcePolicy,
+ * UpdateAlias, cloudformation:UpdateStack).
  */
 import { Aws } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -32,8 +36,6 @@ export const INVOKE_ACTION = 'lambda:InvokeFunction';
 export const INVOKE_ACTIONS = ['lambda:InvokeFunction', 'lambda:InvokeAsync', 'lambda:InvokeFunctionUrl'];
 
 export interface InvokePolicy {
-  /** execute-api ARNs (patterns) of the routes API Gateway invokes the function for */
-  apiSourceArns: string[];
   /** IAM role ARNs inside the stack that may invoke it (their identity policies grant it) */
   roleArns: string[];
   /** configured invokers (role or user ARNs, possibly of another account): allowed here */
@@ -69,11 +71,9 @@ function denyOtherPrincipals(resourceArn: string, allowed: string[]) {
   });
 }
 
-/** The policy document of one function, alias or version ARN. */
+/** The unqualified function's document: its direct invokers (no AWS service: API Gateway invokes the alias). */
 export function invokePolicyDocument(resourceArn: string, p: InvokePolicy): iam.PolicyDocument {
   const doc = new iam.PolicyDocument();
-  if (p.apiSourceArns.length > 0)
-    doc.addStatements(servicePrincipalAllow('ApiGateway', 'apigateway.amazonaws.com', resourceArn, p.apiSourceArns));
   if (p.invokers.length > 0)
     doc.addStatements(
       new iam.PolicyStatement({
@@ -84,6 +84,18 @@ export function invokePolicyDocument(resourceArn: string, p: InvokePolicy): iam.
       }),
     );
   doc.addStatements(denyOtherPrincipals(resourceArn, [...p.roleArns, ...p.invokers]));
+  return doc;
+}
+
+/**
+ * The gateway alias's document: API Gateway from `apiSourceArns` (none: no one, for the alias's version), and a Deny
+ * of every IAM principal without exception.
+ */
+export function gatewayPolicyDocument(resourceArn: string, apiSourceArns: string[]): iam.PolicyDocument {
+  const doc = new iam.PolicyDocument();
+  if (apiSourceArns.length > 0)
+    doc.addStatements(servicePrincipalAllow('ApiGateway', 'apigateway.amazonaws.com', resourceArn, apiSourceArns));
+  doc.addStatements(denyOtherPrincipals(resourceArn, []));
   return doc;
 }
 
@@ -109,28 +121,26 @@ export function triggerPolicyDocument(resourceArn: string, p: TriggerPolicy): ia
   return doc;
 }
 
-export interface FunctionPolicyProps {
+/** One ARN a caller can name in an invocation (the function, an alias, a version) and its document. */
+export interface PolicyTarget {
   fn: lambda.IFunction;
-  /** with provisioned concurrency: the `live` alias API Gateway invokes, and the version it points to */
-  qualified?: lambda.IFunction[];
-  /** the document of one ARN (invokePolicyDocument or triggerPolicyDocument) */
+  /** the document of its ARN (invokePolicyDocument, gatewayPolicyDocument or triggerPolicyDocument) */
   document: (resourceArn: string) => iam.PolicyDocument;
 }
 
-/** One AWS::Lambda::ResourcePolicy per ARN a caller can invoke: the function, and its alias and version if any. */
+/** One AWS::Lambda::ResourcePolicy per ARN a caller can invoke: the function first, then its alias and version. */
 export class FunctionPolicy extends Construct {
   readonly policies: lambda.CfnResourcePolicy[] = [];
 
-  constructor(scope: Construct, id: string, props: FunctionPolicyProps) {
+  constructor(scope: Construct, id: string, targets: PolicyTarget[]) {
     super(scope, id);
-    const targets = [props.fn, ...(props.qualified ?? [])];
-    targets.forEach((target, i) => {
-      const arn = target.functionArn;
+    targets.forEach(({ fn, document }, i) => {
+      const arn = fn.functionArn;
       const policy = new lambda.CfnResourcePolicy(this, i === 0 ? 'Function' : `Qualified${i}`, {
         resourceArn: arn,
-        policyDocument: props.document(arn),
+        policyDocument: document(arn),
       });
-      policy.node.addDependency(target);
+      policy.node.addDependency(fn);
       this.policies.push(policy);
     });
   }

@@ -12,10 +12,15 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { nativeLayerCode, NODE_OPTIONS, nodejsBundling, REPO_ROOT } from './bundling';
+import { GATEWAY_ALIAS } from '../lib/http/gateway-alias';
+import { ROUTES } from './api';
 import { FUNCTION_NAMES, spendAckGuard, type FunctionName, type UtxoStoreConfig } from './config';
 import type { Storage } from './storage';
 
 export { REPO_ROOT } from './bundling';
+
+/** The functions that serve routes: API Gateway invokes each through its gateway alias. */
+const API_FUNCTIONS = new Set<FunctionName>(ROUTES.map((r) => r.fn));
 
 /** What a function may do with the blobs under `<bucket>/<prefix>/` ('probe': only the bucket, for GET /v1/health). */
 export type BlobAccess = 'read' | 'write' | 'delete' | 'tag' | 'probe';
@@ -118,10 +123,26 @@ export interface FunctionsProps {
   utxoStoreUrl: string;
 }
 
+/** An API function's gateway alias (lib/http/gateway-alias.ts) and the version it points to. */
+export interface GatewayAlias {
+  alias: lambda.Alias;
+  version: lambda.IVersion;
+}
+
 export class Functions extends Construct {
+  /** the unqualified functions: what direct invokers invoke */
   readonly functions = {} as Record<FunctionName, nodejs.NodejsFunction>;
-  /** what the API and triggers invoke: the `live` alias when provisioned concurrency is set, else the function */
-  readonly targets = {} as Record<FunctionName, lambda.IFunction>;
+  /**
+   * each API function's gateway alias (`api`, carrying its provisioned concurrency if any): the only ARN API Gateway
+   * invokes, and no IAM principal may (cdk/direct-invoke.ts); the function believes an API Gateway event only
+   * under it (lib/http/caller.ts)
+   */
+  readonly gateway: Partial<Record<FunctionName, GatewayAlias>> = {};
+  /**
+   * what the triggers invoke (the signal consumer, cleanup): the `live` alias when provisioned concurrency is set,
+   * else the function
+   */
+  readonly targets: Partial<Record<FunctionName, lambda.IFunction>> = {};
   readonly logGroups = {} as Record<FunctionName, logs.LogGroup>;
   /**
    * with the `live` alias: the other ARNs a caller can invoke, the unqualified function and the alias's version (each
@@ -199,6 +220,17 @@ export class Functions extends Construct {
       this.grantAccess(fn, spec, storage);
       this.functions[name] = fn;
       this.logGroups[name] = logGroup;
+      if (API_FUNCTIONS.has(name)) {
+        // one alias: API Gateway's, with the provisioned concurrency (the construct id does not start with the
+        // function's own, so that a logical-id prefix names either the function or the alias)
+        const alias = new lambda.Alias(this, `GatewayAlias${pascal(name)}`, {
+          aliasName: GATEWAY_ALIAS,
+          version: fn.currentVersion,
+          provisionedConcurrentExecutions: tuning.provisionedConcurrency,
+        });
+        this.gateway[name] = { alias, version: fn.currentVersion };
+        continue;
+      }
       this.targets[name] = fn;
       if (tuning.provisionedConcurrency !== undefined) {
         this.targets[name] = new lambda.Alias(this, `${pascal(name)}Live`, {

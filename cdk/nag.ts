@@ -11,7 +11,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
 import { SSM_AGENT_ACTIONS } from './aerospike-cluster';
 import type { ClusterStack } from './cluster-stack';
-import type { FunctionName, UtxoStoreConfig } from './config';
+import type { UtxoStoreConfig } from './config';
 import type { StackPolicyStack } from './stack-policy';
 import type { UtxoStoreStack } from './stack';
 
@@ -130,19 +130,6 @@ export function applyNagSuppressions(app: {
         `execute-api:Invoke on ${route.method} ${route.path} of this API and stage: the * stands for the path ` +
           'parameter, and API Gateway sends only requests of this resource (one path segment per parameter) under it.',
       );
-
-  // direct invocation (cdk/direct-invoke.ts): grantInvoke allows the function and its qualifiers
-  for (const role of API_ROLES)
-    for (const [fn, least] of Object.entries(service.directInvoke.invokerRoles))
-      if (least !== undefined && roleAllows(role, least)) {
-        const target = service.fns.functions[fn as FunctionName];
-        ack(
-          service.api.roles[role],
-          `AwsSolutions-IAM5[Resource::<${Stack.of(service).getLogicalId(target.node.defaultChild as CfnElement)}.Arn>:*]`,
-          `lambda:InvokeFunction on the ${fn} function and its qualifiers (ARN:*: its versions and the live alias, ` +
-            'the same code), for direct invocation by a role that may call every route the function serves.',
-        );
-      }
 
   // ---- queues (service stack)
   ack(

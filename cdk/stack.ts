@@ -67,7 +67,8 @@ export class UtxoStoreStack extends Stack {
     this.storage.restrictSignalSenders(
       FUNCTION_NAMES.filter((fn) => FUNCTION_TABLE[fn].sendsSignals).map((fn) => this.fns.functions[fn].role!),
     );
-    this.api = new Api(this, 'Api', { config, targets: this.fns.targets });
+    const gatewayAliases = Object.fromEntries(Object.entries(this.fns.gateway).map(([fn, g]) => [fn, g.alias]));
+    this.api = new Api(this, 'Api', { config, targets: gatewayAliases });
     // API Gateway's execution log group (loggingLevel ERROR) would otherwise be created by API Gateway itself, outside
     // the template and without retention; the stage waits for it
     const executionLogs = new logs.LogGroup(this, 'ApiExecutionLogs', {
@@ -78,8 +79,8 @@ export class UtxoStoreStack extends Stack {
     this.api.api.deploymentStage.node.addDependency(executionLogs);
     this.directInvoke = new DirectInvoke(this, 'DirectInvoke', {
       config,
-      functions: this.fns.targets,
-      qualified: this.fns.qualified,
+      functions: this.fns.functions,
+      gateway: this.fns.gateway,
       roles: this.api.roles,
       sourceArns: this.api.invokeSourceArns,
     });
@@ -90,8 +91,8 @@ export class UtxoStoreStack extends Stack {
     this.triggers = new Triggers(this, 'Triggers', {
       config,
       signalQueue: this.storage.signalQueue,
-      signalConsumer: this.fns.targets.signals,
-      cleanup: this.fns.targets.cleanup,
+      signalConsumer: this.fns.targets.signals!,
+      cleanup: this.fns.targets.cleanup!,
       qualified: { signals: this.fns.qualified.signals, cleanup: this.fns.qualified.cleanup },
     });
     this.observability = new Observability(this, 'Observability', {

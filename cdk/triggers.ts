@@ -13,7 +13,7 @@ import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { UtxoStoreConfig } from './config';
-import { FunctionPolicy, triggerPolicyDocument } from './function-policy';
+import { FunctionPolicy, triggerPolicyDocument, type PolicyTarget } from './function-policy';
 
 /**
  * The Lambda target without its AWS::Lambda::Permission: the cleanup function's one full resource policy
@@ -88,17 +88,22 @@ export class Triggers extends Construct {
     );
 
     const ruleArns = this.cleanupRules.map((r) => r.ruleArn);
+    // the same document on every ARN of each (a resource policy is per qualifier)
+    const everyArn = (fn: lambda.IFunction, qualified: lambda.IFunction[] = [], document: PolicyTarget['document']) =>
+      [fn, ...qualified].map((target) => ({ fn: target, document }));
     this.policies = {
-      signals: new FunctionPolicy(this, 'SignalsPolicy', {
-        fn: props.signalConsumer,
-        qualified: props.qualified?.signals,
-        document: (arn) => triggerPolicyDocument(arn, { ruleArns: [], ownRoleArn: props.signalConsumer.role?.roleArn }),
-      }),
-      cleanup: new FunctionPolicy(this, 'CleanupPolicy', {
-        fn: props.cleanup,
-        qualified: props.qualified?.cleanup,
-        document: (arn) => triggerPolicyDocument(arn, { ruleArns }),
-      }),
+      signals: new FunctionPolicy(
+        this,
+        'SignalsPolicy',
+        everyArn(props.signalConsumer, props.qualified?.signals, (arn) =>
+          triggerPolicyDocument(arn, { ruleArns: [], ownRoleArn: props.signalConsumer.role?.roleArn }),
+        ),
+      ),
+      cleanup: new FunctionPolicy(
+        this,
+        'CleanupPolicy',
+        everyArn(props.cleanup, props.qualified?.cleanup, (arn) => triggerPolicyDocument(arn, { ruleArns })),
+      ),
     };
 
     // EventBridge invokes asynchronously. A pass that fails is not retried by Lambda (the next scheduled pass resumes

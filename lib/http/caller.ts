@@ -3,6 +3,10 @@
  * with"): the way in (API Gateway or the Lambda Invoke API), the caller's ARN when API Gateway gives it, and the
  * caller's role.
  *
+ * - The way in is Lambda's word, not the event's (security review N9). API Gateway invokes each API function through
+ *   its gateway alias, which no IAM principal may invoke (lib/http/gateway-alias.ts); direct invokers invoke the
+ *   unqualified function. Lambda puts the ARN the invocation named in the context (`invokedFunctionArn`), which the
+ *   invoker cannot write: inside Lambda an event is API Gateway's only when that ARN names the gateway alias.
  * - Through API Gateway (IAM authorization), `requestContext.identity.userArn` is the signer: for the API's roles an
  *   STS assumed-role ARN `arn:aws:sts::<account>:assumed-role/<RoleName>/<session>`. The CDK app gives every API
  *   function the three roles' names (API_CALLER_ROLES=validator=<name>,blockValidation=<name>,admin=<name>). The
@@ -11,56 +15,26 @@
  * - Through the Lambda Invoke API, the event carries no caller identity that the caller could not have written itself.
  *   Only the principals the function's resource policy allows can invoke it (cdk/function-policy.ts): the roles that
  *   may call every route and every field of the function, and their configured invokers. The caller's role is then
- *   that least invoker role (lib/http/roles.ts leastInvokerRole). The same holds for an API Gateway-shaped event
- *   sent with Invoke: its sender is one of those principals, allowed everything the function does anyway.
- * - Outside Lambda (the local server, tests) there are no roles: API_CALLER_ROLES is unset, every role is allowed.
- *   Inside Lambda without API_CALLER_ROLES, only the route's own role is (fail closed).
- *
- * What the function can verify (security review N9): nothing in the event. Lambda gives no caller identity for an
- * IAM-signed Invoke, and an allowed direct invoker can write an event shaped like API Gateway's, naming any signer.
- * So `path` and `arn` are what the event claims (`claimed`), and a line logs them as such. Inside Lambda an event is
- * taken for API Gateway's only when it carries what API Gateway always sets on a REST proxy event
- * (requestContext.requestId, apiId, stage, requestTimeEpoch, identity.sourceIp; a hand-made event usually lacks
- * some): otherwise it came through the Invoke API, is logged `direct`, and the signer it names is not believed (the
- * route's own role: fail closed). A complete forgery is not detected; what bounds it is the function's resource
- * policy (only roles that may call every route with every restricted field may invoke it) and CloudTrail's Lambda
- * data events, outside the function.
+ *   that least invoker role (lib/http/roles.ts leastInvokerRole), whatever the event's shape: an API Gateway-shaped
+ *   event sent with Invoke is direct too, and the signer it names is not believed (logged as claimed: `claimedArn`).
+ * - Outside Lambda (the local server, tests) there is no qualifier and there are no roles: API_CALLER_ROLES is unset,
+ *   every role is allowed. Inside Lambda without API_CALLER_ROLES, a signer names no role (fail closed).
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { invokedThroughGateway } from './gateway-alias';
 import { API_ROLES, roleAllows, type ApiRole } from './roles';
 
 export type InvokerPath = 'api' | 'direct' | 'local';
 
 export interface Caller {
-  /** the way in, as the event's shape claims it */
+  /** the way in: `api` only for an invocation of the gateway alias (inside Lambda), as Lambda reports it */
   path: InvokerPath;
-  /** the signer's ARN (API Gateway only), as the event claims it */
+  /** the signer's ARN, as API Gateway gives it (or the local event carries it) */
   arn?: string;
+  /** a signer an event sent with the Invoke API names: not believed */
+  claimedArn?: string;
   /** the least role the request is known to hold */
   role: ApiRole;
-  /** an API Gateway-shaped event without the fields API Gateway always sets: not believed (logged as direct) */
-  incomplete?: boolean;
-}
-
-/** The requestContext fields API Gateway sets on every REST API proxy event (a hand-made event may lack them). */
-export const API_GATEWAY_CONTEXT_FIELDS = [
-  'requestId',
-  'apiId',
-  'stage',
-  'requestTimeEpoch',
-  'identity.sourceIp',
-] as const;
-
-/** The first field API Gateway always sets that the event lacks; undefined when it has them all. */
-export function missingGatewayField(event: APIGatewayProxyEvent): string | undefined {
-  const context = event.requestContext as unknown as Record<string, unknown> | undefined;
-  for (const field of API_GATEWAY_CONTEXT_FIELDS) {
-    let value: unknown = context;
-    for (const part of field.split('.'))
-      value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
-    if (value === undefined || value === null || value === '') return `requestContext.${field}`;
-  }
-  return undefined;
 }
 
 /** `validator=<RoleName>,blockValidation=<RoleName>,admin=<RoleName>` -> role name -> role */
@@ -90,21 +64,30 @@ export interface CallerSource {
   routeRole: ApiRole;
   /** the least role that may invoke this function directly */
   directRole: ApiRole;
+  /** the Lambda context's invokedFunctionArn: the function's ARN and the qualifier the invocation named, if any */
+  invokedArn?: string;
   env?: NodeJS.ProcessEnv;
+}
+
+/** The way in, from Lambda's context alone (known before the route is: a refused request's log line says it too). */
+export function invokerPath(s: Pick<CallerSource, 'direct' | 'invokedArn' | 'env'>): InvokerPath {
+  const env = s.env ?? process.env;
+  if (s.direct) return 'direct';
+  // inside Lambda, anything but the gateway alias came through Invoke, whatever the event's shape
+  if (env.AWS_LAMBDA_FUNCTION_NAME !== undefined) return invokedThroughGateway(s.invokedArn) ? 'api' : 'direct';
+  return parseCallerRoles(env.API_CALLER_ROLES) ? 'api' : 'local';
 }
 
 export function callerOf(s: CallerSource): Caller {
   const env = s.env ?? process.env;
   const arn = s.event.requestContext?.identity?.userArn ?? undefined;
   const roles = parseCallerRoles(env.API_CALLER_ROLES);
-  if (!roles) {
-    const inLambda = env.AWS_LAMBDA_FUNCTION_NAME !== undefined;
-    if (!inLambda) return { path: s.direct ? 'direct' : 'local', ...(arn ? { arn } : {}), role: 'admin' };
-  }
-  if (s.direct) return { path: 'direct', role: higher(s.routeRole, s.directRole) };
-  // not from API Gateway: it came through Invoke; the signer it names is not believed
-  if (missingGatewayField(s.event) !== undefined) return { path: 'direct', role: s.routeRole, incomplete: true };
+  const path = invokerPath(s);
+  if (!roles && env.AWS_LAMBDA_FUNCTION_NAME === undefined) return { path, ...(arn ? { arn } : {}), role: 'admin' };
+  if (path === 'direct')
+    // an API Gateway-shaped event sent with Invoke: the signer it names is not believed
+    return { path, ...(!s.direct && arn ? { claimedArn: arn } : {}), role: higher(s.routeRole, s.directRole) };
   const name = arn ? ASSUMED_ROLE.exec(arn)?.[1] : undefined;
   const named = name !== undefined ? roles?.get(name) : undefined;
-  return { path: 'api', ...(arn ? { arn } : {}), role: named ? higher(s.routeRole, named) : s.routeRole };
+  return { path, ...(arn ? { arn } : {}), role: named ? higher(s.routeRole, named) : s.routeRole };
 }

@@ -16,7 +16,7 @@ import { getRuntime, setRuntimeHooks, warmRuntime } from '../runtime';
 import { HttpError, invalidArgument, mapError } from './errors';
 import { cleanupMetrics, emitSingle, emitSpendRefused, logger, metrics, MetricUnit } from './observability';
 import { matchRoute, paramNames, ROUTES, routesOf, type FunctionName, type Route } from './routes';
-import { callerOf, type Caller } from './caller';
+import { callerOf, invokerPath, type Caller } from './caller';
 import { isDirectInvocation, directInvocationProblem, toDirectResult, toProxyEvent } from './direct-invocation';
 import { checkFieldRoles } from './field-roles';
 import { leastInvokerRole } from './roles';
@@ -183,6 +183,8 @@ export function validate(routes: readonly Route[]): MiddlewareObj<APIGatewayProx
         direct: s.direct === true,
         routeRole: route.role,
         directRole: leastInvokerRole(route.fn, ROUTES) ?? route.role,
+        // Lambda's, not the event's: which ARN and qualifier the invocation named (the gateway alias: API Gateway)
+        invokedArn: request.context?.invokedFunctionArn,
       });
       checkFieldRoles(ROUTES, route, json, s.caller.role);
       s.validated = { route, input: { params: parsedParams, query: query ?? {}, body, framed } };
@@ -232,9 +234,12 @@ export function observe(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyRe
     if (errorCode) emitSingle('ErrorsByCode', { operation, code: errorCode });
     // the way in and the caller, as far as the function can know them (lib/http/caller.ts); an admin route's line
     // is the audit record of an admin operation (docs/security.md, "Direct invocation")
-    const caller: Partial<Caller> = s.caller ?? { path: s.direct ? 'direct' : 'api' };
-    // invoker and callerArn are what the event claims (an allowed direct invoker can forge an API Gateway event):
-    // claimedByEvent says so; invokedArn is Lambda's own (the function ARN and qualifier the invoker named)
+    // a request refused before its caller was known (no route, a bad body): the way in only
+    const caller: Partial<Caller> = s.caller ?? {
+      path: invokerPath({ direct: s.direct === true, invokedArn: request.context?.invokedFunctionArn }),
+    };
+    // invoker follows invokedArn, Lambda's own (the gateway alias is API Gateway's); callerArn is API Gateway's
+    // signer; claimedCallerArn is a signer named by an event sent with Invoke, not believed
     const line = {
       operation,
       method: request.event.httpMethod,
@@ -243,9 +248,8 @@ export function observe(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyRe
       latencyMs: Math.round(latencyMs * 100) / 100,
       invoker: caller.path,
       ...(caller.arn ? { callerArn: caller.arn } : {}),
+      ...(caller.claimedArn ? { claimedCallerArn: caller.claimedArn } : {}),
       ...(caller.role ? { callerRole: caller.role } : {}),
-      claimedByEvent: caller.arn ? ['invoker', 'callerArn'] : ['invoker'],
-      ...(caller.incomplete ? { incompleteGatewayEvent: true } : {}),
       ...(request.context?.invokedFunctionArn ? { invokedArn: request.context.invokedFunctionArn } : {}),
       ...(errorCode ? { errorCode } : {}),
     };

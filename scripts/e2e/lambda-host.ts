@@ -28,6 +28,8 @@ export interface InvokeResult {
 interface Pending {
   id: string;
   event: unknown;
+  /** the alias or version the invocation named (undefined: the unqualified function) */
+  qualifier?: string;
   deadline: number;
   resolve(r: InvokeResult): void;
   started: number;
@@ -101,13 +103,17 @@ export class LambdaHost {
     });
   }
 
-  /** Invokes the function (RequestResponse): the answer, or what went wrong. */
-  invoke(event: unknown): Promise<InvokeResult> {
+  /**
+   * Invokes the function (RequestResponse), by its unqualified ARN or with `qualifier` (an alias: API Gateway's
+   * integration names one): the answer, or what went wrong.
+   */
+  invoke(event: unknown, qualifier?: string): Promise<InvokeResult> {
     return new Promise((resolve) => {
       const coldStart = this.child === undefined;
       this.queue.push({
         id: randomUUID(),
         event,
+        qualifier,
         deadline: 0,
         resolve,
         started: performance.now(),
@@ -193,7 +199,8 @@ export class LambdaHost {
       'content-type': 'application/json',
       'lambda-runtime-aws-request-id': p.id,
       'lambda-runtime-deadline-ms': String(p.deadline),
-      'lambda-runtime-invoked-function-arn': this.arn,
+      // as Lambda reports it: the ARN the invocation named, with its qualifier
+      'lambda-runtime-invoked-function-arn': p.qualifier !== undefined ? `${this.arn}:${p.qualifier}` : this.arn,
       'lambda-runtime-trace-id': `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomUUID().replace(/-/g, '').slice(0, 24)};Sampled=0`,
     });
     res.end(JSON.stringify(p.event));

@@ -178,10 +178,10 @@ export class LocalDeployment {
     return role;
   }
 
-  /** Invokes and fails loudly on anything but an answer. */
-  async invoke(logicalId: string, event: unknown, trigger: string): Promise<unknown> {
+  /** Invokes (the unqualified function, or `qualifier`) and fails loudly on anything but an answer. */
+  async invoke(logicalId: string, event: unknown, trigger: string, qualifier?: string): Promise<unknown> {
     const host = this.host(logicalId);
-    const result = await host.invoke(event);
+    const result = await host.invoke(event, qualifier);
     this.invocations.push({ fn: logicalId, trigger, coldStart: result.coldStart, ms: result.durationMs });
     if (result.environmentError || result.functionError) throw new InvocationError(host.fn.name, result, host.tail());
     return result.payload;
@@ -215,10 +215,12 @@ export class LocalDeployment {
     const invalid = validateRequest(this.api, match.method, req);
     if (invalid) return { ...invalid, method: match.method };
     const event = proxyEvent(this.api, match, req, role);
+    // the ARN the integration URI names (the gateway alias), as API Gateway invokes it
     const result = (await this.invoke(
       match.method.functionId,
       event,
       `${req.method} ${match.method.resourcePath}`,
+      match.method.qualifier,
     )) as {
       statusCode?: unknown;
       headers?: Record<string, string>;

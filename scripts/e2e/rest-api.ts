@@ -22,6 +22,8 @@ export interface ApiMethod {
   authorizationType: string;
   /** logical id of the integrated function */
   functionId: string;
+  /** the alias the integration URI names (API Gateway invokes `<function ARN>:<alias>`); undefined: unqualified */
+  qualifier?: string;
   requiredQuery: string[];
   optionalQuery: string[];
   requiredPath: string[];
@@ -85,9 +87,17 @@ function statementsOf(r: Resolver, stack: StackArtifact, doc: unknown, where: st
   });
 }
 
-/** The logical id of the function a proxy integration URI invokes (`.../functions/<fn arn>/invocations`). */
-function integratedFunction(stack: StackArtifact, uri: unknown, where: string): string {
+/**
+ * The function a proxy integration URI invokes (`.../functions/<fn arn>/invocations`): its logical id, and the alias
+ * the URI names, if any (Lambda then reports the alias ARN as the invoked ARN).
+ */
+function integratedFunction(
+  stack: StackArtifact,
+  uri: unknown,
+  where: string,
+): { functionId: string; qualifier?: string } {
   const found: string[] = [];
+  const aliases: string[] = [];
   const walk = (v: unknown): void => {
     if (Array.isArray(v)) v.forEach(walk);
     else if (v && typeof v === 'object') {
@@ -98,6 +108,7 @@ function integratedFunction(stack: StackArtifact, uri: unknown, where: string): 
         const type = stack.template.Resources[id].Type;
         if (type === 'AWS::Lambda::Function') found.push(id);
         else if (type === 'AWS::Lambda::Alias') {
+          aliases.push(String(stack.template.Resources[id].Properties?.Name));
           walk(stack.template.Resources[id].Properties?.FunctionName);
         }
       }
@@ -107,7 +118,8 @@ function integratedFunction(stack: StackArtifact, uri: unknown, where: string): 
   walk(uri);
   const unique = [...new Set(found)];
   if (unique.length !== 1) throw new AssemblyError(`${where}: the integration invokes ${unique.length} functions`);
-  return unique[0];
+  if (aliases.length > 1) throw new AssemblyError(`${where}: the integration names ${aliases.length} aliases`);
+  return { functionId: unique[0], ...(aliases.length === 1 ? { qualifier: aliases[0] } : {}) };
 }
 
 export function restApiModel(assembly: Assembly, r: Resolver): RestApiModel {
@@ -146,7 +158,7 @@ export function restApiModel(assembly: Assembly, r: Resolver): RestApiModel {
       httpMethod: String(p.HttpMethod),
       resourcePath,
       authorizationType: String(p.AuthorizationType ?? 'NONE'),
-      functionId: integratedFunction(stack, integration.Uri, id),
+      ...integratedFunction(stack, integration.Uri, id),
       requiredQuery: named('querystring', true),
       optionalQuery: named('querystring', false),
       requiredPath: named('path', true),

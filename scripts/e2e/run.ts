@@ -33,6 +33,7 @@ import {
   type Step,
   type Target,
 } from './scenario';
+import { matchMethod, proxyEvent } from './rest-api';
 import { checkEnvironment, checkModules, checkRoutes, functionNameOf } from './template-checks';
 
 const failures: string[] = [];
@@ -138,6 +139,26 @@ async function prepareCluster(
   } finally {
     await client.close();
   }
+}
+
+/**
+ * Review N9: a role flag from blockValidation's signer is taken through API Gateway (its integration invokes the
+ * gateway alias, which the function sees in invokedFunctionArn), and refused in the same event sent with Invoke.
+ */
+async function checkGatewayAlias(d: LocalDeployment, spendHex: string): Promise<void> {
+  const body = JSON.stringify({ tx: spendHex, ignoreLocked: true });
+  const viaApi = await d.request('blockValidation', { method: 'POST', url: '/v1/spends', body });
+  const refused = (text: string | undefined) => /"FIELD_NOT_ALLOWED"/.test(text ?? '');
+  if (viaApi.status !== 403 && !refused(viaApi.body))
+    ok(`blockValidation's ignoreLocked through API Gateway (the gateway alias) is taken (${viaApi.status})`);
+  else fail(`blockValidation's ignoreLocked through API Gateway answered ${viaApi.status} ${viaApi.body}`);
+  const match = matchMethod(d.api.methods, 'POST', '/v1/spends');
+  if (typeof match === 'string') return fail(`POST /v1/spends: ${match}`);
+  const forged = proxyEvent(d.api, match, { method: 'POST', url: '/v1/spends', body }, d.role('blockValidation'));
+  const direct = (await d.invokeDirect('spend', 'validator', forged)) as { statusCode?: number; body?: string };
+  if (direct.statusCode === 403 && refused(direct.body))
+    ok('the same API Gateway event sent with Invoke (unqualified) is direct: ignoreLocked is 403 FIELD_NOT_ALLOWED');
+  else fail(`a forged API Gateway event sent with Invoke answered ${JSON.stringify(direct)}`);
 }
 
 function deployedTarget(d: LocalDeployment): Target {
@@ -392,6 +413,7 @@ async function main(): Promise<void> {
     if (misrouted.statusCode === 404 && misrouted.body?.error?.details?.function === 'get')
       ok('a direct invocation of a route another function serves is 404 ROUTE_NOT_FOUND naming it');
     else fail(`misrouted direct invocation answered ${JSON.stringify(misrouted)}`);
+    await checkGatewayAlias(d, txs.spendOne.hex);
     const cold = d.invocations.filter((i) => i.coldStart);
     const notRun = d.functions.filter((f) => !d.invocations.some((i) => i.fn === f.logicalId));
     if (notRun.length > 0) fail(`functions never invoked: ${notRun.map((f) => f.name).join(', ')}`);

@@ -1,14 +1,17 @@
 /**
  * Direct invocation in the template (security review #1): the function names as outputs, lambda:InvokeFunction for
- * each caller role only on the functions whose every route and field it may call (invoking skips API Gateway's
- * per-route authorization), and one full resource policy per API function (AWS::Lambda::ResourcePolicy) that allows
- * API Gateway from this API's routes and the configured invokers, and denies every other IAM principal, whatever its
- * own policies allow. The Deny is evaluated here as IAM would for a caller's principal ARN.
+ * each caller role only on the unqualified functions whose every route and field it may call (invoking skips API
+ * Gateway's per-route authorization), and one full resource policy per ARN of an API function
+ * (AWS::Lambda::ResourcePolicy): the unqualified function allows the configured invokers and denies every other IAM
+ * principal, whatever its own policies allow; the gateway alias API Gateway invokes (review N9) allows API Gateway
+ * from this API's routes and denies every IAM principal, the invokers and roles included; its version denies them
+ * too. The Deny is evaluated here as IAM would for a caller's principal ARN.
  */
 import { ROUTES } from '../../cdk/api';
 import { ConfigurationError } from '../../cdk/config';
 import { leastInvokerRole } from '../../cdk/direct-invoke';
 import { INVOKE_ACTIONS } from '../../cdk/function-policy';
+import { GATEWAY_ALIAS } from '../../lib/http/gateway-alias';
 import { actionsOf, API_FUNCTION_IDS, logicalId, resourcesOf, synth, type Synth } from './helpers';
 
 const VALIDATOR_CALLER = 'arn:aws:iam::111122223333:role/validator-service';
@@ -57,13 +60,32 @@ function invocableBy(role: 'Validator' | 'BlockValidation' | 'Admin'): Set<strin
   return out;
 }
 
-/** The resource policy statements of an API function (its unqualified ARN). */
-function policyOf(fn: string, template = s.template): Statement[] {
-  const prefix = API_FUNCTION_IDS[fn];
-  const policies = Object.values(resourcesOf(template, 'AWS::Lambda::ResourcePolicy')).filter((p) =>
-    JSON.stringify(p.Properties!.ResourceArn).includes(`"${prefix}`),
+/** The logical ids of an API function, its gateway alias (named `api`) and the alias's version. */
+function idsOf(fn: string, template = s.template) {
+  const fnId = logicalId(template, 'AWS::Lambda::Function', API_FUNCTION_IDS[fn]);
+  const of = (type: string) =>
+    Object.entries(resourcesOf(template, type))
+      .filter(([, r]) => JSON.stringify(r.Properties!.FunctionName) === JSON.stringify({ Ref: fnId }))
+      .map(([id]) => id);
+  const aliases = of('AWS::Lambda::Alias');
+  const versions = of('AWS::Lambda::Version');
+  expect([fn, aliases.length, versions.length]).toEqual([fn, 1, 1]);
+  expect(resourcesOf(template, 'AWS::Lambda::Alias')[aliases[0]].Properties!.Name).toBe(GATEWAY_ALIAS);
+  return { fn: fnId, alias: aliases[0], version: versions[0] };
+}
+
+/** The resource policy statements of an API function's ARN: unqualified, its gateway alias or the alias's version. */
+function policyOf(
+  fn: string,
+  which: 'function' | 'alias' | 'version' = 'function',
+  template = s.template,
+): Statement[] {
+  const ids = idsOf(fn, template);
+  const arn = which === 'function' ? { 'Fn::GetAtt': [ids.fn, 'Arn'] } : { Ref: ids[which] };
+  const policies = Object.values(resourcesOf(template, 'AWS::Lambda::ResourcePolicy')).filter(
+    (p) => JSON.stringify(p.Properties!.ResourceArn) === JSON.stringify(arn),
   );
-  expect([fn, policies.length]).toEqual([fn, 1]);
+  expect([fn, which, policies.length]).toEqual([fn, which, 1]);
   return (policies[0].Properties!.PolicyDocument as { Statement: Statement[] }).Statement;
 }
 
@@ -99,6 +121,15 @@ describe('direct invocation', () => {
     );
   });
 
+  test("the roles' invoke grants name the unqualified functions only, never a qualifier", () => {
+    const resources = Object.values(resourcesOf(s.template, 'AWS::IAM::Policy'))
+      .flatMap((p) => (p.Properties!.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement)
+      .filter((st) => actionsOf(st).includes('lambda:InvokeFunction'))
+      .flatMap((st) => [st.Resource].flat());
+    expect(resources.length).toBeGreaterThan(0);
+    for (const r of resources) expect(r).toMatchObject({ 'Fn::GetAtt': [expect.any(String), 'Arn'] });
+  });
+
   test("the API's roles may invoke exactly the functions whose every route and field they may call", () => {
     const of = (rank: number) =>
       Object.entries(API_FUNCTIONS)
@@ -120,9 +151,29 @@ describe('direct invocation', () => {
     for (const fn of Object.keys(API_FUNCTIONS)) policyOf(fn);
   });
 
-  test('API Gateway may invoke each function only from its own routes of this API, in this account', () => {
+  test('N9: every API Gateway integration invokes the gateway alias of the function that serves the route', () => {
+    const methods = Object.values(resourcesOf(s.template, 'AWS::ApiGateway::Method'));
+    expect(methods.length).toBeGreaterThan(ROUTES.length);
+    const aliases = new Set(Object.keys(API_FUNCTIONS).map((fn) => idsOf(fn).alias));
+    for (const m of methods) {
+      const uri = JSON.stringify((m.Properties!.Integration as { Uri: unknown }).Uri);
+      const named = [...uri.matchAll(/\{"Ref":"([^"]+)"\}/g)].map((x) => x[1]).filter((id) => !id.startsWith('AWS::'));
+      expect([uri, named.length, aliases.has(named[0])]).toEqual([uri, 1, true]);
+    }
+    for (const route of ROUTES) {
+      const alias = idsOf(route.fn).alias;
+      const served = methods.filter(
+        (m) =>
+          m.Properties!.HttpMethod === route.method &&
+          JSON.stringify((m.Properties!.Integration as { Uri: unknown }).Uri).includes(`"${alias}"`),
+      );
+      expect([route.method, route.path, served.length > 0]).toEqual([route.method, route.path, true]);
+    }
+  });
+
+  test('API Gateway may invoke only the gateway alias, only from its own routes of this API, in this account', () => {
     for (const fn of Object.keys(API_FUNCTIONS)) {
-      const api = policyOf(fn).filter((st) => st.Sid === 'ApiGateway');
+      const api = policyOf(fn, 'alias').filter((st) => st.Sid === 'ApiGateway');
       expect(api).toHaveLength(1);
       expect(api[0]).toMatchObject({ Effect: 'Allow', Principal: { Service: 'apigateway.amazonaws.com' } });
       expect(api[0].Condition!.StringEquals).toEqual({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
@@ -131,11 +182,39 @@ describe('direct invocation', () => {
       // admin: the whole stage (its catch-all methods); every other function: one ARN per route, by method and path
       expect([fn, sources.length]).toEqual([fn, fn === 'admin' ? 1 : routes.length]);
       if (fn === 'admin') expect(JSON.stringify(sources[0])).toMatch(/\/dev\/\*\/\*"\]\]\}$/);
-      expect(JSON.stringify(policyOf(fn)).length).toBeLessThan(20_000);
+      expect(JSON.stringify(policyOf(fn, 'alias')).length).toBeLessThan(20_000);
       if (fn !== 'admin')
         for (const r of routes)
           expect(JSON.stringify(sources)).toContain(`/${r.method}${r.path.replace(/\{[^}]+\}/g, '*')}"`);
+      // the unqualified function and the version allow no AWS service: API Gateway's way in is the alias
+      for (const which of ['function', 'version'] as const)
+        expect([fn, which, JSON.stringify(policyOf(fn, which)).includes('apigateway')]).toEqual([fn, which, false]);
     }
+  });
+
+  test('N9: the gateway alias and its version deny every IAM principal, the roles and the configured invokers included', () => {
+    const everyone = [
+      'arn:aws:iam::123456789012:role/PowerUser',
+      '*',
+      VALIDATOR_CALLER,
+      ADMIN_CALLER,
+      roleArn('Validator'),
+      roleArn('BlockValidation'),
+      roleArn('Admin'),
+    ];
+    for (const fn of Object.keys(API_FUNCTIONS))
+      for (const which of ['alias', 'version'] as const) {
+        const policy = policyOf(fn, which);
+        for (const principal of everyone)
+          expect([fn, which, principal, denied(policy, principal)]).toEqual([fn, which, principal, true]);
+        // no Allow for an IAM principal: only API Gateway's (a service) on the alias
+        const allows = policy.filter((st) => st.Effect === 'Allow');
+        expect([fn, which, allows.map((st) => JSON.stringify(st.Principal))]).toEqual([
+          fn,
+          which,
+          which === 'alias' ? ['{"Service":"apigateway.amazonaws.com"}'] : [],
+        ]);
+      }
   });
 
   test('every other IAM principal is denied, whatever its own policies allow: only the roles that may invoke and their invokers pass', () => {
@@ -193,19 +272,18 @@ describe('direct invocation', () => {
     s.template.resourceCountIs('AWS::Lambda::Permission', 0);
   });
 
-  test('with provisioned concurrency the alias, the unqualified function and its version each carry the policy', () => {
+  test('with provisioned concurrency the gateway alias carries it; the function, alias and version keep their policies', () => {
     const t = synth({ provisionedConcurrency: 'spend:2' }).template;
-    const spend = Object.values(resourcesOf(t, 'AWS::Lambda::ResourcePolicy')).filter((p) =>
-      JSON.stringify(p.Properties!.ResourceArn).includes('FunctionsSpend'),
-    );
-    expect(spend).toHaveLength(3);
-    const arns = spend.map((p) => JSON.stringify(p.Properties!.ResourceArn));
-    expect(arns.some((a) => a.includes('SpendLive'))).toBe(true);
-    expect(arns.some((a) => a.includes('CurrentVersion'))).toBe(true);
-    for (const p of spend) {
-      const statements = (p.Properties!.PolicyDocument as { Statement: Statement[] }).Statement;
-      expect(denied(statements, 'arn:aws:iam::123456789012:role/PowerUser')).toBe(true);
-    }
+    const ids = idsOf('spend', t);
+    expect(resourcesOf(t, 'AWS::Lambda::Alias')[ids.alias].Properties!.ProvisionedConcurrencyConfig).toEqual({
+      ProvisionedConcurrentExecutions: 2,
+    });
+    // one alias per function: no `live` beside the gateway alias
+    expect(Object.values(resourcesOf(t, 'AWS::Lambda::Alias')).map((a) => a.Properties!.Name)).not.toContain('live');
+    for (const which of ['function', 'alias', 'version'] as const)
+      expect(denied(policyOf('spend', which, t), 'arn:aws:iam::123456789012:role/PowerUser')).toBe(true);
+    expect(denied(policyOf('spend', 'function', t), VALIDATOR_CALLER)).toBe(true); // not configured in this synth
+    expect(denied(policyOf('spend', 'alias', t), roleArn('Validator'))).toBe(true);
     // a replaced version is deleted: a kept one would keep no policy of ours
     for (const v of Object.values(resourcesOf(t, 'AWS::Lambda::Version'))) expect(v.DeletionPolicy).toBe('Delete');
   });

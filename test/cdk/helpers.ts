@@ -60,6 +60,16 @@ export const API_FUNCTION_IDS: Record<string, string> = {
   admin: 'FunctionsAdmin',
 };
 
+/** The logical id of an API function's gateway alias (lib/http/gateway-alias.ts): the alias of that function. */
+export function gatewayAliasId(template: Template, fn: string): string {
+  const fnId = logicalId(template, 'AWS::Lambda::Function', API_FUNCTION_IDS[fn]);
+  const ids = Object.entries(resourcesOf(template, 'AWS::Lambda::Alias'))
+    .filter(([, a]) => JSON.stringify(a.Properties!.FunctionName) === JSON.stringify({ Ref: fnId }))
+    .map(([id]) => id);
+  if (ids.length !== 1) throw new Error(`${fn}: ${ids.length} aliases, expected its gateway alias`);
+  return ids[0];
+}
+
 /** The logical-id prefix of every function of the app. */
 export const FUNCTION_IDS: Record<string, string> = {
   ...API_FUNCTION_IDS,

@@ -7,6 +7,7 @@
  */
 import { arnPath } from '../../cdk/api';
 import { FUNCTION_NAMES } from '../../cdk/config';
+import { GATEWAY_ALIAS } from '../../lib/http/gateway-alias';
 import { API_ROLES, type ApiRole } from '../../lib/http/roles';
 import { FUNCTION_IDS, logicalId, resourcesOf, synth, type Synth } from './helpers';
 import {
@@ -24,6 +25,12 @@ import {
 
 export const OTHER_ACCOUNT = '222222222222';
 export const INVOKER = `arn:aws:iam::${OTHER_ACCOUNT}:role/validator-service`;
+/** the prod-like deployment's configured direct invokers, one per role (another account's, and this account's) */
+export const INVOKERS: Record<ApiRole, string> = {
+  validator: INVOKER,
+  blockValidation: `arn:aws:iam::${OTHER_ACCOUNT}:role/block-validation-service`,
+  admin: `arn:aws:iam::${ACCOUNT}:role/ops-invoker`,
+};
 export const POWER_USER = `arn:aws:iam::${ACCOUNT}:role/PowerUser`;
 export const LAMBDA_ALL = [
   { name: 'lambda-all', policy: { Statement: [{ Effect: 'Allow', Action: 'lambda:*', Resource: '*' }] } },
@@ -63,7 +70,9 @@ export function deployment(name: DeploymentName): Deployment {
           validatorAssumers: `arn:aws:iam::${ACCOUNT}:role/validator-*`,
           blockValidationAssumers: `arn:aws:iam::${ACCOUNT}:role/block-validation`,
           adminAssumers: `arn:aws:iam::${ACCOUNT}:role/ops-admin`,
-          validatorInvokers: INVOKER,
+          validatorInvokers: INVOKERS.validator,
+          blockValidationInvokers: INVOKERS.blockValidation,
+          adminInvokers: INVOKERS.admin,
           provisionedConcurrency: 'spend:2,cleanup:1',
           aerospikePackageUrl: 's3://my-artifacts/aerospike/server.tgz',
           exporterPackageUrl: 's3://my-artifacts/aerospike/exporter.rpm',
@@ -84,7 +93,6 @@ function synthesised(name: string, context: Record<string, unknown>, region: str
   };
 }
 
-/** Each function's logical id, role, and the ARNs a caller can invoke (with provisioned concurrency: alias, version). */
 /**
  * The named deployments, synthesized once per test file before its tests (synth is slow); the getter finds one by
  * name once they are built.
@@ -101,18 +109,25 @@ export function useDeployments(names: DeploymentName[] = ['dev', 'prod-like']): 
   };
 }
 
+/**
+ * Each function's logical id, role, and the ARNs a caller can name: the function, its alias (an API function's
+ * gateway alias `api`; `live` for a trigger's provisioned concurrency) and the alias's version.
+ */
 export function functionsOf(d: Deployment) {
   const t = d.synth.template;
   return FUNCTION_NAMES.map((fn) => {
     const id = logicalId(t, 'AWS::Lambda::Function', FUNCTION_IDS[fn]);
     const arn = resolve({ 'Fn::GetAtt': [id, 'Arn'] }, d.service) as string;
-    const aliases = Object.entries(resourcesOf(t, 'AWS::Lambda::Alias')).filter(
-      ([, a]) => JSON.stringify(a.Properties!.FunctionName) === JSON.stringify({ Ref: id }),
-    );
-    const qualified = aliases.length > 0 ? [`${arn}:live`, `${arn}:1`] : [];
-    /** what API Gateway and the rules invoke */
-    const target = aliases.length > 0 ? `${arn}:live` : arn;
-    return { fn, id, arn, target, invocable: [arn, ...qualified], role: roleOfFunction(d.service, id) };
+    const aliases = Object.values(resourcesOf(t, 'AWS::Lambda::Alias'))
+      .filter((a) => JSON.stringify(a.Properties!.FunctionName) === JSON.stringify({ Ref: id }))
+      .map((a) => `${arn}:${String(a.Properties!.Name)}`);
+    if (aliases.length > 1) throw new Error(`${fn} has ${aliases.length} aliases`);
+    const qualified = aliases.length > 0 ? [aliases[0], `${arn}:1`] : [];
+    /** API Gateway invokes an API function's gateway alias; the direct invokers, the unqualified function */
+    const gateway = aliases.find((a) => a.endsWith(`:${GATEWAY_ALIAS}`));
+    /** what API Gateway or the triggers invoke */
+    const target = aliases[0] ?? arn;
+    return { fn, id, arn, target, gateway, invocable: [arn, ...qualified], role: roleOfFunction(d.service, id) };
   });
 }
 

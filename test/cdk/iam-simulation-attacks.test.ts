@@ -57,6 +57,39 @@ function attacks(d: Deployment): Row[] {
               resourcePolicy: lambdaPolicy(d.service, resource),
             },
           });
+  // review N9: the gateway alias (and its version) is API Gateway's alone. Every configured invoker (with lambda:* of
+  // its own) and every API role's session (its own grants and lambda:* besides) is denied it, whatever it may invoke
+  // directly; API Gateway may not invoke the unqualified function
+  const invokers = Object.values(d.synth.stack.config.directInvokers).flat();
+  const sessions = Object.values(api.roleIds).map((roleId) => ({
+    principal: `arn:aws:sts::${ACCOUNT}:assumed-role/${roleId}/session`,
+    identity: [...identityPolicies(d.service, roleId), ...LAMBDA_ALL],
+  }));
+  for (const f of fns.filter((x) => x.gateway !== undefined))
+    for (const resource of f.invocable.filter((arn) => arn !== f.arn)) {
+      for (const { principal, identity } of [
+        ...invokers.map((p) => ({ principal: p, identity: LAMBDA_ALL })),
+        ...sessions,
+      ])
+        for (const action of INVOKE_ACTIONS)
+          rows.push({
+            what: `${principal.split(':').slice(4).join(':')} invokes the gateway alias or its version ${resource.split(':').slice(6).join(':')} (${action})`,
+            request: { principal, action, resource, identity, resourcePolicy: lambdaPolicy(d.service, resource) },
+          });
+    }
+  for (const f of fns.filter((x) => x.gateway !== undefined)) {
+    const route = ROUTES.find((r) => r.fn === f.fn)!;
+    rows.push({
+      what: `API Gateway invokes the unqualified ${f.fn} for ${route.method} ${route.path}`,
+      request: {
+        principal: 'apigateway.amazonaws.com',
+        action: 'lambda:InvokeFunction',
+        resource: f.arn,
+        context: { 'aws:SourceArn': api.routeArn(route.method, route.path), 'aws:SourceAccount': ACCOUNT },
+        resourcePolicy: lambdaPolicy(d.service, f.arn),
+      },
+    });
+  }
   // the validator role on every route above it
   for (const route of ROUTES.filter((r) => !roleAllows('validator', r.role)))
     rows.push({
@@ -197,5 +230,9 @@ describe.each(['dev', 'prod-like'] as const)('%s deployment', (name) => {
     expect(results.filter(([, v]) => v === 'Allowed')).toEqual([]);
     // the invokes are denied explicitly: by the functions' Deny, whatever the caller's own policy allows
     expect(results.filter(([what, v]) => what.includes('lambda:* invokes') && v !== 'ExplicitlyDenied')).toEqual([]);
+    // review N9: the invokers and the roles are denied the gateway alias explicitly, by its own policy
+    const alias = results.filter(([what]) => what.includes('invokes the gateway alias'));
+    expect(alias.length).toBeGreaterThanOrEqual(8 * 2 * 3 * INVOKE_ACTIONS.length);
+    expect(alias.filter(([, v]) => v !== 'ExplicitlyDenied')).toEqual([]);
   });
 });

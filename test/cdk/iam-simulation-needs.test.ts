@@ -40,19 +40,48 @@ function needed(d: Deployment): Row[] {
   const rows: Row[] = [];
   const fns = functionsOf(d);
   const api = apiOf(d);
-  // API Gateway invoking each function from each of its routes
+  // API Gateway invoking each function's gateway alias from each of its routes
   for (const route of ROUTES) {
     const f = fns.find((x) => x.fn === route.fn)!;
     rows.push({
-      what: `API Gateway invokes ${route.fn} for ${route.method} ${route.path}`,
+      what: `API Gateway invokes ${route.fn}'s gateway alias for ${route.method} ${route.path}`,
       request: {
         principal: 'apigateway.amazonaws.com',
         action: 'lambda:InvokeFunction',
-        resource: f.target,
+        resource: f.gateway!,
         context: { 'aws:SourceArn': api.routeArn(route.method, route.path), 'aws:SourceAccount': ACCOUNT },
-        resourcePolicy: lambdaPolicy(d.service, f.target),
+        resourcePolicy: lambdaPolicy(d.service, f.gateway!),
       },
     });
+  }
+  // each API role's session and each configured invoker invoking the unqualified functions its role may
+  const invokers = d.synth.stack.config.directInvokers;
+  for (const f of fns) {
+    const least = d.synth.stack.directInvoke.invokerRoles[f.fn];
+    if (least === undefined) continue;
+    for (const role of API_ROLES.filter((r) => roleAllows(r, least))) {
+      rows.push({
+        what: `${role}'s session invokes ${f.fn} directly`,
+        request: {
+          principal: `arn:aws:sts::${ACCOUNT}:assumed-role/${api.roleIds[role]}/session`,
+          action: 'lambda:InvokeFunction',
+          resource: f.arn,
+          identity: identityPolicies(d.service, api.roleIds[role]),
+          resourcePolicy: lambdaPolicy(d.service, f.arn),
+        },
+      });
+      for (const invoker of invokers[role])
+        rows.push({
+          what: `${role}'s configured invoker ${invoker} invokes ${f.fn} directly`,
+          request: {
+            principal: invoker,
+            action: 'lambda:InvokeFunction',
+            resource: f.arn,
+            identity: LAMBDA_ALL,
+            resourcePolicy: lambdaPolicy(d.service, f.arn),
+          },
+        });
+    }
   }
   // each caller role on each of its routes (a session of the role, as callers sign)
   for (const role of API_ROLES)
@@ -214,13 +243,14 @@ describe.each(['dev', 'prod-like'] as const)('%s deployment', (name) => {
     const api = apiOf(d());
     const spend = fns.find((f) => f.fn === 'spend')!;
     const validator = `arn:aws:sts::${ACCOUNT}:assumed-role/${api.roleIds.validator}/session`;
+    // the unqualified function: direct invocation's ARN (the gateway alias is API Gateway's, the attacks table)
     expect(
       await evaluate({
         principal: validator,
         action: 'lambda:InvokeFunction',
-        resource: spend.target,
+        resource: spend.arn,
         identity: identityPolicies(d().service, api.roleIds.validator),
-        resourcePolicy: lambdaPolicy(d().service, spend.target),
+        resourcePolicy: lambdaPolicy(d().service, spend.arn),
       }),
     ).toBe('Allowed');
     if (name === 'prod-like')
@@ -228,9 +258,9 @@ describe.each(['dev', 'prod-like'] as const)('%s deployment', (name) => {
         await evaluate({
           principal: INVOKER,
           action: 'lambda:InvokeFunction',
-          resource: spend.target,
+          resource: spend.arn,
           identity: LAMBDA_ALL,
-          resourcePolicy: lambdaPolicy(d().service, spend.target),
+          resourcePolicy: lambdaPolicy(d().service, spend.arn),
         }),
       ).toBe('Allowed');
     // however Lambda presents the event source mapping's invocation (as the service or as the role), no Deny

@@ -7,7 +7,16 @@ import { z } from 'zod';
 import { ROUTES } from '../../cdk/api';
 import { ROUTES as HTTP_ROUTES } from '../../lib/http/routes';
 import { FUNCTION_NAMES } from '../../cdk/config';
-import { actionsOf, appFunctions, FUNCTION_IDS, logicalId, resourcesOf, statementsOf, synthBeforeAll } from './helpers';
+import {
+  actionsOf,
+  appFunctions,
+  FUNCTION_IDS,
+  gatewayAliasId,
+  logicalId,
+  resourcesOf,
+  statementsOf,
+  synthBeforeAll,
+} from './helpers';
 
 const s = synthBeforeAll();
 
@@ -148,7 +157,12 @@ describe('functions', () => {
       // every function has a reserved concurrency (the connection budget, test/cdk/cluster.test.ts)
       expect(p.ReservedConcurrentExecutions).toBeGreaterThan(0);
     }
-    t.resourceCountIs('AWS::Lambda::Alias', 0);
+    // one alias per API function, API Gateway's (`api`, review N9), without provisioned concurrency by default;
+    // the signal consumer and cleanup have none
+    const aliases = Object.values(resourcesOf(t, 'AWS::Lambda::Alias'));
+    expect(aliases).toHaveLength(new Set(ROUTES.map((r) => r.fn)).size);
+    for (const a of aliases)
+      expect([a.Properties!.Name, a.Properties!.ProvisionedConcurrencyConfig]).toEqual(['api', undefined]);
     const endpoints = Object.values(resourcesOf(s.clusterTemplate, 'AWS::EC2::VPCEndpoint')).map((e) =>
       JSON.stringify(e.Properties!.ServiceName),
     );
@@ -314,7 +328,7 @@ describe('API', () => {
 
   test("unknown routes reach the admin function (404 ROUTE_NOT_FOUND), not API Gateway's 403", () => {
     const t = s.template;
-    const admin = logicalId(t, 'AWS::Lambda::Function', 'FunctionsAdmin');
+    const admin = gatewayAliasId(t, 'admin');
     const proxy = Object.entries(resourcesOf(t, 'AWS::ApiGateway::Resource')).filter(
       ([, r]) => r.Properties!.PathPart === '{proxy+}',
     );
@@ -328,7 +342,7 @@ describe('API', () => {
         AuthorizationType: 'AWS_IAM',
         Integration: Match.objectLike({
           Type: 'AWS_PROXY',
-          Uri: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([{ 'Fn::GetAtt': [admin, 'Arn'] }])]) }),
+          Uri: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([{ Ref: admin }])]) }),
         }),
       });
     }
@@ -337,6 +351,7 @@ describe('API', () => {
   test('every resource of the route tree has ANY to the admin function, so a wrong method is 405, not 403', () => {
     const t = s.template;
     const admin = logicalId(t, 'AWS::Lambda::Function', 'FunctionsAdmin');
+    const adminAlias = gatewayAliasId(t, 'admin');
     const resources = resourcesOf(t, 'AWS::ApiGateway::Resource');
     const pathOf = (id: string): string => {
       const r = resources[id].Properties!;
@@ -357,7 +372,7 @@ describe('API', () => {
       parts.forEach((_, i) => tree.add('/' + parts.slice(0, i + 1).join('/')));
     }
     expect([...anyTargets.keys()].sort()).toEqual([...tree, '/{proxy+}'].sort());
-    for (const integration of anyTargets.values()) expect(integration).toContain(admin);
+    for (const integration of anyTargets.values()) expect(integration).toContain(`"${adminAlias}"`);
 
     // one source ARN (the whole stage) covers them all in the admin function's one resource policy, and no
     // AWS::Lambda::Permission is beside it (test/cdk/direct-invoke.test.ts)

@@ -12,6 +12,7 @@ import {
   actionsOf,
   API_FUNCTION_IDS,
   FUNCTION_IDS,
+  gatewayAliasId,
   logicalId,
   resourcesOf,
   statementsOf,
@@ -21,7 +22,7 @@ import {
 
 const s = synthBeforeAll();
 
-/** Logical id of the function an API method integrates (its integration URI names the function). */
+/** The API function an API method integrates (its integration URI names the function's gateway alias). */
 function integratedFunction(method: string, path: string): string | undefined {
   const t = s.template;
   const resources = resourcesOf(t, 'AWS::ApiGateway::Resource');
@@ -35,7 +36,7 @@ function integratedFunction(method: string, path: string): string | undefined {
     const ref = (p.ResourceId as { Ref?: string }).Ref;
     if (p.HttpMethod !== method || !ref || !resources[ref] || pathOf(ref) !== path) continue;
     const uri = JSON.stringify((p.Integration as { Uri: unknown }).Uri);
-    return Object.entries(API_FUNCTION_IDS).find(([, prefix]) => uri.includes(`"${prefix}`))?.[0];
+    return Object.keys(API_FUNCTION_IDS).find((fn) => uri.includes(`"${gatewayAliasId(t, fn)}"`));
   }
   return undefined;
 }

@@ -64,17 +64,17 @@ test('cluster props: node count, instance type, termination protection in prod, 
     ).toBe(true);
 });
 
-test('function props: X-Ray, provisioned concurrency alias used by the API, reserved concurrency, env', () => {
+test('function props: X-Ray, provisioned concurrency on the gateway alias the API invokes, reserved concurrency, env', () => {
   const t = s.template;
   const fns = appFunctions(t);
   for (const fn of Object.values(fns)) expect(fn.Properties!.TracingConfig).toEqual({ Mode: 'Active' });
   const spend = logicalId(t, 'AWS::Lambda::Function', 'FunctionsSpend');
   t.hasResourceProperties('AWS::Lambda::Alias', {
-    Name: 'live',
+    Name: 'api',
     FunctionName: { Ref: spend },
     ProvisionedConcurrencyConfig: { ProvisionedConcurrentExecutions: 4 },
   });
-  const alias = logicalId(t, 'AWS::Lambda::Alias', 'FunctionsSpendLive');
+  const alias = logicalId(t, 'AWS::Lambda::Alias', 'FunctionsGatewayAliasSpend');
   const spendMethod = Object.values(resourcesOf(t, 'AWS::ApiGateway::Method')).find((m) =>
     JSON.stringify(m.Properties!.Integration).includes(alias),
   );

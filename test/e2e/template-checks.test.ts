@@ -18,7 +18,7 @@ import {
   LAMBDA_DEFAULTED,
   requiredModules,
 } from '../../scripts/e2e/template-checks';
-import { logicalId, synth, type Synth } from '../cdk/helpers';
+import { gatewayAliasId, logicalId, synth, type Synth } from '../cdk/helpers';
 
 let s: Synth;
 let stacks: StackArtifact[];
@@ -117,8 +117,9 @@ describe('routes', () => {
   test('a method integrated with the wrong function is reported', () => {
     const st = mutated((t) => {
       const spends = logicalId(s.template, 'AWS::ApiGateway::Method', 'Apiv1spendsPOST');
-      const create = logicalId(s.template, 'AWS::Lambda::Function', 'FunctionsCreate');
-      const spend = logicalId(s.template, 'AWS::Lambda::Function', 'FunctionsSpend');
+      // the integrations name each function's gateway alias
+      const create = gatewayAliasId(s.template, 'create');
+      const spend = gatewayAliasId(s.template, 'spend');
       const integration = t.Resources[spends].Properties!.Integration as { Uri: unknown };
       integration.Uri = JSON.parse(JSON.stringify(integration.Uri).split(spend).join(create));
     });

@@ -3,7 +3,7 @@
  * through API Gateway (the signer's ARN in the request context, as IAM authorization leaves it).
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { apiEvent, captureStdout, lambdaContext, type ApiEventOptions } from './events';
+import { apiEvent, captureStdout, gatewayContext, type ApiEventOptions } from './events';
 
 export type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -40,10 +40,10 @@ export function useCallerRoles(hook: (fn: () => void) => void = beforeEach): voi
   hook(() => inLambda(ROLES));
 }
 
-/** The handler's answer to a request signed by `userArn`, its body parsed. */
+/** The handler's answer to a request signed by `userArn` through API Gateway (the gateway alias), its body parsed. */
 export async function callAs(handler: Handler, options: ApiEventOptions, userArn: string) {
   const event = apiEvent(options);
   event.requestContext.identity.userArn = userArn;
-  const { result } = await captureStdout(() => handler(event, lambdaContext()));
+  const { result } = await captureStdout(() => handler(event, gatewayContext()));
   return { ...result, json: result.body ? JSON.parse(result.body) : undefined };
 }

@@ -4,7 +4,9 @@
  * API_CALLER_ROLES), or, for a direct invocation, from the least role allowed to invoke the function. Create fields
  * that a later blockValidation route sets on an existing tx (minedBlocks, locked, conflicting) are 403
  * FIELD_NOT_ALLOWED below that role; every request's log line says how it came in and who signed; an admin route's
- * line is repeated as "admin operation".
+ * line is repeated as "admin operation". Inside Lambda the way in is Lambda's invokedFunctionArn: only an invocation of
+ * the gateway alias is API Gateway's, so an API Gateway-shaped event sent with Invoke is direct and the signer it
+ * names is not believed (security review N9).
  */
 import './powertools-env';
 
@@ -12,12 +14,14 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { handler as admin } from '../../functions/admin';
 import { handler as create } from '../../functions/create';
 import { handler as get } from '../../functions/get';
+import { handler as getUtxo } from '../../functions/get-utxo';
+import { handler as spend } from '../../functions/spend';
 import { callerOf, parseCallerRoles } from '../../lib/http/caller';
 import type { DirectInvocation, DirectResult } from '../../lib/http/direct-invocation';
-import { rootTx } from '../fixtures/txs';
-import { apiEvent, captureStdout, jsonLines, lambdaContext, type ApiEventOptions } from './events';
+import { makeTx, rootTx, utxoHashOf } from '../fixtures/txs';
+import { apiEvent, captureStdout, gatewayContext, jsonLines, lambdaContext, type ApiEventOptions } from './events';
 import { useTestRuntime } from './runtime-env';
-import { BLOCK_VALIDATION, inLambda, restoresCallerEnv, ROLES, signer, VALIDATOR } from './caller-roles';
+import { ADMIN, BLOCK_VALIDATION, inLambda, restoresCallerEnv, ROLES, signer, VALIDATOR } from './caller-roles';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type DirectHandler = (event: DirectInvocation, context: Context) => Promise<DirectResult>;
@@ -26,10 +30,11 @@ useTestRuntime('fn-caller');
 
 restoresCallerEnv(afterEach);
 
-async function call(handler: Handler, options: ApiEventOptions, userArn?: string) {
+/** A request through API Gateway (the gateway alias), signed by `userArn`; or invoked as `context` says. */
+async function call(handler: Handler, options: ApiEventOptions, userArn?: string, context = gatewayContext()) {
   const event = apiEvent(options);
   if (userArn !== undefined) event.requestContext.identity.userArn = userArn;
-  const { result, lines } = await captureStdout(() => handler(event, lambdaContext()));
+  const { result, lines } = await captureStdout(() => handler(event, context));
   return { ...result, json: result.body ? JSON.parse(result.body) : undefined, logs: jsonLines(lines) };
 }
 
@@ -171,39 +176,21 @@ describe('the invoker path and the caller on every request; admin operations fla
     expect(line?.callerArn).toBeUndefined();
   });
 
-  test("invoker and callerArn are logged as claimed by the event; invokedArn is Lambda's own", async () => {
+  test("invoker follows invokedArn, Lambda's own; callerArn is API Gateway's signer", async () => {
     inLambda(ROLES);
     const reply = await call(
       get as Handler,
       { method: 'GET', resource: '/v1/txs/{txid}', pathParameters: { txid: rootTx(1).txid } },
       VALIDATOR,
     );
-    expect(reply.logs.find((l) => l.message === 'request')).toMatchObject({
+    const line = reply.logs.find((l) => l.message === 'request');
+    expect(line).toMatchObject({
       invoker: 'api',
       callerArn: VALIDATOR,
-      claimedByEvent: ['invoker', 'callerArn'],
-      invokedArn: lambdaContext().invokedFunctionArn,
+      invokedArn: gatewayContext().invokedFunctionArn,
     });
-  });
-
-  test('an API Gateway-shaped event without the request context API Gateway always sets is not believed (review N9)', async () => {
-    inLambda(ROLES);
-    const adminArn = signer('Stage-ApiAdminRole-CCC');
-    for (const drop of ['requestId', 'apiId', 'stage', 'requestTimeEpoch', 'identity.sourceIp'] as const) {
-      const f = rootTx(1);
-      // a hand-made event sent with Invoke, naming the admin role as its signer
-      const event = apiEvent({ method: 'POST', resource: '/v1/txs', body: { tx: f.hex, locked: true } });
-      event.requestContext.identity.userArn = adminArn;
-      const context = event.requestContext as unknown as Record<string, Record<string, unknown>>;
-      if (drop === 'identity.sourceIp') context.identity.sourceIp = '';
-      else delete (context as Record<string, unknown>)[drop];
-      const { result, lines } = await captureStdout(() => (create as Handler)(event, lambdaContext()));
-      // the signer it names is ignored: the route's own role, so locked is refused
-      expect([drop, result.statusCode]).toEqual([drop, 403]);
-      const line = jsonLines(lines).find((l) => l.message === 'request');
-      expect(line).toMatchObject({ invoker: 'direct', callerRole: 'validator', incompleteGatewayEvent: true });
-      expect(line?.callerArn).toBeUndefined();
-    }
+    expect(String(line?.invokedArn)).toMatch(/:function:utxo-store-test:api$/);
+    expect(line?.claimedCallerArn).toBeUndefined();
   });
 
   test('a route below admin logs no admin operation', async () => {
@@ -218,6 +205,98 @@ describe('the invoker path and the caller on every request; admin operations fla
   });
 });
 
+describe('an API Gateway-shaped event is believed only under the gateway alias (review N9)', () => {
+  // a validator-level direct invoker of spend writes a complete API Gateway event naming a blockValidation signer,
+  // to send ignoreLocked, blockValidation's flag
+  const FORGED = [
+    ['the unqualified function', lambdaContext()],
+    ['$LATEST', lambdaContext(30_000, undefined, '$LATEST')],
+    ['a version', lambdaContext(30_000, undefined, '7')],
+    ['another alias', lambdaContext(30_000, undefined, 'live')],
+    ['a function named like the alias, unqualified', lambdaContext(30_000, 'api')],
+  ] as const;
+
+  async function lockedParent() {
+    const parent = rootTx(1);
+    const body = { tx: parent.hex, locked: true };
+    expect(
+      (await call(create as Handler, { method: 'POST', resource: '/v1/txs', body }, BLOCK_VALIDATION)).statusCode,
+    ).toBe(201);
+    return parent;
+  }
+
+  async function utxoStatus(parent: ReturnType<typeof rootTx>): Promise<string> {
+    const reply = await call(
+      getUtxo as Handler,
+      {
+        method: 'GET',
+        resource: '/v1/utxos/{txid}/{vout}',
+        pathParameters: { txid: parent.txid, vout: '0' },
+        query: { utxoHash: utxoHashOf(parent, 0) },
+      },
+      VALIDATOR,
+    );
+    return reply.json.status;
+  }
+
+  test.each(FORGED)(
+    'invoked as %s: direct, the named signer not believed, ignoreLocked refused 403',
+    async (_, context) => {
+      inLambda(ROLES);
+      const parent = await lockedParent();
+      const child = makeTx({ inputs: [{ parent, vout: 0 }] });
+      const spendEvent = { method: 'POST', resource: '/v1/spends', body: { tx: child.hex, ignoreLocked: true } };
+      const reply = await call(spend as Handler, spendEvent, BLOCK_VALIDATION, context);
+      expect([reply.statusCode, reply.json.error]).toEqual([
+        403,
+        expect.objectContaining({
+          code: 'FIELD_NOT_ALLOWED',
+          details: { field: 'ignoreLocked', required: 'blockValidation', role: 'validator' },
+        }),
+      ]);
+      const line = reply.logs.find((l) => l.message === 'request');
+      expect(line).toMatchObject({
+        invoker: 'direct',
+        claimedCallerArn: BLOCK_VALIDATION,
+        callerRole: 'validator',
+        invokedArn: context.invokedFunctionArn,
+      });
+      expect(line?.callerArn).toBeUndefined();
+      expect(await utxoStatus(parent)).toBe('LOCKED');
+    },
+  );
+
+  test("the same event invoked through the gateway alias is API Gateway's: the signer believed, spent", async () => {
+    inLambda(ROLES);
+    const parent = await lockedParent();
+    const child = makeTx({ inputs: [{ parent, vout: 0 }] });
+    const spendEvent = { method: 'POST', resource: '/v1/spends', body: { tx: child.hex, ignoreLocked: true } };
+    const reply = await call(spend as Handler, spendEvent, BLOCK_VALIDATION, gatewayContext());
+    expect(reply.statusCode).toBe(200);
+    expect(reply.logs.find((l) => l.message === 'request')).toMatchObject({
+      invoker: 'api',
+      callerArn: BLOCK_VALIDATION,
+      callerRole: 'blockValidation',
+    });
+    expect(await utxoStatus(parent)).toBe('SPENT');
+  });
+
+  test('an admin operation sent with Invoke naming an admin signer: logged direct, with the claim', async () => {
+    inLambda(ROLES);
+    const reply = await call(
+      admin as Handler,
+      { method: 'PUT', resource: '/v1/chain/tip/force', body: { height: 1000 } },
+      ADMIN,
+      lambdaContext(),
+    );
+    // the admin function's direct invokers hold admin anyway; the audit line says it was not API Gateway's
+    expect(reply.statusCode).toBe(200);
+    const line = reply.logs.find((l) => l.message === 'admin operation');
+    expect(line).toMatchObject({ invoker: 'direct', claimedCallerArn: ADMIN, callerRole: 'admin' });
+    expect(line?.callerArn).toBeUndefined();
+  });
+});
+
 describe('callerOf', () => {
   const event = (userArn: string | null) => {
     const e = apiEvent({ method: 'GET', resource: '/v1/health' });
@@ -226,8 +305,16 @@ describe('callerOf', () => {
   };
   const env = { AWS_LAMBDA_FUNCTION_NAME: 'f', API_CALLER_ROLES: ROLES };
 
+  const GATEWAY = 'arn:aws:lambda:eu-west-1:123456789012:function:bsv-utxo-store-spend:api';
+
   test('the role its ARN names, never below the route role; outside Lambda without roles: local, every role', () => {
-    const base = { direct: false, routeRole: 'validator' as const, directRole: 'validator' as const, env };
+    const base = {
+      direct: false,
+      routeRole: 'validator' as const,
+      directRole: 'validator' as const,
+      invokedArn: GATEWAY,
+      env,
+    };
     expect(callerOf({ ...base, event: event(BLOCK_VALIDATION) }).role).toBe('blockValidation');
     expect(callerOf({ ...base, event: event(VALIDATOR), routeRole: 'blockValidation' }).role).toBe('blockValidation');
     expect(callerOf({ ...base, event: event(null) }).role).toBe('validator');
@@ -245,6 +332,30 @@ describe('callerOf', () => {
       path: 'direct',
       role: 'blockValidation',
     });
+  });
+
+  test('inside Lambda only an invocation of the gateway alias is api; outside Lambda the qualifier is not read', () => {
+    const base = { direct: false, routeRole: 'validator' as const, directRole: 'validator' as const, env };
+    const named = event(ADMIN);
+    expect(callerOf({ ...base, event: named, invokedArn: GATEWAY })).toEqual({
+      path: 'api',
+      arn: ADMIN,
+      role: 'admin',
+    });
+    for (const invokedArn of [
+      undefined,
+      GATEWAY.replace(/:api$/, ''),
+      GATEWAY.replace(/:api$/, ':$LATEST'),
+      GATEWAY.replace(/:api$/, ':apis'),
+      'arn:aws:lambda:eu-west-1:123456789012:function:api',
+      `${GATEWAY}:x`,
+    ])
+      expect([invokedArn, callerOf({ ...base, event: named, invokedArn })]).toEqual([
+        invokedArn,
+        { path: 'direct', claimedArn: ADMIN, role: 'validator' },
+      ]);
+    // outside Lambda (the local server, tests): as before, whatever the context says
+    expect(callerOf({ ...base, env: {}, event: named })).toEqual({ path: 'local', arn: ADMIN, role: 'admin' });
   });
 
   test('a malformed API_CALLER_ROLES is an error naming it', () => {

@@ -4,16 +4,22 @@
  */
 import { createHash, randomUUID } from 'crypto';
 import type { APIGatewayProxyEvent, Context, ScheduledEvent, SQSEvent, SQSRecord } from 'aws-lambda';
+import { GATEWAY_ALIAS } from '../../lib/http/gateway-alias';
 import { proxyIdentity } from '../../lib/http/proxy-identity';
 import { scheduledEvent as localScheduledEvent } from '../../server/local-server';
 
-export function lambdaContext(remainingMs = 30_000, functionName = 'utxo-store-test'): Context {
+/**
+ * A Lambda context: of an invocation of the unqualified function, or of `qualifier` (an alias or version) when given,
+ * as Lambda reports it in invokedFunctionArn.
+ */
+export function lambdaContext(remainingMs = 30_000, functionName = 'utxo-store-test', qualifier?: string): Context {
   const started = Date.now();
+  const arn = `arn:aws:lambda:eu-west-1:123456789012:function:${functionName}`;
   return {
     callbackWaitsForEmptyEventLoop: true,
     functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:eu-west-1:123456789012:function:${functionName}`,
+    functionVersion: qualifier === undefined ? '$LATEST' : '7',
+    invokedFunctionArn: qualifier === undefined ? arn : `${arn}:${qualifier}`,
     memoryLimitInMB: '1024',
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/${functionName}`,
@@ -23,6 +29,11 @@ export function lambdaContext(remainingMs = 30_000, functionName = 'utxo-store-t
     fail: () => undefined,
     succeed: () => undefined,
   };
+}
+
+/** The context of API Gateway's invocation: the gateway alias (the ARN the REST API's integrations name). */
+export function gatewayContext(remainingMs = 30_000): Context {
+  return lambdaContext(remainingMs, undefined, GATEWAY_ALIAS);
 }
 
 export interface ApiEventOptions {

@@ -47,6 +47,7 @@ const CDK_MAY_IMPORT = [
   'lib/domain/config.ts',
   'lib/domain/engine-limits.ts',
   'lib/domain/record-size.ts',
+  'lib/http/gateway-alias.ts',
   'lib/http/roles.ts',
   'lib/http/route-spec.ts',
   'lib/http/route-table.ts',
