@@ -11,6 +11,12 @@ export const SUPERSEDED_TAG = 'bsv-utxo-store-superseded';
 /** the file a backup writes last: a restore accepts only a backup directory that has it */
 export const BACKUP_COMPLETE_MARKER = 'BACKUP_COMPLETE';
 
+/**
+ * how asbackup compresses the backup files, and so how asrestore must read them (`--compress` on both sides: asrestore
+ * reads zstd files only when told, and refuses them otherwise with "Invalid version line")
+ */
+export const BACKUP_COMPRESSION = 'zstd';
+
 /** what a backup file's name may be: asbackup's `<namespace>_<n>.asb`; nothing a path or an option could hide in */
 export const BACKUP_FILE_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9._-]*$';
 
@@ -42,7 +48,7 @@ if [ "$NODE" != "$PRINCIPAL" ]; then echo "aerospike-backup: node $NODE is not t
 STAMP=\${STAMP:-$(date -u +%Y-%m-%dT%H-%M-%SZ)}
 DEST="s3://${o.bucket}/${o.prefix}/$STAMP"
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
-asbackup --namespace ${shq(o.namespace)} --directory "$DEST" --s3-region "$REGION" --compress zstd --machine "$WORK/machine"
+asbackup --namespace ${shq(o.namespace)} --directory "$DEST" --s3-region "$REGION" --compress ${BACKUP_COMPRESSION} --machine "$WORK/machine"
 RECORDS=$(sed -n 's/^SUMMARY:\\([0-9][0-9]*\\):.*/\\1/p' "$WORK/machine" | tail -n 1)
 if [ -z "$RECORDS" ]; then echo "aerospike-backup: asbackup wrote no SUMMARY: no ${BACKUP_COMPLETE_MARKER}" >&2; exit 1; fi
 # the manifest: every object of the directory, its size as S3 lists it, the SHA-256 of what S3 serves
@@ -135,7 +141,7 @@ while read -r SUM SIZE NAME; do
   if [ "$GOT" != "$SUM" ]; then refuse "holds $NAME whose SHA-256 is not the manifest's"; fi
 done <"$WORK/manifest"
 echo "aerospike-restore: $SRC matches its manifest: $(wc -l <"$WORK/manifest") files, $RECORDS records"
-asrestore --namespace ${shq(o.namespace)} --directory "$SRC" --s3-region "$REGION"
+asrestore --namespace ${shq(o.namespace)} --directory "$SRC" --s3-region "$REGION" --compress ${BACKUP_COMPRESSION}
 echo "aerospike-restore: $SRC restored into ${o.namespace}"
 `;
 }
