@@ -40,7 +40,7 @@ import { drillPreconditions } from './preconditions';
 import { readFinal } from './records';
 import { recoveryPoint, replayBatches } from './recovery';
 import { replay } from './replay';
-import { figuresRow } from './report';
+import { figuresRow, toolMs } from './report';
 import { seedTx } from './txs';
 
 const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 23)} ${line}`);
@@ -75,7 +75,8 @@ async function backupEverywhere(cluster: Cluster, shell: NodeShell, script: stri
   if (failed.length > 0) throw new Error(`${label}: the backup script failed on ${failed.length} node(s)`);
   const done = runs.flatMap((r) => {
     const m = /aerospike-backup: s3:\/\/[^/]+\/[^/]+\/(\S+) complete/.exec(r.stdout);
-    return m ? [{ stamp: m[1], ms: r.ms }] : [];
+    const toolTime = toolMs(r.stderr + r.stdout, /Starting backup of/, /Backed up \d+ record/);
+    return m ? [{ stamp: m[1], ms: r.ms, toolMs: toolTime }] : [];
   });
   if (done.length !== 1) throw new Error(`${label}: ${done.length} nodes backed up (expected the principal only)`);
   return done[0];
@@ -232,8 +233,12 @@ async function drill(args: DrillArgs, tools: { toolsDir: string; awsDir: string 
     const figures = {
       records: described.manifest.records,
       rf,
-      backup: { ms: backup.ms, bytes: described.bytes, files: described.files },
-      restore: { nodesMs, scriptMs: restore.ms },
+      backup: { ms: backup.ms, toolMs: backup.toolMs, bytes: described.bytes, files: described.files },
+      restore: {
+        nodesMs,
+        scriptMs: restore.ms,
+        toolMs: toolMs(restore.stderr + restore.stdout, /Starting restore to/, /Expired \d+ : skipped/),
+      },
       rpo,
       replay: replayed,
       check,
