@@ -5,13 +5,18 @@
  * at the same size.
  */
 import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
+  UploadPartCommand,
   type S3Client,
   type _Object,
 } from '@aws-sdk/client-s3';
 import { BACKUP_COMPLETE_MARKER } from '../../cdk/backup-scripts';
+
+const PART = 5 * 1024 * 1024;
 
 export interface Manifest {
   records: number;
@@ -61,8 +66,23 @@ export class BackupBucket {
     return Buffer.from(await r.Body!.transformToByteArray());
   }
 
+  /** a PutObject up to PART bytes, else a multipart upload of PART-byte parts (as asbackup writes: the emulator's
+   * request body limit is below a backup file's size) */
   async write(stamp: string, name: string, body: Buffer): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.key(stamp, name), Body: body }));
+    const target = { Bucket: this.bucket, Key: this.key(stamp, name) };
+    if (body.length <= PART) {
+      await this.s3.send(new PutObjectCommand({ ...target, Body: body }));
+      return;
+    }
+    const { UploadId } = await this.s3.send(new CreateMultipartUploadCommand(target));
+    const parts: { ETag?: string; PartNumber: number }[] = [];
+    for (let at = 0, n = 1; at < body.length; at += PART, n++) {
+      const part = await this.s3.send(
+        new UploadPartCommand({ ...target, UploadId, PartNumber: n, Body: body.subarray(at, at + PART) }),
+      );
+      parts.push({ ETag: part.ETag, PartNumber: n });
+    }
+    await this.s3.send(new CompleteMultipartUploadCommand({ ...target, UploadId, MultipartUpload: { Parts: parts } }));
   }
 
   /** The backup's manifest and the bytes of its files (the marker not counted). */
