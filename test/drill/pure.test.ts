@@ -20,6 +20,7 @@ import {
 import { parseDrillHistory, type DrillEvent } from '../../scripts/drill/events';
 import { asrestoreCounts } from '../../scripts/drill/partial';
 import { applied, recoveryPoint, replayBatches } from '../../scripts/drill/recovery';
+import { toolMs } from '../../scripts/drill/report';
 import { seedTx, spenderTx } from '../../scripts/drill/txs';
 
 const base = (start: number, end = start + 1) => ({ client: 'load', mode: 'single' as const, start, end });
@@ -254,6 +255,16 @@ describe('the txs, the tools output, the options', () => {
     ].join('\n');
     expect(asrestoreCounts(log)).toEqual({ inserted: 12, failed: 1000, fresher: 1000 });
     expect(asrestoreCounts('nothing')).toBeNull();
+  });
+
+  test("the tools' own time from their log's timestamps (whole seconds)", () => {
+    const log = [
+      '2026-11-29 11:02:09 GMT [INF] [14612] Starting backup of 127.0.0.1 (namespace: utxo)',
+      '2026-11-29 11:03:00 GMT [INF] [14632] 50% complete',
+      '2026-11-29 11:04:21 GMT [INF] [14612] Backed up 1006299 record(s), 0 secondary index(es)',
+    ].join('\n');
+    expect(toolMs(log, /Starting backup of/, /Backed up \d+ record/)).toBe(132_000);
+    expect(toolMs(log, /Starting restore to/, /Backed up/)).toBeNull();
   });
 
   test('the options: the defaults are the issue; a bad value is named', () => {
