@@ -36,6 +36,8 @@ export interface QueueDefinition {
 export interface AwsEmulatorOptions {
   /** default 0: a free port */
   port?: number;
+  /** the address it listens on (default 127.0.0.1; the drill's: the bridge its node namespaces reach) */
+  host?: string;
   buckets?: string[];
   /** created in order: a dead-letter queue before the queue whose redrive policy names it */
   queues?: QueueDefinition[];
@@ -49,7 +51,7 @@ export interface CreatedQueue {
 }
 
 export interface AwsEmulator {
-  /** http://127.0.0.1:<port>, for S3 and SQS */
+  /** http://<host>:<port>, for S3 and SQS */
   readonly endpoint: string;
   readonly s3: S3Client;
   readonly sqs: SQSClient;
@@ -108,8 +110,9 @@ export async function startAwsEmulator(o: AwsEmulatorOptions = {}): Promise<AwsE
     if (typeof target === 'string' && target.startsWith('AmazonSQS.')) sqsCalls.push(target.slice(10));
   });
   if (o.s3Gaps !== false) serveS3Gaps(app);
-  const address = await app.listen({ port: o.port ?? 0, host: '127.0.0.1' });
-  const endpoint = `http://127.0.0.1:${new URL(address).port}`;
+  const host = o.host ?? '127.0.0.1';
+  const address = await app.listen({ port: o.port ?? 0, host });
+  const endpoint = `http://${host}:${new URL(address).port}`;
   const common = { endpoint, region: EMULATOR_REGION, credentials: EMULATOR_CREDENTIALS };
   const s3 = new S3Client({ ...common, forcePathStyle: true });
   const sqs = new SQSClient(common);

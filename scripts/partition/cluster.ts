@@ -51,6 +51,11 @@ export interface ClusterOptions {
   log?: (line: string) => void;
   /** one node's clock offset (libfaketime's `faketime -f`, e.g. '+10s'): the clock-skew nemesis */
   skew?: { node: number; offset: string };
+  /**
+   * the service also on 127.0.0.1 inside each node's namespace, as `address any` serves it on a node: the tools the
+   * node scripts call without -h (asinfo, asbackup, asrestore: 127.0.0.1:3000) reach their node there (the drill)
+   */
+  loopbackService?: boolean;
 }
 
 /** Why the harness cannot run here (null: it can): no binary, not root, no `ip netns`. */
@@ -98,6 +103,7 @@ export function nodeConf(o: ClusterOptions, node: NodeSpec, all: NodeSpec[]): st
     }
     if (t === 'address any') {
       out.push(`        address ${node.address}`, `        access-address ${node.address}`);
+      if (o.loopbackService) out.push('        address 127.0.0.1');
       continue;
     }
     out.push(line);

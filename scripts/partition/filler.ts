@@ -3,11 +3,13 @@
  * nemeses so that migrations after a node change take as long as they would on a real store (the records migrate
  * with the store's own). Written straight through an aerospike client, CONCURRENCY puts in flight, in a process of
  * its own (the client's global command queue is set up once per process, by the store's runtime in the harness):
- * `tsx scripts/partition/filler.ts <hosts> <namespace> <records>`. A put refused by stop-writes (status 8: on a shared
- * machine the system memory of other processes counts, stop-writes-sys-memory-pct), or failed while the cluster
+ * `tsx scripts/partition/filler.ts <hosts> <namespace> <records> [random]` (random: random bytes, not a constant
+ * body). A put refused by stop-writes (status 8: on a shared machine the system memory of other processes counts,
+ * stop-writes-sys-memory-pct), or failed while the cluster
  * re-forms (partition unavailable, 11; timeout, 9: a node its watchdog killed on a loaded machine, seen 2026-11-26
  * 06:10 UTC), is retried for up to RETRY_WAIT_MS (the put is idempotent).
  */
+import { randomBytes } from 'crypto';
 import { loadAerospike } from '../../lib/engine/aerospike/native';
 
 export const FILLER_SET = 'filler';
@@ -28,6 +30,8 @@ export async function fill(
   namespace: string,
   records: number,
   log: (line: string) => void,
+  /** random bytes instead of a constant body: records that compress as little as a store's (the drill's backups) */
+  o: { random?: boolean } = {},
 ): Promise<{ written: number; ms: number }> {
   const Aerospike = loadAerospike();
   const client = await Aerospike.connect({
@@ -46,7 +50,8 @@ export async function fill(
         const i = next++;
         for (const firstRefusal = Date.now(); ;) {
           try {
-            await client.put(new Aerospike.Key(namespace, FILLER_SET, i), { i, b: body });
+            const b = o.random ? randomBytes(RECORD_BYTES - 16) : body;
+            await client.put(new Aerospike.Key(namespace, FILLER_SET, i), { i, b });
             break;
           } catch (err) {
             if (!retriedPut(err, firstRefusal, Date.now())) throw err;
@@ -72,8 +77,9 @@ export async function fill(
 }
 
 if (require.main === module) {
-  const [hosts, namespace, records] = process.argv.slice(2);
-  fill(hosts, namespace, Number(records), (l) => console.log(`${new Date().toISOString().slice(11, 23)} ${l}`)).then(
+  const [hosts, namespace, records, body] = process.argv.slice(2);
+  const log = (l: string) => console.log(`${new Date().toISOString().slice(11, 23)} ${l}`);
+  fill(hosts, namespace, Number(records), log, { random: body === 'random' }).then(
     (r) => {
       console.log(JSON.stringify(r));
       process.exit(0);

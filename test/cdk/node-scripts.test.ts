@@ -4,8 +4,10 @@
  * apply, the backup (principal only, marker last) and the restore procedure (refuses an incomplete backup).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   chmodSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -83,8 +85,12 @@ if [ "$1" = s3 ] && [ "$2" = ls ]; then
 fi
 # aws s3api list-objects-v2 --bucket b --prefix p ... (keys, tab-separated); put-object-tagging appends to $S3/tags
 if [ "$1" = s3api ]; then
-  op=$2; shift 2; b=; p=; k=
-  while [ $# -gt 0 ]; do case "$1" in --bucket) b=$2; shift 2 ;; --prefix) p=$2; shift 2 ;; --key) k=$2; shift 2 ;; *) shift ;; esac; done
+  op=$2; shift 2; b=; p=; k=; q=
+  while [ $# -gt 0 ]; do case "$1" in --bucket) b=$2; shift 2 ;; --prefix) p=$2; shift 2 ;; --key) k=$2; shift 2 ;; --query) q=$2; shift 2 ;; *) shift ;; esac; done
+  # --query 'Contents[].[Key,Size]': one "key<TAB>size" line per object
+  if [ "$op" = list-objects-v2 ] && [ "$q" = 'Contents[].[Key,Size]' ]; then
+    lines=$(cd "$S3/$b" && find "$p" -type f -printf '%p\t%s\n' 2>/dev/null | sort); echo "\${lines:-None}"; exit 0
+  fi
   if [ "$op" = list-objects-v2 ]; then keys=$(cd "$S3/$b" && find "$p" -type f 2>/dev/null | sort | tr '\n' '\t'); echo "\${keys:-None}"; exit 0; fi
   if [ "$op" = put-object-tagging ]; then echo "$k" >> "$S3/tags"; exit 0; fi
 fi
@@ -278,33 +284,66 @@ describe('backup and restore', () => {
       'asinfo',
       `case "$2" in node) echo ${node} ;; statistics) echo 'cluster_size=3;cluster_principal=BB9;x=1' ;; esac`,
     );
-
-  test('the principal backs up to s3://<bucket>/aerospike/<time>/ and writes the marker last', () => {
-    principal('BB9');
-    stub('asbackup', `mkdir -p "${s3}/backups/aerospike/T1"; echo data > "${s3}/backups/aerospike/T1/utxo_00000.asb"`);
-    const r = run(renderBackupScript(o), [], { STAMP: 'T1' });
-    expect(r.status).toBe(0);
-    expect(callLog()).toContain(
-      'asbackup --namespace utxo --directory s3://backups/aerospike/T1 --s3-region eu-west-1 --compress zstd',
+  const dirOf = (stamp: string) => path.join(s3, 'backups/aerospike', stamp);
+  const FILES = { 'utxo_00000.asb': 'first file\n', 'utxo_00001.asb': 'second, longer file\n' };
+  /**
+   * asbackup as it runs: writes `files` into the backup directory of `stamp` (the bucket is a local directory) and,
+   * unless `summary` is false, its --machine file's SUMMARY line (records:indexes:udfs:bytes:bytes per record).
+   */
+  const asbackupWriting = (stamp: string, files: Record<string, string> = FILES, summary = true) =>
+    stub(
+      'asbackup',
+      [
+        'm=; while [ $# -gt 0 ]; do case "$1" in --machine) m=$2; shift 2 ;; *) shift ;; esac; done',
+        `d="${dirOf(stamp)}"; mkdir -p "$d"`,
+        ...Object.entries(files).map(([name, content]) => `printf '%s' ${shq(content)} > "$d/${name}"`),
+        'echo "PROGRESS:0:0:0" >> "$m"',
+        summary ? 'echo "SUMMARY:42:3:1:1234:29" >> "$m"' : '',
+      ].join('\n'),
     );
-    expect(readFileSync(path.join(s3, 'backups/aerospike/T1', BACKUP_COMPLETE_MARKER), 'utf8')).toMatch(
-      /^namespace=utxo\nnode=BB9\nfinished=/,
+  const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+  const marker = (stamp: string) => readFileSync(path.join(dirOf(stamp), BACKUP_COMPLETE_MARKER), 'utf8');
+
+  test('the principal backs up to s3://<bucket>/aerospike/<time>/ and writes the manifest last, as the marker', () => {
+    principal('BB9');
+    asbackupWriting('T1');
+    const r = run(renderBackupScript(o), [], { STAMP: 'T1' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(callLog()).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^asbackup --namespace utxo --directory s3:\/\/backups\/aerospike\/T1 --s3-region eu-west-1 --compress zstd --machine \/\S+\/machine$/,
+        ),
+      ]),
+    );
+    // the record count asbackup reported, every file with its size and SHA-256 as read back from the bucket
+    expect(marker('T1')).toMatch(
+      new RegExp(
+        [
+          '^namespace=utxo',
+          'node=BB9',
+          'records=42',
+          `file=${sha256(FILES['utxo_00000.asb'])} 11 utxo_00000.asb`,
+          `file=${sha256(FILES['utxo_00001.asb'])} 20 utxo_00001.asb`,
+          'finished=\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\n$',
+        ].join('\n'),
+      ),
     );
     // after the marker: the metric the backup-age alarm watches
     expect(callLog()).toContain(METRIC_PUT);
-    expect(r.stderr).not.toContain('not put');
+    expect(r.stdout).toContain('aerospike-backup: s3://backups/aerospike/T1 complete: 42 records in 2 files');
   });
 
   test('only backups older than the newest keepNewest complete ones are tagged for expiry (none when backups stop)', () => {
     principal('BB9');
-    const dirOf = (t: string) => path.join(s3, 'backups/aerospike', t);
     // T0 incomplete, T1-T3 complete (earlier runs)
     for (const t of ['T0', 'T1', 'T2', 'T3']) {
       mkdirSync(dirOf(t), { recursive: true });
       writeFileSync(path.join(dirOf(t), 'utxo_00000.asb'), 'data');
       if (t !== 'T0') writeFileSync(path.join(dirOf(t), BACKUP_COMPLETE_MARKER), 'm');
     }
-    stub('asbackup', `mkdir -p "${s3}/backups/aerospike/T4"; echo data > "${s3}/backups/aerospike/T4/utxo_00000.asb"`);
+    asbackupWriting('T4');
     const r = run(renderBackupScript(o), [], { STAMP: 'T4' });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
@@ -326,7 +365,7 @@ describe('backup and restore', () => {
     expect(tagged()).toEqual([]);
   });
 
-  test('another node skips; a failed asbackup leaves no marker', () => {
+  test('another node skips; a failed asbackup, one without a SUMMARY or a file, or a stray object leaves no marker', () => {
     principal('AA1');
     stub('asbackup', 'exit 9');
     expect(run(renderBackupScript(o), [], { STAMP: 'T2' }).status).toBe(0);
@@ -334,27 +373,112 @@ describe('backup and restore', () => {
     principal('BB9');
     const failed = run(renderBackupScript(o), [], { STAMP: 'T2' });
     expect(failed.status).not.toBe(0);
-    expect(existsSync(path.join(s3, 'backups/aerospike/T2', BACKUP_COMPLETE_MARKER))).toBe(false);
+    expect(existsSync(path.join(dirOf('T2'), BACKUP_COMPLETE_MARKER))).toBe(false);
+    expect(callLog()).not.toContain(METRIC_PUT);
+
+    asbackupWriting('T3', FILES, false);
+    const noSummary = run(renderBackupScript(o), [], { STAMP: 'T3' });
+    expect(noSummary.status).toBe(1);
+    expect(noSummary.stderr).toContain('asbackup wrote no SUMMARY: no BACKUP_COMPLETE');
+    asbackupWriting('T4', {});
+    const noFile = run(renderBackupScript(o), [], { STAMP: 'T4' });
+    expect(noFile.status).toBe(1);
+    expect(noFile.stderr).toContain('asbackup wrote no file: no BACKUP_COMPLETE');
+    asbackupWriting('T5', { ...FILES, '-x.asb': 'option-like' });
+    const stray = run(renderBackupScript(o), [], { STAMP: 'T5' });
+    expect(stray.status).toBe(1);
+    expect(stray.stderr).toContain('unexpected object aerospike/T5/-x.asb: no BACKUP_COMPLETE');
+    for (const t of ['T3', 'T4', 'T5']) expect(existsSync(path.join(dirOf(t), BACKUP_COMPLETE_MARKER))).toBe(false);
     expect(callLog()).not.toContain(METRIC_PUT);
   });
 
   test('restore: a complete backup is restored with asrestore; an incomplete one or a bad name is refused', () => {
     principal('BB9');
-    stub('asbackup', `mkdir -p "${s3}/backups/aerospike/T3"`);
+    asbackupWriting('T3');
     expect(run(renderBackupScript(o), [], { STAMP: 'T3' }).status).toBe(0);
     stub('asrestore');
     const ok = run(renderRestoreScript(o), ['T3']);
+    expect(ok.stderr).toBe('');
     expect(ok.status).toBe(0);
+    expect(ok.stdout).toContain(
+      'aerospike-restore: s3://backups/aerospike/T3 matches its manifest: 2 files, 42 records',
+    );
     expect(callLog()).toContain(
-      'asrestore --namespace utxo --directory s3://backups/aerospike/T3 --s3-region eu-west-1',
+      // the backup's compression: asrestore refuses a zstd file it was not told about ("Invalid version line")
+      'asrestore --namespace utxo --directory s3://backups/aerospike/T3 --s3-region eu-west-1 --compress zstd',
     );
 
-    mkdirSync(path.join(s3, 'backups/aerospike/T4'), { recursive: true }); // asbackup died: no marker
+    mkdirSync(dirOf('T4'), { recursive: true }); // asbackup died: no marker
     const incomplete = run(renderRestoreScript(o), ['T4']);
     expect(incomplete.status).toBe(1);
     expect(incomplete.stderr).toContain('has no BACKUP_COMPLETE: an incomplete or missing backup, refused');
     for (const bad of ['../T3', 'T3;rm', '']) expect(run(renderRestoreScript(o), [bad]).status).not.toBe(0);
     expect(callLog().filter((l) => l.startsWith('asrestore'))).toHaveLength(1);
+  });
+
+  test('restore refuses, before asrestore runs, a backup that is not its manifest (truncated, added to, altered)', () => {
+    principal('BB9');
+    stub('asrestore');
+    const cases: { name: string; change: (dir: string) => void; refusal: string }[] = [
+      {
+        name: 'a file missing',
+        change: (d) => rmSync(path.join(d, 'utxo_00001.asb')),
+        refusal: 'lacks files its manifest lists: utxo_00001.asb',
+      },
+      {
+        name: 'a file added',
+        change: (d) => writeFileSync(path.join(d, 'utxo_00002.asb'), 'x'),
+        refusal: 'holds files its manifest does not list: utxo_00002.asb',
+      },
+      {
+        name: 'a file cut short',
+        change: (d) => writeFileSync(path.join(d, 'utxo_00000.asb'), 'first'),
+        refusal: "holds files whose size is not the manifest's: utxo_00000.asb",
+      },
+      {
+        name: 'a file altered, same size',
+        change: (d) => writeFileSync(path.join(d, 'utxo_00001.asb'), 'second, LONGER file\n'),
+        refusal: "holds utxo_00001.asb whose SHA-256 is not the manifest's",
+      },
+      {
+        name: 'a marker without a manifest (the format before manifests)',
+        change: (d) => writeFileSync(path.join(d, BACKUP_COMPLETE_MARKER), 'namespace=utxo\nnode=BB9\nfinished=x\n'),
+        refusal: 'has a BACKUP_COMPLETE without a manifest',
+      },
+      {
+        name: 'a manifest line naming a path',
+        change: (d) =>
+          writeFileSync(
+            path.join(d, BACKUP_COMPLETE_MARKER),
+            `records=1\nfile=${sha256('x')} 1 ../T1/utxo_00000.asb\n`,
+          ),
+        refusal: 'has a malformed manifest line',
+      },
+      {
+        name: 'a manifest naming a file twice',
+        change: (d) =>
+          writeFileSync(
+            path.join(d, BACKUP_COMPLETE_MARKER),
+            marker(path.basename(d)).replace(/^(file=.* utxo_00000\.asb)$/m, '$1\n$1'),
+          ),
+        refusal: 'has a manifest naming a file twice: utxo_00000.asb',
+      },
+    ];
+    asbackupWriting('M');
+    expect(run(renderBackupScript(o), [], { STAMP: 'M' }).status).toBe(0);
+    cases.forEach((c, i) => {
+      // a copy of the complete backup M, changed
+      const stamp = `M${i}`;
+      cpSync(dirOf('M'), dirOf(stamp), { recursive: true });
+      c.change(dirOf(stamp));
+      const r = run(renderRestoreScript(o), [stamp]);
+      expect({ case: c.name, status: r.status, stderr: r.stderr.trim() }).toEqual({
+        case: c.name,
+        status: 1,
+        stderr: `aerospike-restore: s3://backups/aerospike/${stamp} ${c.refusal}, refused`,
+      });
+    });
+    expect(callLog().filter((l) => l.startsWith('asrestore'))).toEqual([]);
   });
 });
 

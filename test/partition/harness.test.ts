@@ -41,6 +41,18 @@ test("each node's conf is the deployment's: RF, min-cluster-size, heartbeat; its
   expect(cluster.hosts).toBe('10.19.0.11:3000,10.19.0.12:3000,10.19.0.13:3000');
 });
 
+test('loopbackService: the service also on 127.0.0.1 in the node namespace (the drill: tools called without -h)', () => {
+  const cluster = new Cluster(options);
+  const service = (conf: string) => conf.slice(conf.indexOf('    service {'), conf.indexOf('    heartbeat {'));
+  const plain = nodeConf(options, cluster.nodes[0], cluster.nodes);
+  const loopback = nodeConf({ ...options, loopbackService: true }, cluster.nodes[0], cluster.nodes);
+  expect(service(plain)).not.toContain('127.0.0.1');
+  expect(service(loopback)).toMatch(
+    /address 10\.19\.0\.11\n\s+access-address 10\.19\.0\.11\n\s+address 127\.0\.0\.1\n/,
+  );
+  expect(loopback.replace('        address 127.0.0.1\n', '')).toBe(plain);
+});
+
 test('extra conf lines of a settings profile land in their sections', () => {
   const cluster = new Cluster(options);
   const conf = nodeConf(
