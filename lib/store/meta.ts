@@ -23,15 +23,14 @@ function toInt(v: unknown): number | undefined {
 export const SETTINGS_STARTUP_BUDGET_MS = 5000;
 const SETTINGS_RETRY_MS = 250;
 
-/** Runs `op`, sending it again while it fails UNAVAILABLE or TIMEOUT and the start-up budget lasts. */
-async function atStartup<T>(op: () => Promise<T>, budgetMs: number, now: () => number): Promise<T> {
-  const started = now();
+/** Runs `op`, sending it again while it fails UNAVAILABLE or TIMEOUT and the start-up's deadline allows. */
+async function atStartup<T>(op: () => Promise<T>, deadline: number, now: () => number): Promise<T> {
   for (;;) {
     try {
       return await op();
     } catch (err) {
       const transient = isEngineError(err, 'UNAVAILABLE') || isEngineError(err, 'TIMEOUT');
-      if (!transient || now() - started + SETTINGS_RETRY_MS > budgetMs) throw err;
+      if (!transient || now() + SETTINGS_RETRY_MS > deadline) throw err;
       await new Promise((resolve) => setTimeout(resolve, SETTINGS_RETRY_MS));
     }
   }
@@ -47,15 +46,17 @@ export async function ensureBatchSize(
   budgetMs = SETTINGS_STARTUP_BUDGET_MS,
   now: () => number = Date.now,
 ): Promise<void> {
+  // one budget for the create and the read after it: the whole start stays within Lambda's init
+  const deadline = now() + budgetMs;
   try {
-    await atStartup(() => engine.create(SETTINGS_KEY, { utxoBatchSize }), budgetMs, now);
+    await atStartup(() => engine.create(SETTINGS_KEY, { utxoBatchSize }), deadline, now);
     return;
   } catch (err) {
     if (!isEngineError(err, 'RECORD_EXISTS')) throw storageError('recording the store settings failed', err);
   }
   let stored;
   try {
-    stored = await atStartup(() => engine.get(SETTINGS_KEY), budgetMs, now);
+    stored = await atStartup(() => engine.get(SETTINGS_KEY), deadline, now);
   } catch (err) {
     throw storageError('reading the store settings failed', err);
   }
