@@ -11,7 +11,10 @@
  *    fewer (a stall of the whole cluster) and it is not killed, asked again at every poll: killing every node would
  *    lose the acknowledged writes still in their write buffers (CE has no commit-to-device); the first round in which
  *    they answer again after such a hold kills nothing either (it may have begun during the stall): the node is asked
- *    once more, all after the others resumed;
+ *    once more, all after the others resumed. An unstable node is killed only while at least min-cluster-size of the
+ *    other nodes may serve without it (unstableKillAllowed: they answer a cluster key, or nothing); fewer (the others
+ *    refuse the connection or answer ERROR: killed and restarting, loading, or up in no cluster: no majority exists
+ *    without it, and it may hold the only copies of their last second of writes) and its count starts again;
  *  - any observation other than member sets the wipe-on-start mark, which records why: `unstable` (the node said it
  *    was an orphan, outside the cluster) or `silent` (it did not answer); unstable wins once seen in the same
  *    non-member spell; a member observation clears it. A node whose last observation was member (a crash, a kill, a
@@ -143,6 +146,30 @@ export function silentKillAllowed(
   return { kill: majorityRuns && !heldBefore, answering, resumed, peersBack: majorityRuns && heldBefore };
 }
 
+/**
+ * Whether an unstable node may be killed (the run loop's rule before its SIGKILL for being outside the cluster;
+ * decision 0009 rule 6): only while at least `minClusterSize` of the other nodes may be serving without it: they
+ * answer a cluster key, or give no answer (cut off: they may). A peer whose host refuses the connection (PEER_DOWN:
+ * the peer's kernel answers and nothing listens; asd is stopped, waiting in check-start or loading its data) or that
+ * answers ERROR or '' (up, in no cluster yet) serves nobody. With fewer, no majority exists without this node: it may
+ * hold writes the others lost (a killed node's write buffer dies with it; CE has no commit-to-device), so it is not
+ * killed and its spell starts again (`restartSpell`); the others join it once they have loaded. On AWS no network
+ * element answers in a peer's name (security groups and network ACLs drop), so a refusal is the peer itself; a host
+ * firewall with REJECT rules between the nodes is not part of the deployment (runbook).
+ */
+export function unstableKillAllowed(
+  answers: (string | undefined)[],
+  minClusterSize: number,
+): { kill: boolean; mayServe: number } {
+  const mayServe = answers.filter((a) => a === undefined || servesCluster(a)).length;
+  return { kill: mayServe >= Math.max(1, minClusterSize), mayServe };
+}
+
+/** The state after a held kill: the spell counts again from `now` (the mark stays). */
+export function restartSpell(state: WatchdogState, now: number): WatchdogState {
+  return state.since ? { ...state, since: { kind: state.since.kind, at: now } } : state;
+}
+
 export interface StartDecision {
   wipe: boolean;
   /** for the log: which way it went and why */
@@ -212,7 +239,7 @@ export interface WatchdogConf {
 /**
  * The watchdog service's script (bash, asinfo): the rule of watchdogStep and startDecision. `MARK`, `ASINFO`, `CONF`,
  * `PEERS` (host:port service addresses, default the conf's mesh seeds), `MIN_CLUSTER_SIZE` (default the conf's),
- * `PEER_WAIT_MS` overridable for tests. The mark file holds its kind (unstable, silent; empty: an earlier version's
+ * `PEER_WAIT_MS`, `UNSTABLE_MS` overridable for tests. The mark file holds its kind (unstable, silent; empty: an earlier version's
  * mark, wiped as before). `check-start` (ExecStartPre of aerospike.service, after the device check): with the mark
  * set, wipes the recorded devices' headers (blkdiscard, else the first 8 MiB zeroed, as on first boot) when the mark
  * is unstable, or silent and a majority serves without this node; else starts with the data; clears the mark.
@@ -226,6 +253,7 @@ MARK=\${MARK:-${WATCHDOG_MARK}}
 ASINFO=\${ASINFO:-asinfo}
 CONF=\${CONF:-${conf.file}}
 PEER_WAIT_MS=\${PEER_WAIT_MS:-${WATCHDOG.peerWaitMs}}
+UNSTABLE_MS=\${UNSTABLE_MS:-${WATCHDOG.unstableMs}}
 # mark <kind>: the kind recorded durably; unstable is never downgraded to silent
 mark() {
   [ "$(cat "$MARK" 2>/dev/null)" = "$1" ] && return
@@ -246,10 +274,10 @@ min_cluster_size() {
   if ! [[ "$m" =~ ^[1-9][0-9]*$ ]]; then m=$(( ($(awk '$1 == "mesh-seed-address-port"' "$CONF" 2>/dev/null | wc -l) / 2) + 1 )); fi
   echo "$m"
 }
-# tcp_probe <host> <port>: 0 connected, 1 refused (the host is up, nothing listens), 124 no answer or no address
+# tcp_probe <host> <port> [seconds]: 0 connected, 1 refused (the host is up, nothing listens), 124 no answer or no address
 tcp_probe() {
   getent hosts "$1" >/dev/null 2>&1 || return 124
-  timeout 1 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null; local rc=$?
+  timeout "\${3:-1}" bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null; local rc=$?
   [ $rc -eq 0 ] || [ $rc -eq 124 ] && return $rc
   return 1
 }
@@ -282,6 +310,20 @@ kill_round() {
   for p in $(peers); do
     ( timeout ${s(WATCHDOG.peerAnswerTimeoutMs)} "$ASINFO" -h "\${p%:*}" -p "\${p##*:}" -v 'cluster-stable:ignore-migrations=true' >/dev/null 2>&1 && echo up ) &
   done
+  wait
+}
+# may_serve_round: asked before an unstable kill, all at once: "may" for each other node that answers a cluster key
+# or gives no answer (cut off: it may serve without this node); one refusing the connection (asd not running) or
+# answering ERROR (in no cluster) serves nobody
+may_serve_round() {
+  local p
+  for p in $(peers); do (
+    "$TCP_PROBE" "\${p%:*}" "\${p##*:}" ${s(WATCHDOG.peerAnswerTimeoutMs)}; rc=$?
+    [ $rc -eq 1 ] && exit
+    [ $rc -ne 0 ] && { echo may; exit; }
+    out=$(timeout ${s(WATCHDOG.peerAnswerTimeoutMs)} "$ASINFO" -h "\${p%:*}" -p "\${p##*:}" -v 'cluster-stable:ignore-migrations=true' 2>/dev/null)
+    [ -n "$out" ] && [ "\${out#ERROR}" != "$out" ] || echo may
+  ) & done
   wait
 }
 # wipe: fails if any device could not be wiped (check-start then fails: the node does not start, the mark stays)
@@ -346,7 +388,7 @@ case "\${1:-}" in
         kind=''; sleep ${s(WATCHDOG.pollMs)}; continue
       fi
       if [ $rc -ne 0 ] || [ -z "$out" ]; then obs=silent; limit=${WATCHDOG.silentMs}
-      elif [ "\${out#ERROR}" != "$out" ]; then obs=unstable; limit=${WATCHDOG.unstableMs}
+      elif [ "\${out#ERROR}" != "$out" ]; then obs=unstable; limit=$UNSTABLE_MS
       else obs=member; fi
       # silence before the first answer since this start is the start-up (loading the data)
       if [ "$obs" = silent ] && [ -z "$answered" ]; then sleep ${s(WATCHDOG.pollMs)}; continue; fi
@@ -375,6 +417,15 @@ case "\${1:-}" in
             # answers a pending question in turn as they resume): asked once more, all after they resumed
             go=''; held=''
             echo "aerospike-watchdog: asd silent for $((t - since)) ms; $k of the other nodes answer again after a whole-cluster stall: asked once more before a kill" >&2
+          fi
+        fi
+        if [ $((t - since)) -ge $limit ] && [ "$obs" = unstable ]; then
+          # only while a majority could serve without it: the others restarting, loading or in no cluster hold less
+          min=$(min_cluster_size); k=$(may_serve_round | grep -c may)
+          if [ "$k" -lt "$min" ]; then
+            go=''
+            echo "aerospike-watchdog: asd unstable for $((t - since)) ms but only $k of the other nodes may serve (the others refuse the connection or are in no cluster; min-cluster-size $min): not killed, counting again" >&2
+            since=$t
           fi
         fi
         if [ $((t - since)) -ge $limit ] && [ -n "$go" ]; then

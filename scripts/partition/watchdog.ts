@@ -5,13 +5,17 @@
  * (min-cluster-size) of the other nodes serves without it; with its data when silent-marked and no majority serves
  * within the wait, or unstable-marked and every other node is reachable and in no cluster; else it waits. A silent node is killed only while
  * min-cluster-size of the other nodes answer (silentKillAllowed; a whole-cluster stall is not killed, nor its first
- * round after the others resume: the node is asked once more). Nodes stopped by a nemesis are not restarted by it.
+ * round after the others resume: the node is asked once more); an unstable node only while min-cluster-size of the
+ * others may serve without it (unstableKillAllowed: they do not refuse the connection). Nodes stopped by a nemesis
+ * are not restarted by it.
  */
 import {
   INITIAL_WATCHDOG_STATE,
   PEER_DOWN,
+  restartSpell,
   silentKillAllowed,
   startDecision,
+  unstableKillAllowed,
   WATCHDOG,
   watchdogStep,
   type Observation,
@@ -136,19 +140,17 @@ export class HarnessWatchdog {
    * namespace, which a partition does not cut: a peer behind a cut from this node gives no answer): an answer,
    * PEER_DOWN (the connection refused: asd not running), or none
    */
-  private askOthersForStart(index: number): Promise<(string | undefined)[]> {
+  private askOthersForStart(
+    index: number,
+    timeoutMs: number = WATCHDOG.peerInfoTimeoutMs,
+  ): Promise<(string | undefined)[]> {
     return Promise.all(
       this.cluster.nodes
         .filter((n) => n.index !== index)
         .map((n) =>
           !this.cluster.reaches(index, n.address)
             ? Promise.resolve(undefined)
-            : this.info(
-                n.address,
-                SERVICE_PORT,
-                'cluster-stable:ignore-migrations=true',
-                WATCHDOG.peerInfoTimeoutMs,
-              ).then(
+            : this.info(n.address, SERVICE_PORT, 'cluster-stable:ignore-migrations=true', timeoutMs).then(
                 (a) => a.trim(),
                 (err: unknown) => ((err as { code?: string } | null)?.code === 'ECONNREFUSED' ? PEER_DOWN : undefined),
               ),
@@ -184,6 +186,23 @@ export class HarnessWatchdog {
     return kill;
   }
 
+  /**
+   * whether at least min-cluster-size of the other nodes may serve without an unstable node (do not refuse the
+   * connection: unstableKillAllowed); else not killed, its spell counted again from now
+   */
+  private async othersMayServe(index: number, spell: string, state: WatchdogState): Promise<boolean> {
+    const answers = await this.askOthersForStart(index, WATCHDOG.peerAnswerTimeoutMs);
+    const { kill, mayServe } = unstableKillAllowed(answers, this.minClusterSize);
+    if (!kill) {
+      this.states.set(index, restartSpell(state, Date.now()));
+      this.log(
+        `[watchdog] n${index}: asd ${spell} but only ${mayServe} of the other nodes may serve (the others refuse ` +
+          `the connection or are in no cluster; min-cluster-size ${this.minClusterSize}): not killed, counting again`,
+      );
+    }
+    return kill;
+  }
+
   private async loop(index: number): Promise<void> {
     while (!this.stopped) {
       const pid = this.cluster.pid(index);
@@ -205,8 +224,11 @@ export class HarnessWatchdog {
           // its silence still running (asked again at the next poll)
           const kill =
             step.kill !== undefined &&
-            (observation !== 'silent' ||
-              ((await this.majorityWithout(index, step.kill)) && this.cluster.pid(index) === pid && !this.stopped));
+            (observation === 'silent'
+              ? await this.majorityWithout(index, step.kill)
+              : await this.othersMayServe(index, step.kill, step.state)) &&
+            this.cluster.pid(index) === pid &&
+            !this.stopped;
           if (step.kill && kill) {
             this.held.delete(index);
             const mark = step.state.wipeOnStart;

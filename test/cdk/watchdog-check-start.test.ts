@@ -176,12 +176,11 @@ test("a mark without a kind (an earlier version's) is unstable: wiped once a maj
 });
 
 /** a TCP probe stand-in: `down` hosts refuse the connection (1), the others do not answer (124) */
-function probe(down: number[]): string {
+/** a stub TCP probe: the nodes `down` refuse the connection, the nodes `up` accept it, the others do not answer */
+function probe(down: number[], up: number[] = []): string {
   const file = path.join(bin, 'probe');
-  writeFileSync(
-    file,
-    `#!/bin/bash\ncase "$1" in ${down.map((i) => `aerospike-${i}.*`).join('|') || 'none'}) exit 1 ;; esac\nexit 124\n`,
-  );
+  const names = (nodes: number[]) => nodes.map((i) => `aerospike-${i}.*`).join('|') || 'none';
+  writeFileSync(file, `#!/bin/bash\ncase "$1" in ${names(down)}) exit 1 ;; ${names(up)}) exit 0 ;; esac\nexit 124\n`);
   chmodSync(file, 0o755);
   return file;
 }
@@ -327,6 +326,7 @@ describe('run: the mark records why; a silent node is killed only while a majori
   async function runWatchdog(
     answersInTurn: string[],
     windowMs = 8000,
+    extraEnv: Record<string, string> = {},
   ): Promise<{ killed: boolean; stderr: string; mark: string }> {
     const asd = spawn('sleep', ['60'], { stdio: 'ignore' });
     const state = path.join(dir, 'state');
@@ -346,7 +346,11 @@ while [ ! -f "${dir}/resumed" ]; do sleep 0.02; done; slow; echo K1`,
     );
     const file = path.join(dir, 'aerospike-watchdog');
     writeFileSync(file, script());
-    const wd = spawn('bash', [file, 'run'], { env: env(), stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    const wd = spawn('bash', [file, 'run'], {
+      env: env(extraEnv),
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    });
     let stderr = '';
     wd.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     let killed = false;
@@ -426,6 +430,61 @@ while [ ! -f "${dir}/resumed" ]; do sleep 0.02; done; slow; echo K1`,
     // a member again: the mark is cleared
     expect(r.mark).toBe('');
   }, 15_000);
+
+  describe('an unstable node is killed only while a majority may serve without it (rule 6: two nodes killed at once)', () => {
+    // an orphan from its second answer on; UNSTABLE_MS shortened to 1.5 s
+    const orphan = (extra: Record<string, string>, windowMs = 5000) =>
+      runWatchdog(['K1', ...Array<string>(60).fill('ERROR::unstable-cluster')], windowMs, {
+        UNSTABLE_MS: '1500',
+        ...extra,
+      });
+
+    test('the two other nodes serve a cluster without it: killed, the mark says unstable', async () => {
+      answer(2, 'K2');
+      answer(3, 'K2');
+      const r = await orphan({ TCP_PROBE: probe([], [2, 3]) });
+      expect(r.killed).toBe(true);
+      expect(r.stderr).toMatch(/asd unstable for \d+ ms: SIGKILL/);
+      expect(r.mark).toBe('unstable');
+    }, 15_000);
+
+    test('the two other nodes cut off (no answer: they may serve): killed', async () => {
+      const r = await orphan({ TCP_PROBE: probe([]) });
+      expect(r.killed).toBe(true);
+    }, 15_000);
+
+    test.each([
+      ['both refuse the connection (killed, restarting or loading their data)', [2, 3], [], {}],
+      ['one refuses, the other answers ERROR (up, in no cluster yet)', [2], [3], { 3: 'ERROR::unstable-cluster' }],
+      ['one refuses, the other cut off: one may serve, below min-cluster-size 2', [2], [], {}],
+    ])(
+      '%s: not killed, counting again',
+      async (_w, down, up, keys) => {
+        for (const [i, k] of Object.entries(keys)) answer(Number(i), k);
+        const r = await orphan({ TCP_PROBE: probe(down, up) }, 4500);
+        expect(r.killed).toBe(false);
+        expect(r.stderr).not.toMatch(/SIGKILL/);
+        expect(r.stderr).toMatch(/asd unstable for \d+ ms but only [01] of the other nodes may serve .*not killed/);
+        // counted again from the hold: about one message per UNSTABLE_MS, not one per poll
+        expect(r.stderr.match(/not killed, counting again/g)!.length).toBeLessThanOrEqual(3);
+        expect(r.mark).toBe('unstable');
+      },
+      15_000,
+    );
+
+    test('the others refuse, then serve a cluster without it: killed a whole UNSTABLE_MS after they came back', async () => {
+      const started = Date.now();
+      setTimeout(() => {
+        answer(2, 'K2');
+        answer(3, 'K2');
+        writeFileSync(path.join(bin, 'probe'), '#!/bin/bash\nexit 0\n');
+      }, 2500);
+      const r = await orphan({ TCP_PROBE: probe([2, 3]) }, 9000);
+      expect(r.killed).toBe(true);
+      expect(r.stderr).toMatch(/not killed, counting again[^]*asd unstable for \d+ ms: SIGKILL/);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2500);
+    }, 15_000);
+  });
 
   test('a stall, then the whole cluster resumes, this node answering slower than the kill round: not killed', async () => {
     // the e2e's whole-cluster stall: the nodes resume together and answer pending questions in turn; a kill round

@@ -3,7 +3,7 @@
  * heartbeat: a node that does not answer is tolerated only once the process has seen the majority's cluster for
  * FENCE_MS, which must cover an orphan's whole life: it notices the cut at most a heartbeat timeout and a clustering
  * quantum after the majority re-formed, is observed unstable within a poll and a question's timeout, and is killed
- * UNSTABLE_MS later.
+ * UNSTABLE_MS later, after one more question to the other nodes.
  */
 import { renderAerospikeConf } from '../../cdk/aerospike-scripts';
 import { WATCHDOG } from '../../cdk/node-watchdog';
@@ -32,7 +32,13 @@ const QUANTUM_MS = 3300;
 
 test('FENCE_MS covers the orphan: a heartbeat timeout and a quantum late, a poll and a question, then the unstable kill', () => {
   const orphanKilledBy =
-    heartbeatTimeoutMs() + QUANTUM_MS + WATCHDOG.pollMs + WATCHDOG.infoTimeoutMs + WATCHDOG.unstableMs;
+    heartbeatTimeoutMs() +
+    QUANTUM_MS +
+    WATCHDOG.pollMs +
+    WATCHDOG.infoTimeoutMs +
+    WATCHDOG.unstableMs +
+    // the question to the other nodes before an unstable kill (unstableKillAllowed)
+    WATCHDOG.peerAnswerTimeoutMs;
   expect(FENCE_MS).toBeGreaterThanOrEqual(orphanKilledBy);
   // and not much more: every new process refuses for FENCE_MS while a node is down
   expect(FENCE_MS).toBeLessThanOrEqual(orphanKilledBy + 1000);

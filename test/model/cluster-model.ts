@@ -33,7 +33,7 @@ export interface Outcome {
 export class ClusterModel extends Clients {
   step(): void {
     this.links();
-    for (const f of this.sc.faults) if (f.kind === 'kill' && f.at === this.t) this.kill(f.node, 'nemesis');
+    for (const f of this.sc.faults) if (f.kind === 'kill' && f.at === this.t) this.kill(f.node, 'nemesis', f.downMs);
     this.lifecycle();
     this.heartbeats();
     this.clustering();

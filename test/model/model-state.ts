@@ -16,11 +16,15 @@ export interface NodeState {
   runningAt: number;
   checkSince: number;
   nextCheckAt: number;
+  /** check-start (unstable mark): since when every other node has been reachable and in no cluster */
+  quietSince: number | null;
   view: Map_ | null;
   orphan: { map: Map_; since: number } | null;
   /** left out of a re-formed cluster, it notices (turns orphan) at this time: until then it answers its old key */
   leaveAt: number | null;
   copy: Copy | null;
+  /** the copy as last flushed to the device (what a SIGKILL leaves: CE acknowledges from the write buffer) */
+  flushed: Copy | null;
   wd: WatchdogState;
   mark: WipeMark | undefined;
 }
@@ -104,14 +108,18 @@ export class ModelState {
         runningAt: 0,
         checkSince: 0,
         nextCheckAt: 0,
+        quietSince: null,
         view: initial,
         orphan: null,
         leaveAt: null,
         // the record was created (and acknowledged) in the first cluster, unspent
         copy: replicas.includes(i) ? { gen: 1, lut: 0, spenders: new Array<string | null>(OUTPUTS).fill(null) } : null,
+        flushed: null,
         wd: { answered: true, lastAnswerAt: 0 },
         mark: undefined,
       });
+      const n = this.nodes[i];
+      n.flushed = n.copy && { ...n.copy, spenders: [...n.copy.spenders] };
     }
     this.pairUpSince = all.map(() => all.map(() => -1e9));
     this.pairDownAt = all.map(() => all.map(() => -1e9));

@@ -21,6 +21,8 @@ export const TEND_MS = 1000;
 export const RESTART_MS = 1000;
 /** G2: the guard's fence (lib/store/ack-guard.ts: an orphan's whole life, 17.5 s) */
 export const FENCE_MS = GUARD_FENCE_MS;
+/** CE flushes a node's write buffer to its device every flush-max-ms (1 s); a SIGKILL loses what was not flushed */
+export const FLUSH_MS = 1000;
 /** after the scenario, how long the healed cluster is given to converge */
 export const SETTLE_MS = 40_000;
 
@@ -36,15 +38,20 @@ export interface Rules {
   w1: boolean;
   /** S1: a spend already recorded for the same spender writes (generation + 1, replicated, commit-all) */
   s1: boolean;
+  /**
+   * W2: an unstable node is killed only while min-cluster-size of the other nodes may serve without it (not
+   * reachable-and-not-running: their hosts refuse the connection); else its count starts again
+   */
+  w2: boolean;
   /** G2's fence (FENCE_MS unless said) */
   fenceMs?: number;
   /** a node whose host refuses the connection (not running, reachable) is down: tolerated without the fence */
   down?: boolean;
 }
 
-export const TODAY: Rules = { g1: false, g2: false, g3: false, w1: false, s1: false };
-export const NEW_RULES: Rules = { g1: true, g2: true, g3: true, w1: true, s1: true };
-export const RULE_NAMES = ['g1', 'g2', 'g3', 'w1', 's1'] as const;
+export const TODAY: Rules = { g1: false, g2: false, g3: false, w1: false, s1: false, w2: false };
+export const NEW_RULES: Rules = { g1: true, g2: true, g3: true, w1: true, s1: true, w2: true };
+export const RULE_NAMES = ['g1', 'g2', 'g3', 'w1', 's1', 'w2'] as const;
 
 /** A fault in force from `from` to `to` (ms), or a kill at `at`. Nodes are 0..2 (n1..n3); n1 is the first seed. */
 export type Fault =
@@ -53,7 +60,8 @@ export type Fault =
   | { kind: 'fabric'; a: number; b: number; from: number; to: number }
   /** the node and the clients of its AZ cut off together from the rest */
   | { kind: 'az'; node: number; from: number; to: number }
-  | { kind: 'kill'; node: number; at: number };
+  /** systemd starts it again after `downMs` (RESTART_MS unless said: a nemesis may keep it down longer) */
+  | { kind: 'kill'; node: number; at: number; downMs?: number };
 
 export interface ProcessSpec {
   /** the AZ of the process (az faults cut it off with the node of the same index) */

@@ -13,6 +13,9 @@ import {
   startDecision,
   renderWatchdogUnits,
   silentKillAllowed,
+  unstableKillAllowed,
+  restartSpell,
+  PEER_DOWN,
   WATCHDOG,
   watchdogStep,
   type Observation,
@@ -171,6 +174,30 @@ test('majorityKey: at least min-cluster-size of the other nodes answer the same 
   expect(majorityKey(['K1', 'K2', 'K2', undefined], 3)).toBeUndefined();
 });
 
+test('unstableKillAllowed: killed only while min-cluster-size of the others may serve (a key, or no answer)', () => {
+  expect(unstableKillAllowed(['K2', 'K2'], 2)).toEqual({ kill: true, mayServe: 2 });
+  // cut off: they may serve without it
+  expect(unstableKillAllowed([undefined, undefined], 2)).toEqual({ kill: true, mayServe: 2 });
+  expect(unstableKillAllowed([undefined, 'K2'], 2)).toEqual({ kill: true, mayServe: 2 });
+  // refusing the connection (not running, loading) or in no cluster: they serve nobody
+  expect(unstableKillAllowed([PEER_DOWN, PEER_DOWN], 2)).toEqual({ kill: false, mayServe: 0 });
+  expect(unstableKillAllowed([PEER_DOWN, 'ERROR::unstable-cluster'], 2)).toEqual({ kill: false, mayServe: 0 });
+  expect(unstableKillAllowed([PEER_DOWN, ''], 2)).toEqual({ kill: false, mayServe: 0 });
+  expect(unstableKillAllowed([PEER_DOWN, undefined], 2)).toEqual({ kill: false, mayServe: 1 });
+  // 5 nodes, min 3
+  expect(unstableKillAllowed([PEER_DOWN, 'K', 'K', undefined], 3)).toEqual({ kill: true, mayServe: 3 });
+  expect(unstableKillAllowed([PEER_DOWN, PEER_DOWN, 'K', undefined], 3)).toEqual({ kill: false, mayServe: 2 });
+});
+
+test('restartSpell: the count starts again from now, the mark stays', () => {
+  const s = watchdogStep({ answered: true, lastAnswerAt: 0 }, 'unstable', 1000).state;
+  expect(watchdogStep(s, 'unstable', 11_000).kill).toBeDefined();
+  const held = restartSpell(s, 11_000);
+  expect(held.wipeOnStart).toBe('unstable');
+  expect(watchdogStep(held, 'unstable', 20_000).kill).toBeUndefined();
+  expect(watchdogStep(held, 'unstable', 21_000).kill).toBeDefined();
+});
+
 test('silentKillAllowed: killed only while at least min-cluster-size of the other nodes answer at all', () => {
   // any answer counts (a key, ERROR, ''): the node runs and could re-form a cluster without the silent one
   expect(silentKillAllowed(['K1', 'ERROR::unstable'], 2)).toEqual({
@@ -326,7 +353,7 @@ test('the node script carries the same limits; the unit restarts the watchdog an
     serviceBelowHeartbeat: 2,
   });
   expect(script).toContain(`limit=${WATCHDOG.silentMs}`);
-  expect(script).toContain(`limit=${WATCHDOG.unstableMs}`);
+  expect(script).toContain(`UNSTABLE_MS=\${UNSTABLE_MS:-${WATCHDOG.unstableMs}}`);
   expect(script).toContain(`"$ASINFO" -v 'cluster-stable:ignore-migrations=true'`);
   expect(script).toMatch(/wipe\(\) \{[\s\S]*blkdiscard[\s\S]*< \/etc\/aerospike\/devices[\s\S]*check-start\)/);
   const units = renderWatchdogUnits();
