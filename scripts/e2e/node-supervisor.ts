@@ -149,6 +149,9 @@ export class NodeSupervisor {
     });
   }
 
+  /** the next restart after a failure waits this long instead of RestartSec, once (an instance slow to come back) */
+  slowRestartMs?: number;
+
   /** `systemctl start aerospike`: the ExecStartPre checks, then asd in the foreground; answers its pid */
   async start(): Promise<number> {
     this.stopping = false;
@@ -186,11 +189,13 @@ export class NodeSupervisor {
     this.setState(failed ? 'failed' : 'inactive', 0);
     this.note(`asd exited (${signal ?? `code ${code}`})${failed ? ': failed' : ''}`);
     const { restartMs } = restartPolicy(this.o.params.get('bootstrap') ?? '');
+    const delayMs = this.slowRestartMs ?? restartMs;
+    this.slowRestartMs = undefined;
     if (failed && restartMs !== undefined && !this.closed)
       setTimeout(() => {
         if (this.closed || this.asd) return;
         this.start().catch((err: unknown) => this.note(`restart failed: ${(err as Error).message}`));
-      }, restartMs);
+      }, delayMs);
   }
 
   /** `systemctl start aerospike-watchdog`: the template's script, `run`, its stderr lines noted */

@@ -10,7 +10,10 @@
  *   3. every node's asd is paused at once (a stall of the whole cluster) for 5 s, then resumed (SIGCONT): no majority
  *      could re-form without any of them (no other node answers), so no watchdog kills its node (a kill of every
  *      node would lose the acknowledged writes still in the write buffers: CE has no commit-to-device); the nodes
- *      resume, flush, and the cluster is whole again.
+ *      resume, flush, and the cluster is whole again;
+ *   4. two nodes killed at once (SIGKILL: their write buffers die with them) and slow to come back (started again
+ *      after 15 s): the third, an orphan meanwhile and maybe the only holder of their last second of writes, is not
+ *      killed while they are down (its watchdog says so: decision 0009 rule 6); they rejoin it with their data.
  * Every spend is retried until acknowledged; the report gives the refusals by reason, the longest window without an
  * acknowledged spend (steps 1 and 2), and checks that each record names the spender that was acknowledged (after the
  * stall too: nothing was wiped).
@@ -31,6 +34,8 @@ import { startSupervisedCluster, type NodeSupervisor, type SupervisedCluster } f
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** how long every node stays paused in step 3 (well past the watchdog's silence limit, 2 s) */
 const STALL_MS = 5000;
+/** how long the two nodes killed in step 4 stay down (past the watchdog's unstable limit, 10 s) */
+const TWO_KILL_DOWN_MS = 15_000;
 
 async function until(what: string, ms: number, check: () => boolean): Promise<number> {
   const start = Date.now();
@@ -201,6 +206,31 @@ export async function runWatchdogScenario(o: WatchdogScenarioOptions): Promise<s
       log(
         `  ${at(wholeAgain)} the ${n}-node cluster whole again, ${((wholeAgain - stallAt) / 1000).toFixed(1)} s after the stall`,
       );
+    await sleep(3000);
+
+    // 4. two nodes killed at once, back after TWO_KILL_DOWN_MS: the third is an orphan while they are down, and it is
+    //    not killed (rule 6: the others refuse the connection, no majority exists without it); they rejoin it
+    const survivor = cluster.supervisors[n - 1];
+    const pair = cluster.supervisors.slice(0, 2);
+    const twoKillAt = Date.now();
+    for (const s of pair) {
+      s.slowRestartMs = TWO_KILL_DOWN_MS;
+      process.kill(s.pid!, 'SIGKILL');
+    }
+    log(`  ${at(twoKillAt)} node0 and node1 SIGKILL at once, started again after ${TWO_KILL_DOWN_MS / 1000} s`);
+    const backAfterTwoKill = await until('the cluster whole after the two kills', 90_000, () =>
+      cluster.supervisors.every((s) => s.settled(n)),
+    ).catch(() => undefined);
+    const survivorKilled = eventAfter(survivor, twoKillAt, /asd exited \(SIGKILL\)/);
+    const survivorHeld = eventAfter(survivor, twoKillAt, /may serve .*not killed/);
+    log(
+      `  node${n - 1} (the survivor): ${survivorKilled ? `KILLED (${at(survivorKilled.at)})` : 'not killed'}; ` +
+        `${survivorHeld?.what ?? 'its watchdog said nothing'}`,
+    );
+    if (survivorKilled) fail(`node${n - 1}, the survivor of two kills, was killed while the others were down`);
+    if (!survivorHeld) fail(`node${n - 1}'s watchdog did not say it held its kill while the others were down`);
+    if (!backAfterTwoKill) fail('the cluster did not re-form after the two kills');
+    else log(`  ${at(backAfterTwoKill)} the ${n}-node cluster whole again`);
     await sleep(3000);
     running = false;
     await Promise.all(workers);

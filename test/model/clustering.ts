@@ -8,7 +8,8 @@
  *  - a node joins a cluster it hears after about one clustering quantum; the copies of the nodes of the new cluster
  *    are merged (record.ts).
  * Modelling choices: a node left out of a re-formed cluster may notice it is an orphan later than the majority
- * re-forms (orphanLagMs; it answers its old key meanwhile); the merge of a new cluster is immediate.
+ * re-forms (orphanLagMs; it answers its old key meanwhile), but nodes it hears (restarted ones: two-kill) take it into
+ * the cluster they form, as a principal takes every node adjacent to it; the merge of a new cluster is immediate.
  */
 import { cloneCopy, mergeCopies, type Map_ } from './record';
 import { ModelState, nodeName } from './model-state';
@@ -36,6 +37,7 @@ export class Clustering extends ModelState {
       const n = this.nodes[i];
       n.view = map;
       n.orphan = null;
+      n.leaveAt = null;
       n.copy = merged && replicas.includes(i) ? cloneCopy(merged) : null;
     }
     this.log(
@@ -85,7 +87,8 @@ export class Clustering extends ModelState {
       const since = this.pairUpSince[a][b];
       return since !== null && this.t - since >= this.sc.joinMs;
     };
-    const free = [0, 1, 2].filter((i) => this.running(i) && !this.nodes[i].view);
+    // a node left out that has not noticed yet (leaveAt) is free too: the nodes it hears take it into their cluster
+    const free = [0, 1, 2].filter((i) => this.running(i) && (!this.nodes[i].view || this.nodes[i].leaveAt !== null));
     if (free.length === 0) return;
     const clusters = [...holders.values()].sort((a, b) => b.length - a.length);
     if (clusters.length > 0) {

@@ -15,7 +15,6 @@ import {
   silentKillAllowed,
   unstableKillAllowed,
   restartSpell,
-  PEER_DOWN,
   WATCHDOG,
   watchdogStep,
   type Observation,
