@@ -1,6 +1,6 @@
 /**
  * The node watchdog's rule (cdk/node-watchdog.ts watchdogStep, run by the harness and rendered for the cluster
- * stack's nodes): kill a node silent for 2 s or unstable for 10 s; the mark records why (unstable wins within a
+ * stack's nodes): kill a node silent for 2 s or unstable for 6.5 s; the mark records why (unstable wins within a
  * spell, a member clears it); a start wipes an unstable-marked node, and a silent-marked one only when a majority
  * serves without it (startDecision).
  */
@@ -64,19 +64,19 @@ test('a paused node (silent) is killed after 2 s, before the heartbeat timeout (
   expect(WATCHDOG.silentMs).toBeLessThan(150 * 20);
 });
 
-test('an orphan is killed after 10 s; a survivor orphaned for a moment (principal lost) is not, and keeps its data', () => {
+test('an orphan is killed after 6.5 s; a survivor orphaned for a moment (principal lost) is not, and keeps its data', () => {
   expect(
     run([
       ['unstable', 0],
-      ['unstable', 9_999],
+      ['unstable', 6_499],
     ]).kills,
   ).toEqual([]);
   expect(
     run([
       ['unstable', 0],
-      ['unstable', 10_000],
+      ['unstable', 6_500],
     ]).kills,
-  ).toEqual([10_000]);
+  ).toEqual([6_500]);
   const survivor = run([
     ['member', 0],
     ['unstable', 3_000],
@@ -190,11 +190,11 @@ test('unstableKillAllowed: killed only while min-cluster-size of the others may 
 
 test('restartSpell: the count starts again from now, the mark stays', () => {
   const s = watchdogStep({ answered: true, lastAnswerAt: 0 }, 'unstable', 1000).state;
-  expect(watchdogStep(s, 'unstable', 11_000).kill).toBeDefined();
+  expect(watchdogStep(s, 'unstable', 1000 + WATCHDOG.unstableMs).kill).toBeDefined();
   const held = restartSpell(s, 11_000);
   expect(held.wipeOnStart).toBe('unstable');
-  expect(watchdogStep(held, 'unstable', 20_000).kill).toBeUndefined();
-  expect(watchdogStep(held, 'unstable', 21_000).kill).toBeDefined();
+  expect(watchdogStep(held, 'unstable', 11_000 + WATCHDOG.unstableMs - 1).kill).toBeUndefined();
+  expect(watchdogStep(held, 'unstable', 11_000 + WATCHDOG.unstableMs).kill).toBeDefined();
 });
 
 test('silentKillAllowed: killed only while at least min-cluster-size of the other nodes answer at all', () => {
