@@ -1,6 +1,6 @@
 /**
  * AEROSPIKE_CLUSTER_SIZE against the cluster, checked when the engine opens (start-up;
- * docs/decisions/0009-cluster-size-checked-at-start-up.md). The spend guard acknowledges a spend only when a majority
+ * docs/decisions/0008-cluster-size-checked-at-start-up.md). The spend guard acknowledges a spend only when a majority
  * of that size agree on one cluster (lib/store/ack-guard.ts), so a size larger than the cluster makes every spend
  * answer 503 for as long as the service runs. Refused, naming the setting, when its majority is more than both the
  * largest `cluster_size` a reachable node reports and the cluster's own `min-cluster-size`: no cluster this
@@ -11,6 +11,7 @@
 import type { Client } from 'aerospike';
 import { ConfigError } from '../../domain/config';
 import { withDeadline } from '../deadline';
+import { infoAllRetrying } from './info-all';
 import { parseNamespaceInfo } from './namespace-check';
 
 export const CLUSTER_SIZE_CHECK_DEADLINE_MS = 10_000;
@@ -50,7 +51,11 @@ export async function checkClusterSize(
 ): Promise<void> {
   if (configured === 0) return;
   const ask = (command: string) =>
-    withDeadline(client.infoAll(command), deadlineMs, `aerospike read the cluster size (${command})`);
+    withDeadline(
+      infoAllRetrying(client, command, deadlineMs),
+      deadlineMs,
+      `aerospike read the cluster size (${command})`,
+    );
   const [stats, service] = await Promise.all([ask('statistics'), ask('get-config:context=service')]);
   const largest = (answers: { info?: string }[], key: string) =>
     Math.max(0, ...answers.map((a) => numberOf(parseNamespaceInfo(a.info ?? ''), key)));

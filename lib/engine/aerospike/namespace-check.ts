@@ -8,6 +8,7 @@
  * - AEROSPIKE_STRONG_CONSISTENCY=true asks for linearizable reads, which a namespace not in strong-consistency mode
  *   refuses on every read.
  */
+import { infoAllRetrying } from './info-all';
 import type { Client } from 'aerospike';
 import { ConfigError } from '../../domain/config';
 import { withDeadline } from '../deadline';
@@ -60,7 +61,7 @@ export async function checkNamespace(
   deadlineMs = NAMESPACE_CHECK_DEADLINE_MS,
 ): Promise<void> {
   const answers = await withDeadline(
-    client.infoAll(`namespace/${namespace}`),
+    infoAllRetrying(client, `namespace/${namespace}`, deadlineMs),
     deadlineMs,
     `aerospike read the configuration of namespace ${namespace}`,
   );

@@ -8,6 +8,7 @@
  * lib/domain/engine-limits.ts) it cuts silently at 50, so for a long index name it waits forever. `sindex-list:ns=<ns>`
  * is at most 46 characters for any namespace.
  */
+import { infoAllRetrying } from './info-all';
 import { createHash } from 'crypto';
 import { promises as fs } from 'fs';
 import { tmpdir } from 'os';
@@ -92,7 +93,11 @@ export async function registerModule(options: SchemaOptions, name: string, sourc
   const file = `${name}.lua`;
   const operation = `aerospike register UDF module ${file}`;
   const everywhere = async () => {
-    const answers = await withDeadline(client.infoAll('udf-list'), deadlineMs, `${operation} (udf-list)`);
+    const answers = await withDeadline(
+      infoAllRetrying(client, 'udf-list', deadlineMs),
+      deadlineMs,
+      `${operation} (udf-list)`,
+    );
     return answers.length > 0 && answers.every((a) => parseUdfList(a.info).includes(file));
   };
   try {
