@@ -7,14 +7,10 @@
 import fc from 'fast-check';
 import {
   INITIAL_WATCHDOG_STATE,
-  majorityKey,
   renderWatchdogScript,
   PEER_DOWN,
   startDecision,
   renderWatchdogUnits,
-  silentKillAllowed,
-  unstableKillAllowed,
-  restartSpell,
   WATCHDOG,
   watchdogStep,
   type Observation,
@@ -161,111 +157,6 @@ test('invariant: the mark is set exactly when asd answered since its start and w
       },
     ),
   );
-});
-
-test('majorityKey: at least min-cluster-size of the other nodes answer the same cluster key', () => {
-  expect(majorityKey(['K1', 'K1'], 2)).toBe('K1');
-  expect(majorityKey(['K1', 'K2'], 2)).toBeUndefined();
-  expect(majorityKey(['K1', undefined], 2)).toBeUndefined();
-  expect(majorityKey(['ERROR::unstable', 'ERROR::unstable'], 2)).toBeUndefined();
-  expect(majorityKey(['', ''], 2)).toBeUndefined();
-  expect(majorityKey(['K1', 'K2', 'K2', undefined], 2)).toBe('K2');
-  expect(majorityKey(['K1', 'K2', 'K2', undefined], 3)).toBeUndefined();
-});
-
-test('unstableKillAllowed: killed only while min-cluster-size of the others may serve (a key, or no answer)', () => {
-  expect(unstableKillAllowed(['K2', 'K2'], 2)).toEqual({ kill: true, mayServe: 2 });
-  // cut off: they may serve without it
-  expect(unstableKillAllowed([undefined, undefined], 2)).toEqual({ kill: true, mayServe: 2 });
-  expect(unstableKillAllowed([undefined, 'K2'], 2)).toEqual({ kill: true, mayServe: 2 });
-  // refusing the connection (not running, loading) or in no cluster: they serve nobody
-  expect(unstableKillAllowed([PEER_DOWN, PEER_DOWN], 2)).toEqual({ kill: false, mayServe: 0 });
-  expect(unstableKillAllowed([PEER_DOWN, 'ERROR::unstable-cluster'], 2)).toEqual({ kill: false, mayServe: 0 });
-  expect(unstableKillAllowed([PEER_DOWN, ''], 2)).toEqual({ kill: false, mayServe: 0 });
-  expect(unstableKillAllowed([PEER_DOWN, undefined], 2)).toEqual({ kill: false, mayServe: 1 });
-  // 5 nodes, min 3
-  expect(unstableKillAllowed([PEER_DOWN, 'K', 'K', undefined], 3)).toEqual({ kill: true, mayServe: 3 });
-  expect(unstableKillAllowed([PEER_DOWN, PEER_DOWN, 'K', undefined], 3)).toEqual({ kill: false, mayServe: 2 });
-});
-
-test('restartSpell: the count starts again from now, the mark stays', () => {
-  const s = watchdogStep({ answered: true, lastAnswerAt: 0 }, 'unstable', 1000).state;
-  expect(watchdogStep(s, 'unstable', 1000 + WATCHDOG.unstableMs).kill).toBeDefined();
-  const held = restartSpell(s, 11_000);
-  expect(held.wipeOnStart).toBe('unstable');
-  expect(watchdogStep(held, 'unstable', 11_000 + WATCHDOG.unstableMs - 1).kill).toBeUndefined();
-  expect(watchdogStep(held, 'unstable', 11_000 + WATCHDOG.unstableMs).kill).toBeDefined();
-});
-
-test('silentKillAllowed: killed only while at least min-cluster-size of the other nodes answer at all', () => {
-  // any answer counts (a key, ERROR, ''): the node runs and could re-form a cluster without the silent one
-  expect(silentKillAllowed(['K1', 'ERROR::unstable'], 2)).toEqual({
-    kill: true,
-    answering: 2,
-    resumed: false,
-    peersBack: false,
-  });
-  expect(silentKillAllowed(['', 'K2'], 2)).toEqual({ kill: true, answering: 2, resumed: false, peersBack: false });
-  // a whole-cluster stall, or this node cut off from the others: not killed
-  expect(silentKillAllowed([undefined, undefined], 2)).toEqual({
-    kill: false,
-    answering: 0,
-    resumed: false,
-    peersBack: false,
-  });
-  expect(silentKillAllowed(['K1', undefined], 2)).toEqual({
-    kill: false,
-    answering: 1,
-    resumed: false,
-    peersBack: false,
-  });
-  expect(silentKillAllowed(['K1', 'K1', undefined, undefined], 3)).toEqual({
-    kill: false,
-    answering: 2,
-    resumed: false,
-    peersBack: false,
-  });
-  expect(silentKillAllowed(['K1', 'K1', 'ERROR', undefined], 3)).toEqual({
-    kill: true,
-    answering: 3,
-    resumed: false,
-    peersBack: false,
-  });
-  // the node answered the question asked with the others' (it resumed with them): its silence is stale, not killed
-  expect(silentKillAllowed(['K1', 'K1'], 2, 'K1')).toEqual({
-    kill: false,
-    answering: 2,
-    resumed: true,
-    peersBack: false,
-  });
-  expect(silentKillAllowed(['K1', 'K1'], 2, 'ERROR::unstable')).toMatchObject({
-    kill: false,
-    resumed: true,
-    peersBack: false,
-  });
-  // the question before a kill (the other nodes asked at once) stays within about a poll; running nodes answer in
-  // milliseconds, so the kill still comes before the heartbeat timeout (3 s) when a majority could re-form
-  expect(WATCHDOG.peerAnswerTimeoutMs).toBeLessThanOrEqual(WATCHDOG.pollMs + 100);
-  expect(WATCHDOG.silentMs + WATCHDOG.infoTimeoutMs + WATCHDOG.pollMs).toBeLessThan(150 * 20);
-});
-
-test('silentKillAllowed: the first round in which the others answer again after a held one kills nothing', () => {
-  // the previous round was held (a whole-cluster stall): this one may have begun while every node was stopped
-  expect(silentKillAllowed(['K1', 'K1'], 2, undefined, true)).toEqual({
-    kill: false,
-    answering: 2,
-    resumed: false,
-    peersBack: true,
-  });
-  // still too few answering, or the node answered: no "back" to speak of
-  expect(silentKillAllowed(['K1', undefined], 2, undefined, true)).toMatchObject({ kill: false, peersBack: false });
-  expect(silentKillAllowed(['K1', 'K1'], 2, 'K1', true)).toMatchObject({
-    kill: false,
-    resumed: true,
-    peersBack: false,
-  });
-  // the round after it (not held): killed as before
-  expect(silentKillAllowed(['K1', 'K1'], 2, undefined, false)).toMatchObject({ kill: true, peersBack: false });
 });
 
 describe('startDecision (the start rule, run by the harness; the script is tested in test/cdk/watchdog-check-start)', () => {
