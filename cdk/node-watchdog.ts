@@ -38,11 +38,8 @@ export const WATCHDOG = {
   infoTimeoutMs: 500,
   /** below the heartbeat timeout (150 ms x 20 = 3 s): a silent node is dead before the others re-form without it */
   silentMs: 2000,
-  /**
-   * longer than a clustering quantum (3.3 s) and a poll: a node the others re-form with is a member again by then; the
-   * survivors of a lost principal are held anyway (each answers ERROR to the other: unstableKillAllowed)
-   */
-  unstableMs: 6500,
+  /** longer than a survivor's orphan spell when the principal dies (it re-forms within a clustering quantum) */
+  unstableMs: 10_000,
   /** a silent-marked start waits this long for a majority without the node (peers may be restarting too) */
   peerWaitMs: 10_000,
   /** between two rounds of asking the other nodes */

@@ -56,12 +56,12 @@ export const ACK_REFUSAL_REASONS: readonly AckRefusalReason[] = [
 /**
  * How long a cluster key must have been seen before a node that does not answer is tolerated: an orphan's whole life
  * (cdk/node-watchdog.ts): it notices the cut up to a heartbeat timeout (3 s) and a clustering quantum (3.3 s) after
- * the majority re-formed, its watchdog sees it unstable within a poll and a question (0.75 s), kills it 6.5 s later
- * (WATCHDOG.unstableMs) after one more question to the other nodes (0.3 s): 13.85 s, rounded up. The model
- * (test/model) finds an acknowledged spend lost with a fence of 9.5 s and an orphan that notices a quantum late.
- * Checked against the watchdog and the deployed heartbeat by test/cdk/watchdog-fence.test.ts.
+ * the majority re-formed, its watchdog sees it unstable within a poll and a question (0.75 s), and kills it 10 s later
+ * (WATCHDOG.unstableMs) after one more question to the other nodes (0.3 s): 17.35 s, rounded up. The model (test/model) finds an acknowledged spend lost with a fence of
+ * 13 s and an orphan that notices a quantum late. Checked against the watchdog and the deployed heartbeat by
+ * test/cdk/watchdog-fence.test.ts.
  */
-export const FENCE_MS = 14_000;
+export const FENCE_MS = 17_500;
 
 /** What a process knows beyond one view: how long it has seen a key, and the key it knew before the writes. */
 export interface GuardMemory {

@@ -34,7 +34,7 @@ import { startSupervisedCluster, type NodeSupervisor, type SupervisedCluster } f
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** how long every node stays paused in step 3 (well past the watchdog's silence limit, 2 s) */
 const STALL_MS = 5000;
-/** how long the two nodes killed in step 4 stay down (past the watchdog's unstable limit, 6.5 s) */
+/** how long the two nodes killed in step 4 stay down (past the watchdog's unstable limit, 10 s) */
 const TWO_KILL_DOWN_MS = 15_000;
 
 async function until(what: string, ms: number, check: () => boolean): Promise<number> {

@@ -14,7 +14,7 @@
  *                    settled within ROLLING_NODE_BUDGET_MS fails the run (RollingRestartError): never the next node
  *                    with migrations pending. The workload must outlast it (--fault-ms): run.ts checks.
  *   isolate-all      every node cut from every other (clients reach all three); heal: routes removed. Every node is
- *                    an orphan, killed by its watchdog after 6.5 s; no start may wipe (no majority serves)
+ *                    an orphan, killed by its watchdog after 10 s; no start may wipe (no majority serves)
  *   new-client       node 2 (not the first seed) cut off from nodes 1 and 3; the clients that started before the
  *                    fault send the first spender of every output and retry it, client processes started 5 s into
  *                    the cut (after the majority re-formed: they discover only nodes 1 and 3) send the rivals

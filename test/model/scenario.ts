@@ -19,7 +19,7 @@ export const ORPHAN_SERVE_MS = 5 * QUANTUM_MS;
 export const TEND_MS = 1000;
 /** systemd's RestartSec after the watchdog's SIGKILL */
 export const RESTART_MS = 1000;
-/** G2: the guard's fence (lib/store/ack-guard.ts: an orphan's whole life, 14 s) */
+/** G2: the guard's fence (lib/store/ack-guard.ts: an orphan's whole life, 17.5 s) */
 export const FENCE_MS = GUARD_FENCE_MS;
 /** CE flushes a node's write buffer to its device every flush-max-ms (1 s); a SIGKILL loses what was not flushed */
 export const FLUSH_MS = 1000;
