@@ -6,8 +6,8 @@
  * within the wait, or unstable-marked and every other node is reachable and in no cluster; else it waits. A silent node is killed only while
  * min-cluster-size of the other nodes answer (silentKillAllowed; a whole-cluster stall is not killed, nor its first
  * round after the others resume: the node is asked once more); an unstable node only while min-cluster-size of the
- * others may serve without it (unstableKillAllowed: they do not refuse the connection). Nodes stopped by a nemesis
- * are not restarted by it.
+ * others may serve without it (unstableKillAllowed: they answer a cluster key, or nothing). Nodes stopped by a
+ * nemesis are not restarted by it.
  */
 import {
   INITIAL_WATCHDOG_STATE,
@@ -187,8 +187,8 @@ export class HarnessWatchdog {
   }
 
   /**
-   * whether at least min-cluster-size of the other nodes may serve without an unstable node (do not refuse the
-   * connection: unstableKillAllowed); else not killed, its spell counted again from now
+   * whether at least min-cluster-size of the other nodes may serve without an unstable node (they answer a cluster
+   * key, or nothing: unstableKillAllowed); else not killed, its spell counted again from now
    */
   private async othersMayServe(index: number, spell: string, state: WatchdogState): Promise<boolean> {
     const answers = await this.askOthersForStart(index, WATCHDOG.peerAnswerTimeoutMs);
