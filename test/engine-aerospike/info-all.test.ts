@@ -1,7 +1,8 @@
 /**
  * The start-up checks' infoAll (lib/engine/aerospike/info-all.ts) against a double of the client: the node client
  * fails the whole call when one node fails (a node lost during the start); the checks ask again until their deadline
- * instead of failing the start, and fail with the last error once it has passed.
+ * instead of failing the start, and fail with the last error once it has passed. The UDF registration is sent again
+ * while the server answers error=timeout (its metadata not agreed: a cluster still forming).
  */
 import { checkClusterSize, checkNamespace } from '../../lib/engine/aerospike';
 import { infoAllRetrying } from '../../lib/engine/aerospike/info-all';
@@ -46,6 +47,27 @@ test('the namespace, cluster-size and UDF module checks pass once the lost node 
     ),
   });
   await checkClusterSize(size.client, 3, 'h1:3000');
+
+  // the server's own answer while its cluster metadata cannot be agreed (a cluster still forming): sent again
+  let puts = 0;
+  const forming = fakeClient({
+    infoAll: () => [{ host: {}, info: `udf-list\t${puts > 2 ? 'filename=utxo_1.lua,hash=1,type=LUA' : ''}` }],
+    udfRegister: () => {
+      if (++puts <= 2) throw asError(100, 'error=timeout\n from 127.0.0.1:3800');
+      return { wait: () => undefined };
+    },
+  });
+  await registerModule({ client: forming.client, pollMs: 10, deadlineMs: 2000 }, 'utxo_1', '-- lua');
+  expect(puts).toBe(3);
+  // any other failure is not sent again
+  const refused = fakeClient({
+    infoAll: () => [{ host: {}, info: 'udf-list\t' }],
+    udfRegister: asError(100, 'error=compile'),
+  });
+  await expect(
+    registerModule({ client: refused.client, pollMs: 10, deadlineMs: 2000 }, 'utxo_1', '--'),
+  ).rejects.toThrow(/compile/);
+  expect(refused.callsOf('udfRegister')).toHaveLength(1);
 
   const udf = fakeClient({
     infoAll: flaky(2, () => [{ host: {}, info: 'udf-list\tfilename=utxo_1.lua,hash=1,type=LUA' }]),

@@ -86,6 +86,23 @@ export interface SchemaOptions {
   deadlineMs: number;
 }
 
+/**
+ * udfRegister, sent again while the server answers `error=timeout` (its cluster metadata could not be agreed in time:
+ * a cluster still forming or changing, seen on CE 8.1.2 right after a 3-node cluster formed) until `until`.
+ */
+async function registerUntil(register: () => Promise<unknown>, until: number, pollMs: number, operation: string) {
+  for (;;) {
+    try {
+      await withDeadline(register(), Math.max(1, until - Date.now()), operation);
+      return;
+    } catch (err) {
+      const smdTimeout = !(err instanceof EngineError) && /error=timeout/.test(String((err as Error)?.message));
+      if (!smdTimeout || Date.now() + pollMs >= until) throw err;
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+  }
+}
+
 /** Registers `<name>.lua` (udfRegister of a temporary file) unless every node lists it, and waits until every does. */
 export async function registerModule(options: SchemaOptions, name: string, source: string): Promise<void> {
   const { client, pollMs, deadlineMs } = options;
@@ -106,7 +123,7 @@ export async function registerModule(options: SchemaOptions, name: string, sourc
     try {
       const udfPath = path.join(dir, file);
       await fs.writeFile(udfPath, source);
-      await withDeadline(client.udfRegister(udfPath), deadlineMs, operation);
+      await registerUntil(() => client.udfRegister(udfPath), Date.now() + deadlineMs, pollMs, operation);
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }
