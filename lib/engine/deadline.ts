@@ -58,3 +58,24 @@ export async function pollUntil(
     if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
   }
 }
+
+/**
+ * `op()`, sent again every `pauseMs` while it fails in a way `retryable` accepts and the next try would start before
+ * `until` (a Date.now() time); otherwise its failure is thrown. For the start-up's questions to a cluster in flux.
+ */
+export async function retryWhile<T>(
+  op: () => Promise<T>,
+  retryable: (err: unknown) => boolean,
+  until: number,
+  pauseMs: number,
+  now: () => number = Date.now,
+): Promise<T> {
+  for (;;) {
+    try {
+      return await op();
+    } catch (err) {
+      if (!retryable(err) || now() + pauseMs >= until) throw err;
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
+}

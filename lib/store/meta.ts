@@ -1,6 +1,7 @@
 /**
  * Store-wide records: the settings record (B is fixed for the life of a store) and the chain tip H.
  */
+import { retryWhile } from '../engine/deadline';
 import type { RecordEngine } from '../engine/port';
 import { InvalidArgumentError } from '../domain/errors';
 import { checkTipAdvance } from './context';
@@ -24,16 +25,9 @@ export const SETTINGS_STARTUP_BUDGET_MS = 5000;
 const SETTINGS_RETRY_MS = 250;
 
 /** Runs `op`, sending it again while it fails UNAVAILABLE or TIMEOUT and the start-up's deadline allows. */
-async function atStartup<T>(op: () => Promise<T>, deadline: number, now: () => number): Promise<T> {
-  for (;;) {
-    try {
-      return await op();
-    } catch (err) {
-      const transient = isEngineError(err, 'UNAVAILABLE') || isEngineError(err, 'TIMEOUT');
-      if (!transient || now() + SETTINGS_RETRY_MS > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, SETTINGS_RETRY_MS));
-    }
-  }
+function atStartup<T>(op: () => Promise<T>, deadline: number, now: () => number): Promise<T> {
+  const transient = (err: unknown) => isEngineError(err, 'UNAVAILABLE') || isEngineError(err, 'TIMEOUT');
+  return retryWhile(op, transient, deadline, SETTINGS_RETRY_MS, now);
 }
 
 /**

@@ -4,7 +4,7 @@
  * is a 400 naming the field; a malformed item fails alone and stores nothing.
  */
 import './quiet-logs';
-import { makeTx, rootTx, utxoHashOf, type Fixture } from '../fixtures/txs';
+import { makeTx, mixedSpends, rootTx, utxoHashOf, type Fixture } from '../fixtures/txs';
 import { expectBadArgument, expectError, startApi, type Api } from './harness';
 
 let api: Api;
@@ -93,15 +93,7 @@ describe('POST /v1/batch/spends', () => {
 
   test('each tx all or nothing; the same output twice: the earlier wins; per-item errors with details.spends', async () => {
     const [p, q, r] = await roots(3);
-    const first = makeTx({ inputs: [{ parent: p, vout: 0 }] });
-    const second = makeTx({
-      inputs: [
-        { parent: q, vout: 0 },
-        { parent: p, vout: 0 },
-      ],
-    });
-    const ghost = makeTx({ inputs: [{ parent: rootTx(), vout: 0 }] });
-    const ok = makeTx({ inputs: [{ parent: r, vout: 0 }] });
+    const { first, second, ghost, ok } = mixedSpends(p, q, r);
     const reply = await api.post('/v1/batch/spends', { txs: [first.hex, second.hex, ghost.hex, 'zz', ok.hex] });
     expect(reply.status).toBe(200);
     expect(statuses(reply)).toEqual([200, 409, 404, 400, 200]);

@@ -8,7 +8,7 @@ import './quiet-logs';
 import fc from 'fast-check';
 import { encodeBatchFrame } from '@bsv-utxo-store/client';
 import { MAX_BINARY_BODY_BYTES } from '../../lib/http/payload-limits';
-import { coinbaseTx, makeTx, rootTx, spendItem } from '../fixtures/txs';
+import { coinbaseTx, makeTx, mixedSpends, rootTx, spendItem } from '../fixtures/txs';
 import { expectBadArgument, expectError, startApi, type Api, type Reply } from './harness';
 
 let api: Api;
@@ -65,15 +65,7 @@ describe('each write batch answers a frame as it answers the same items in JSON'
   test('POST /v1/batch/spends: the per-item results with the request options', async () => {
     const [p, q, r] = [rootTx(1), rootTx(1), rootTx(1)];
     for (const f of [p, q, r]) expect((await api.post('/v1/txs', { tx: f.hex })).status).toBe(201);
-    const first = makeTx({ inputs: [{ parent: p, vout: 0 }] });
-    const second = makeTx({
-      inputs: [
-        { parent: q, vout: 0 },
-        { parent: p, vout: 0 },
-      ],
-    });
-    const ghost = makeTx({ inputs: [{ parent: rootTx(), vout: 0 }] });
-    const ok = makeTx({ inputs: [{ parent: r, vout: 0 }] });
+    const { first, second, ghost, ok } = mixedSpends(p, q, r);
     const body = { txs: [first.hex, second.hex, ghost.hex, 'abcd', ok.hex], blockHeight: 1000, ignoreLocked: false };
     const framed = await postFrame('/v1/batch/spends', spendFrame(body));
     expect(framed.status).toBe(200);

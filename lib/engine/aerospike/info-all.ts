@@ -7,23 +7,20 @@
  * call that never answers.
  */
 import type { Client, InfoAllResponse } from 'aerospike';
+import { retryWhile } from '../deadline';
 
 export const INFO_ALL_PAUSE_MS = 250;
 
-export async function infoAllRetrying(
+export function infoAllRetrying(
   client: Client,
   command: string,
   deadlineMs: number,
   pauseMs = INFO_ALL_PAUSE_MS,
-  now: () => number = Date.now,
 ): Promise<InfoAllResponse[]> {
-  const until = now() + deadlineMs;
-  for (;;) {
-    try {
-      return await client.infoAll(command);
-    } catch (err) {
-      if (now() + pauseMs >= until) throw err;
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
-    }
-  }
+  return retryWhile(
+    () => client.infoAll(command),
+    () => true,
+    Date.now() + deadlineMs,
+    pauseMs,
+  );
 }

@@ -15,7 +15,7 @@ import { tmpdir } from 'os';
 import * as path from 'path';
 import type { Client } from 'aerospike';
 import { INDEXED_BINS, type IndexedBin } from '../../domain/bins';
-import { pollUntil, withDeadline } from '../deadline';
+import { pollUntil, retryWhile, withDeadline } from '../deadline';
 import { EngineError } from '../port';
 import { AS_STATUS, mapAerospikeError, statusOf } from './errors';
 
@@ -87,21 +87,11 @@ export interface SchemaOptions {
 }
 
 /**
- * udfRegister, sent again while the server answers `error=timeout` (its cluster metadata could not be agreed in time:
- * a cluster still forming or changing, seen on CE 8.1.2 right after a 3-node cluster formed) until `until`.
+ * The server's answer to a UDF registration when its cluster metadata could not be agreed in time (a cluster still
+ * forming or changing, seen on CE 8.1.2 right after a 3-node cluster formed): worth sending again.
  */
-async function registerUntil(register: () => Promise<unknown>, until: number, pollMs: number, operation: string) {
-  for (;;) {
-    try {
-      await withDeadline(register(), Math.max(1, until - Date.now()), operation);
-      return;
-    } catch (err) {
-      const smdTimeout = !(err instanceof EngineError) && /error=timeout/.test(String((err as Error)?.message));
-      if (!smdTimeout || Date.now() + pollMs >= until) throw err;
-      await new Promise((resolve) => setTimeout(resolve, pollMs));
-    }
-  }
-}
+const metadataTimeout = (err: unknown) =>
+  !(err instanceof EngineError) && /error=timeout/.test(String((err as Error | undefined)?.message));
 
 /** Registers `<name>.lua` (udfRegister of a temporary file) unless every node lists it, and waits until every does. */
 export async function registerModule(options: SchemaOptions, name: string, source: string): Promise<void> {
@@ -123,7 +113,13 @@ export async function registerModule(options: SchemaOptions, name: string, sourc
     try {
       const udfPath = path.join(dir, file);
       await fs.writeFile(udfPath, source);
-      await registerUntil(() => client.udfRegister(udfPath), Date.now() + deadlineMs, pollMs, operation);
+      const until = Date.now() + deadlineMs;
+      await retryWhile(
+        () => withDeadline(client.udfRegister(udfPath), Math.max(1, until - Date.now()), operation),
+        metadataTimeout,
+        until,
+        pollMs,
+      );
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }
