@@ -8,7 +8,9 @@
  *    first spend of it being sent; outputs first sent before the fault count too, so the share covers the whole run;
  *  - slowestAckMs: the longest an output waited, from its first spend sent to its first acknowledgement (outputs
  *    never acknowledged are left out: they count against ackedWithin30s);
- *  - gaps: every window longer than 1 s, for the report.
+ *  - gaps: every window longer than 1 s, for the report;
+ *  - longestGapAnswers: what the spends answered inside the longest window, counted by the guard's refusal class
+ *    (`unfenced`, `changed`, ...: lib/store/ack-guard.ts) or else the error code: what held the window open.
  */
 import { readFileSync } from 'fs';
 import type { HistoryEvent, SpendEvent } from './history';
@@ -23,6 +25,7 @@ export interface Availability {
   slowestAckMs: number;
   outputs: number;
   gaps: { fromMs: number; toMs: number }[];
+  longestGapAnswers: Record<string, number>;
 }
 
 export const WITHIN_MS = 30_000;
@@ -50,6 +53,13 @@ export function availability(history: HistoryEvent[], faultAtMs: number): Availa
     if (gap > 1000) gaps.push({ fromMs: points[i - 1], toMs: points[i] });
   }
 
+  const longestGapAnswers: Record<string, number> = {};
+  for (const e of spends) {
+    if (e.answer === 'ok' || e.end <= longestFrom || e.end > longestFrom + longest) continue;
+    const what = e.reason ?? e.code ?? e.answer;
+    longestGapAnswers[what] = (longestGapAnswers[what] ?? 0) + 1;
+  }
+
   const firstSent = new Map<string, number>();
   const firstAcked = new Map<string, number>();
   for (const e of spends) {
@@ -75,6 +85,7 @@ export function availability(history: HistoryEvent[], faultAtMs: number): Availa
     slowestAckMs: slowest,
     outputs: firstSent.size,
     gaps,
+    longestGapAnswers,
   };
 }
 

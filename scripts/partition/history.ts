@@ -26,6 +26,8 @@ interface EventBase {
   answer: Answer;
   /** the store's error code (SPENT, STORAGE_ERROR, ...) of a refused or in-doubt answer */
   code?: string;
+  /** an in-doubt spend refused by the acknowledgement guard: its class (unfenced, changed, ...: lib/store/ack-guard.ts) */
+  reason?: string;
   /** what the nemesis was doing when the call was sent (e.g. "before", "fault", "healed") */
   phase?: string;
 }

@@ -324,7 +324,7 @@ async function runOne(
   };
   result.loadAverage = loadavg().map((l) => Number(l.toFixed(2)));
   log(
-    `${name}: ${JSON.stringify(availabilityRow(result.availability))}; windows > 1 s: ${JSON.stringify(result.availability.gaps)}; load average ${result.loadAverage.join(' ')}`,
+    `${name}: ${JSON.stringify(availabilityRow(result.availability))}; windows > 1 s: ${JSON.stringify(result.availability.gaps)}; answers in the longest: ${JSON.stringify(result.availability.longestGapAnswers)}; load average ${result.loadAverage.join(' ')}`,
   );
   if (args.repair && (report.doubleAcknowledged.length > 0 || report.lostSpends.length > 0)) {
     result.repair = await repairDoubleAcknowledged(store, events);

@@ -36,9 +36,14 @@ export interface WorkerJob {
   batchSize: number;
 }
 
-function classify(err: unknown): { answer: Answer; code: string } {
+function classify(err: unknown): { answer: Answer; code: string; reason?: string } {
   if (err instanceof UtxoStoreError) {
-    return { answer: err.code === 'STORAGE_ERROR' ? 'in-doubt' : 'refused', code: err.code };
+    const reason = err.details.ackRefusal;
+    return {
+      answer: err.code === 'STORAGE_ERROR' ? 'in-doubt' : 'refused',
+      code: err.code,
+      ...(typeof reason === 'string' ? { reason } : {}),
+    };
   }
   return { answer: 'in-doubt', code: err instanceof Error ? `THROWN ${err.message.slice(0, 80)}` : 'THROWN' };
 }
@@ -106,7 +111,7 @@ async function main(): Promise<void> {
 
   const sendSingle = async (s: PlannedSpend, attempt = 0): Promise<void> => {
     const start = now();
-    let answer: { answer: Answer; code?: string };
+    let answer: { answer: Answer; code?: string; reason?: string };
     try {
       await store.spend({ tx: s.hex });
       answer = { answer: 'ok' };
@@ -123,7 +128,7 @@ async function main(): Promise<void> {
 
   const sendBatch = async (items: PlannedSpend[], attempt = 0): Promise<void> => {
     const start = now();
-    let answers: { answer: Answer; code?: string }[];
+    let answers: { answer: Answer; code?: string; reason?: string }[];
     try {
       const results = await store.spendMany(items.map((s) => ({ tx: s.hex })));
       answers = results.map((r) => (r.ok ? { answer: 'ok' as const } : classify(r.error)));
@@ -150,7 +155,7 @@ async function main(): Promise<void> {
     mined += txids.length;
     const start = now();
     const id = ++blockId;
-    let answer: { answer: Answer; code?: string };
+    let answer: { answer: Answer; code?: string; reason?: string };
     try {
       await store.setMined({ txids, blockId: id, blockHeight: 1, subtreeIdx: 0 });
       answer = { answer: 'ok' };

@@ -46,6 +46,27 @@ test('a window of refusals around the fault: the gap, the first acknowledgement 
   });
 });
 
+test('what the spends answered inside the longest window: the guard class, else the error code', () => {
+  const refusal = (vout: number, start: number, end: number, reason?: string, code = 'STORAGE_ERROR'): SpendEvent => ({
+    ...spend(vout, start, end, 'in-doubt'),
+    code,
+    ...(reason ? { reason } : {}),
+  });
+  const h = [
+    spend(0, 0, 4_000, 'ok'),
+    refusal(1, 4_100, 5_000, 'unfenced'),
+    refusal(2, 4_200, 6_000, 'unfenced'),
+    refusal(3, 4_300, 7_000), // no class: the engine's own error
+    refusal(4, 8_000, 9_000, 'changed'),
+    { ...spend(5, 8_500, 9_100, 'refused'), code: 'SPENT' },
+    spend(6, 9_000, 12_000, 'ok'),
+    refusal(7, 12_100, 12_500, 'changed'), // after the window
+  ];
+  const a = availability(h, 4_000);
+  expect(a.longestGapMs).toBe(8_000);
+  expect(a.longestGapAnswers).toEqual({ unfenced: 2, STORAGE_ERROR: 1, changed: 1, SPENT: 1 });
+});
+
 test('no acknowledgement after the fault: none, and the gap runs to the last answer', () => {
   const a = availability([spend(0, 0, 100, 'ok'), spend(1, 5_000, 9_000, 'in-doubt')], 4_000);
   expect(a.firstAckAfterFaultMs).toBeNull();
