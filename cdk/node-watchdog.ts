@@ -50,7 +50,7 @@ export const WATCHDOG = {
   peerAnswerTimeoutMs: 300,
 } as const;
 
-export type WatchdogLimits = Pick<typeof WATCHDOG, 'silentMs' | 'unstableMs'>;
+export type WatchdogLimits = Record<'silentMs' | 'unstableMs', number>;
 export type Observation = 'member' | 'unstable' | 'silent';
 /** why the next start may wipe: the node said it was outside the cluster (unstable), or did not answer (silent) */
 export type WipeMark = 'unstable' | 'silent';

@@ -19,6 +19,7 @@ import {
   WATCHDOG,
   watchdogStep,
   type Observation,
+  type WatchdogLimits,
   type WatchdogState,
   type WipeMark,
 } from '../../cdk/node-watchdog';
@@ -42,7 +43,8 @@ export class HarnessWatchdog {
 
   /**
    * `minClusterSize`: the deployment's (a majority); `peerWait`: how long a silent-marked start waits for a majority
-   * without the node (tests shorten it); `info`: the info request (tests answer for the nodes)
+   * without the node (tests shorten it); `info`: the info request (tests answer for the nodes); `limits`: the silent
+   * and unstable limits (the deployment's; tests shorten the unstable one)
    */
   constructor(
     private readonly cluster: Cluster,
@@ -53,6 +55,7 @@ export class HarnessWatchdog {
       retryMs: WATCHDOG.peerRetryMs,
     },
     private readonly info: typeof infoCommand = infoCommand,
+    private readonly limits: WatchdogLimits = WATCHDOG,
   ) {
     cluster.onExit = (index) => {
       if (!this.killedByWatchdog.delete(index) || this.stopped) return;
@@ -215,7 +218,7 @@ export class HarnessWatchdog {
             this.states.get(index) ?? INITIAL_WATCHDOG_STATE,
             observation,
             Date.now(),
-            WATCHDOG,
+            this.limits,
             sentAt,
           );
           this.states.set(index, step.state);

@@ -13,6 +13,8 @@ import {
   WATCHDOG,
   watchdogStep,
 } from '../../cdk/node-watchdog';
+import type { Cluster } from '../../scripts/partition/cluster';
+import { HarnessWatchdog } from '../../scripts/partition/watchdog';
 
 test('majorityKey: at least min-cluster-size of the other nodes answer the same cluster key', () => {
   expect(majorityKey(['K1', 'K1'], 2)).toBe('K1');
@@ -117,4 +119,80 @@ test('silentKillAllowed: the first round in which the others answer again after 
   });
   // the round after it (not held): killed as before
   expect(silentKillAllowed(['K1', 'K1'], 2, undefined, false)).toMatchObject({ kill: true, peersBack: false });
+});
+
+describe('the harness holds the kill of an unstable node while no majority may serve without it (HarnessWatchdog, rule 6)', () => {
+  const UNSTABLE_MS = 600;
+  /**
+   * Three nodes; node 1 answers ERROR (in no cluster: an orphan) from the start; `peers()` is what nodes 2 and 3 answer
+   * now: a key, ERROR, PEER_DOWN (the connection refused) or undefined (no answer). Watched for `windowMs` or until
+   * node 1 is killed.
+   */
+  async function watchOrphan(peers: () => (string | undefined)[], windowMs: number) {
+    const lines: string[] = [];
+    const pids = new Map<number, number>([[1, 101]]);
+    let killedAt: number | undefined;
+    const cluster = {
+      onExit: undefined as ((index: number) => void) | undefined,
+      nodes: [1, 2, 3].map((index) => ({ index, address: `10.0.0.${index}` })),
+      node(index: number) {
+        return this.nodes[index - 1];
+      },
+      pid: (index: number) => pids.get(index),
+      stopping: () => false,
+      running: (index: number) => pids.has(index),
+      reaches: () => true,
+      kill(index: number) {
+        pids.delete(index);
+        killedAt = Date.now();
+        return Promise.resolve();
+      },
+      start() {},
+    };
+    const info = (host: string) => {
+      const i = Number(host.split('.')[3]);
+      const a = i === 1 ? 'ERROR::unstable-cluster' : peers()[i - 2];
+      if (a === PEER_DOWN) return Promise.reject(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }));
+      return a === undefined ? Promise.reject(new Error('timeout')) : Promise.resolve(a);
+    };
+    const wd = new HarnessWatchdog(cluster as unknown as Cluster, (l) => lines.push(l), 2, undefined, info, {
+      ...WATCHDOG,
+      unstableMs: UNSTABLE_MS,
+    });
+    const started = Date.now();
+    wd.start();
+    while (killedAt === undefined && Date.now() - started < windowMs) await new Promise((r) => setTimeout(r, 25));
+    await wd.stop();
+    const held = lines.filter((l) => /not killed, counting again/.test(l));
+    return {
+      killedAfterMs: killedAt === undefined ? undefined : killedAt - started,
+      held,
+      lines,
+      mark: wd.wipeOnStart(1),
+    };
+  }
+
+  test('the others refuse the connection or are in no cluster (restarting, loading): held, counted again, never killed', async () => {
+    const r = await watchOrphan(() => [PEER_DOWN, 'ERROR::unstable-cluster'], 2_500);
+    expect(r.killedAfterMs).toBeUndefined();
+    expect(r.held.length).toBeGreaterThanOrEqual(2);
+    expect(r.held[0]).toMatch(/n1: asd unstable for \d+ ms but only 0 of the other nodes may serve/);
+  }, 10_000);
+
+  test('the others answer a key, or give no answer (cut off: they may serve): killed once the unstable limit is up', async () => {
+    for (const peers of [['K2', 'K2'], [undefined, undefined], [PEER_DOWN, undefined, 'K2'].slice(1)]) {
+      const r = await watchOrphan(() => peers, 2_500);
+      expect(r.killedAfterMs).toBeGreaterThanOrEqual(UNSTABLE_MS);
+      expect(r.held).toEqual([]);
+      expect(r.lines.join('\n')).toMatch(/n1: unstable for \d+ ms: SIGKILL \(mark unstable/);
+    }
+  }, 15_000);
+
+  test('held while the others load, killed a full limit after they serve again (its count started again)', async () => {
+    const started = Date.now();
+    const r = await watchOrphan(() => (Date.now() - started < 1_200 ? [PEER_DOWN, PEER_DOWN] : ['K2', 'K2']), 5_000);
+    expect(r.held.length).toBeGreaterThanOrEqual(1);
+    expect(r.killedAfterMs).toBeGreaterThanOrEqual(1_200);
+    expect(r.lines.join('\n')).toMatch(/counting again[^]*n1: unstable for \d+ ms: SIGKILL/);
+  }, 10_000);
 });
