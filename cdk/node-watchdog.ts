@@ -4,7 +4,9 @@
  *
  * Every POLL_MS it asks the local asd `cluster-stable:ignore-migrations=true`: the cluster key (a settled member),
  * ERROR (an orphan, or between two clusters) or no answer within INFO_TIMEOUT_MS (silent: paused, hung, or stopped).
- *  - silent for SILENT_MS (less than the heartbeat timeout, 3 s, so before the others can re-form without it) or
+ *  - silent for SILENT_MS (killed at most SILENT_KILL_WORST_MS, 3.05 s, after its last answer: about the heartbeat
+ *    timeout, 3 s; a paused node that resumes after the others re-formed is kept from any acknowledgement by the
+ *    guard's fence, decision 0009 rule 3, not by this margin) or
  *    unstable for UNSTABLE_MS (an orphan cut off from the majority): SIGKILL asd; silence before asd first answered
  *    since its start is its start-up (loading its data), not counted. A silent node is killed only while at least
  *    min-cluster-size of the other nodes answer at all (silentKillAllowed: a majority could re-form without it);
@@ -36,7 +38,7 @@
 export const WATCHDOG = {
   pollMs: 250,
   infoTimeoutMs: 500,
-  /** below the heartbeat timeout (150 ms x 20 = 3 s): a silent node is dead before the others re-form without it */
+  /** with a request's timeout, a poll and the question to the others: the kill is at most 3.05 s after the last answer */
   silentMs: 2000,
   /** longer than a survivor's orphan spell when the principal dies (it re-forms within a clustering quantum) */
   unstableMs: 10_000,
@@ -49,6 +51,13 @@ export const WATCHDOG = {
   /** per question to another node before a silent kill (a running node answers well within a poll) */
   peerAnswerTimeoutMs: 300,
 } as const;
+
+/**
+ * The latest a silent node is killed after its last answered request was sent: the limit, the request that crossed it
+ * timing out, the next poll, and the question to the other nodes (silentKillAllowed).
+ */
+export const SILENT_KILL_WORST_MS =
+  WATCHDOG.silentMs + WATCHDOG.infoTimeoutMs + WATCHDOG.pollMs + WATCHDOG.peerAnswerTimeoutMs;
 
 export type WatchdogLimits = Record<'silentMs' | 'unstableMs', number>;
 export type Observation = 'member' | 'unstable' | 'silent';

@@ -11,6 +11,7 @@ import {
   PEER_DOWN,
   startDecision,
   renderWatchdogUnits,
+  SILENT_KILL_WORST_MS,
   WATCHDOG,
   watchdogStep,
   type Observation,
@@ -43,9 +44,11 @@ test('silence counts from the sending of the last answered request: a node pause
     state = step.state;
     if (step.kill) kills.push(sent + WATCHDOG.infoTimeoutMs);
   }
-  // worst case: silentMs + infoTimeoutMs + pollMs after the last answer = 2.75 s, below the heartbeat timeout
+  // the step alone: silentMs + infoTimeoutMs + pollMs after the last answer = 2.75 s; the question to the others
+  // (silentKillAllowed) adds up to peerAnswerTimeoutMs: SILENT_KILL_WORST_MS
   expect(kills[0]).toBe(3_260);
   expect(kills[0] - 1_020).toBeLessThan(150 * 20);
+  expect(kills[0] - 1_000 + WATCHDOG.peerAnswerTimeoutMs).toBeLessThanOrEqual(SILENT_KILL_WORST_MS);
 });
 
 test('a paused node (silent) is killed after 2 s, before the heartbeat timeout (3 s); its mark says silent', () => {
