@@ -58,6 +58,18 @@ export const SKEW = { node: 3, offset: '+10s' } as const;
 
 /** flapping-cut's cycles: cut, then healed */
 export const FLAPPING = { cycles: 5, cutMs: 8000, healMs: 2000 } as const;
+
+/**
+ * A nemesis whose fault has a length of its own needs a workload at least that long (--fault-ms), or the run ends
+ * WORKLOAD TOO SHORT after minutes: refused before anything starts, naming the length. flapping-cut's cycles are
+ * known; a rolling restart lasts as long as its migrations, checked when it ends.
+ */
+export function faultTooShort(nemeses: readonly Nemesis[], faultMs: number): string | undefined {
+  const flappingMs = FLAPPING.cycles * FLAPPING.cutMs + (FLAPPING.cycles - 1) * FLAPPING.healMs;
+  if (nemeses.includes('flapping-cut') && faultMs < flappingMs)
+    return `--fault-ms: flapping-cut's cuts and heals last ${flappingMs} ms, more than ${faultMs}: the workload must cover them (--fault-ms 50000)`;
+  return undefined;
+}
 export type Nemesis = (typeof NEMESES)[number];
 
 /**

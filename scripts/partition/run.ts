@@ -32,6 +32,7 @@ import {
   applyFault,
   healFault,
   CLIENT_GROUPS,
+  faultTooShort,
   NEMESES,
   SKEW,
   victimOf,
@@ -85,6 +86,8 @@ function parseArgs(argv: string[]): Args {
   // the skewed clock is the node's for the whole run: the other nemeses would run on it too
   if (nemeses.includes('clock-skew') && nemeses.length > 1)
     throw new Error('--nemesis: clock-skew runs alone (its node keeps a skewed clock for the whole run)');
+  const tooShort = faultTooShort(nemeses, int('fault-ms', 8000));
+  if (tooShort) throw new Error(tooShort);
   const settings = (get('settings') ?? 'deployed') as SettingsProfile;
   if (!['baseline', 'settled', 'deployed'].includes(settings))
     throw new Error('--settings: baseline, settled or deployed');

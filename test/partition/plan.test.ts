@@ -3,6 +3,7 @@
  * client; with late rivals (the new-client nemesis, decision 0009) the first spender goes to the early clients, due
  * around the fault, and the rivals to the clients started during it, due after they start.
  */
+import { faultTooShort } from '../../scripts/partition/nemesis';
 import { buildPlan, withLateRivals } from '../../scripts/partition/plan';
 
 const base = () =>
@@ -43,4 +44,11 @@ test('late rivals: first spenders on the early clients around the fault, rivals 
   expect(() => withLateRivals(base(), 1, { firstFromMs: 0, firstToMs: 1, rivalsFromMs: 2, rivalsToMs: 3 })).toThrow(
     /at least 2 clients/,
   );
+});
+
+test('a nemesis with a length of its own is refused a shorter workload before anything starts (flapping-cut: 48 s)', () => {
+  expect(faultTooShort(['flapping-cut'], 8000)).toMatch(/flapping-cut's cuts and heals last 48000 ms, more than 8000/);
+  expect(faultTooShort(['cut-off', 'flapping-cut'], 47_999)).toBeDefined();
+  expect(faultTooShort(['flapping-cut'], 48_000)).toBeUndefined();
+  expect(faultTooShort(['cut-off', 'rolling-restart'], 8000)).toBeUndefined();
 });
