@@ -19,7 +19,7 @@
  *                    fault send the first spender of every output and retry it, client processes started 5 s into
  *                    the cut (after the majority re-formed: they discover only nodes 1 and 3) send the rivals
  *                    (run.ts: lateClients); heal: routes removed (decision 0009)
- *   flapping-cut     node 1 cut off for 8 s and healed for 2 s, five times (the fault lasts 50 s: --fault-ms 50000)
+ *   flapping-cut     node 1 cut off for 8 s and healed for 2 s, five times (48 s of sleeps, and its cuts and heals take seconds more under load: --fault-ms 90000)
  *   instance-pause   SIGSTOP node 1 and its watchdog (the whole instance); heal: both resumed
  *   two-kill         SIGKILL nodes 1 and 2 at once; heal: both started again with their data
  *   fabric-cut       the fabric port (3001) cut between node 1 and nodes 2, 3, heartbeats intact (the cluster never
@@ -67,7 +67,7 @@ export const FLAPPING = { cycles: 5, cutMs: 8000, healMs: 2000 } as const;
 export function faultTooShort(nemeses: readonly Nemesis[], faultMs: number): string | undefined {
   const flappingMs = FLAPPING.cycles * FLAPPING.cutMs + (FLAPPING.cycles - 1) * FLAPPING.healMs;
   if (nemeses.includes('flapping-cut') && faultMs < flappingMs)
-    return `--fault-ms: flapping-cut's cuts and heals last ${flappingMs} ms, more than ${faultMs}: the workload must cover them (--fault-ms 50000)`;
+    return `--fault-ms: flapping-cut's cuts and heals last ${flappingMs} ms, more than ${faultMs}: the workload must cover them (--fault-ms 90000: under load its cut and heal steps add seconds each)`;
   return undefined;
 }
 export type Nemesis = (typeof NEMESES)[number];
