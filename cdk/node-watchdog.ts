@@ -4,9 +4,8 @@
  *
  * Every POLL_MS it asks the local asd `cluster-stable:ignore-migrations=true`: the cluster key (a settled member),
  * ERROR (an orphan, or between two clusters) or no answer within INFO_TIMEOUT_MS (silent: paused, hung, or stopped).
- *  - silent for SILENT_MS (killed at most SILENT_KILL_WORST_MS, 3.05 s, after its last answer: about the heartbeat
- *    timeout, 3 s; a paused node that resumes after the others re-formed is kept from any acknowledgement by the
- *    guard's fence, decision 0009 rule 3, not by this margin) or
+ *  - silent for SILENT_MS (killed at most SILENT_KILL_WORST_MS after its last answer: about the heartbeat timeout; the
+ *    guard's fence, decision 0009 rule 3, not this margin, keeps a node that resumes later from mattering) or
  *    unstable for UNSTABLE_MS (an orphan cut off from the majority): SIGKILL asd; silence before asd first answered
  *    since its start is its start-up (loading its data), not counted. A silent node is killed only while at least
  *    min-cluster-size of the other nodes answer at all (silentKillAllowed: a majority could re-form without it);
@@ -52,10 +51,7 @@ export const WATCHDOG = {
   peerAnswerTimeoutMs: 300,
 } as const;
 
-/**
- * The latest a silent node is killed after its last answered request was sent: the limit, the request that crossed it
- * timing out, the next poll, and the question to the other nodes (silentKillAllowed).
- */
+/** The latest a silent node is killed after its last answered request: limit, timeout, poll, the others' question. */
 export const SILENT_KILL_WORST_MS =
   WATCHDOG.silentMs + WATCHDOG.infoTimeoutMs + WATCHDOG.pollMs + WATCHDOG.peerAnswerTimeoutMs;
 
