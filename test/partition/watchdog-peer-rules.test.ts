@@ -13,8 +13,8 @@ import {
   WATCHDOG,
   watchdogStep,
 } from '../../cdk/node-watchdog';
-import type { Cluster } from '../../scripts/partition/cluster';
 import { HarnessWatchdog } from '../../scripts/partition/watchdog';
+import { fakeCluster } from './fake-cluster';
 
 test('majorityKey: at least min-cluster-size of the other nodes answer the same cluster key', () => {
   expect(majorityKey(['K1', 'K1'], 2)).toBe('K1');
@@ -130,42 +130,24 @@ describe('the harness holds the kill of an unstable node while no majority may s
    */
   async function watchOrphan(peers: () => (string | undefined)[], windowMs: number) {
     const lines: string[] = [];
-    const pids = new Map<number, number>([[1, 101]]);
-    let killedAt: number | undefined;
-    const cluster = {
-      onExit: undefined as ((index: number) => void) | undefined,
-      nodes: [1, 2, 3].map((index) => ({ index, address: `10.0.0.${index}` })),
-      node(index: number) {
-        return this.nodes[index - 1];
-      },
-      pid: (index: number) => pids.get(index),
-      stopping: () => false,
-      running: (index: number) => pids.has(index),
-      reaches: () => true,
-      kill(index: number) {
-        pids.delete(index);
-        killedAt = Date.now();
-        return Promise.resolve();
-      },
-      start() {},
-    };
+    const { cluster, kills } = fakeCluster();
     const info = (host: string) => {
       const i = Number(host.split('.')[3]);
       const a = i === 1 ? 'ERROR::unstable-cluster' : peers()[i - 2];
       if (a === PEER_DOWN) return Promise.reject(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }));
       return a === undefined ? Promise.reject(new Error('timeout')) : Promise.resolve(a);
     };
-    const wd = new HarnessWatchdog(cluster as unknown as Cluster, (l) => lines.push(l), 2, undefined, info, {
+    const wd = new HarnessWatchdog(cluster, (l) => lines.push(l), 2, undefined, info, {
       ...WATCHDOG,
       unstableMs: UNSTABLE_MS,
     });
     const started = Date.now();
     wd.start();
-    while (killedAt === undefined && Date.now() - started < windowMs) await new Promise((r) => setTimeout(r, 25));
+    while (kills.length === 0 && Date.now() - started < windowMs) await new Promise((r) => setTimeout(r, 25));
     await wd.stop();
     const held = lines.filter((l) => /not killed, counting again/.test(l));
     return {
-      killedAfterMs: killedAt === undefined ? undefined : killedAt - started,
+      killedAfterMs: kills.length === 0 ? undefined : kills[0].at - started,
       held,
       lines,
       mark: wd.wipeOnStart(1),

@@ -19,9 +19,9 @@ import {
 } from '../../cdk/node-watchdog';
 import { parameterNames, renderBootstrap } from '../../cdk/aerospike-scripts';
 import type { Pins } from '../../cdk/node-pins';
-import type { Cluster } from '../../scripts/partition/cluster';
 import { NEMESES } from '../../scripts/partition/nemesis';
 import { HarnessWatchdog } from '../../scripts/partition/watchdog';
+import { fakeCluster } from './fake-cluster';
 
 function run(observations: [Observation, number][]) {
   let state: WatchdogState = INITIAL_WATCHDOG_STATE;
@@ -288,29 +288,8 @@ describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog 
     cutOff = false,
   ) {
     const lines: string[] = [];
-    const starts: { index: number; wipe: boolean }[] = [];
-    const pids = new Map<number, number>([[1, 101]]);
+    const { cluster, starts } = fakeCluster({ cutOff });
     let asked1 = 0;
-    const cluster = {
-      onExit: undefined as ((index: number) => void) | undefined,
-      nodes: [1, 2, 3].map((index) => ({ index, address: `10.0.0.${index}` })),
-      node(index: number) {
-        return this.nodes[index - 1];
-      },
-      pid: (index: number) => pids.get(index),
-      stopping: () => false,
-      running: (index: number) => pids.has(index),
-      reaches: (from: number) => !(cutOff && from === 1),
-      kill(index: number) {
-        pids.delete(index);
-        setImmediate(() => cluster.onExit?.(index));
-        return Promise.resolve();
-      },
-      start(index: number, _fresh: boolean, wipe: boolean) {
-        starts.push({ index, wipe });
-        pids.set(index, 200 + starts.length);
-      },
-    };
     // once `resumed.now`, node 1 answers the question asked with the others' (the kill's round, 300 ms) only: its
     // regular observation stays silent, as one timed out just before it resumed; `resumed.slow`: the other way round,
     // it answers its regular question (500 ms) only, too slow for the kill's round, and not the first one after it
@@ -324,13 +303,7 @@ describe('the harness runs the start rule (HarnessWatchdog: a node its watchdog 
       const a = i === 1 ? (own() ? 'K' : undefined) : peers[i - 2];
       return a === undefined ? Promise.reject(new Error('timeout')) : Promise.resolve(a);
     };
-    const wd = new HarnessWatchdog(
-      cluster as unknown as Cluster,
-      (l) => lines.push(l),
-      2,
-      { waitMs: 300, retryMs: 50 },
-      info,
-    );
+    const wd = new HarnessWatchdog(cluster, (l) => lines.push(l), 2, { waitMs: 300, retryMs: 50 }, info);
     // only node 1 is watched (nodes 2 and 3 have no process here)
     wd.start();
     const until = Date.now() + windowMs;
