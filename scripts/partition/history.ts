@@ -8,7 +8,28 @@
  *  - in-doubt: an error or a timeout (STORAGE_ERROR, a thrown error): it may or may not have been applied.
  */
 
+import { UtxoStoreError } from '../../lib/domain/errors';
+
 export type Answer = 'ok' | 'refused' | 'in-doubt';
+
+/** What a history event records of a call's answer. */
+export type Answered = Pick<EventBase, 'answer' | 'code' | 'reason'>;
+
+/**
+ * The answer a store error stands for: STORAGE_ERROR is in doubt (sent again), any other code a refusal; an error the
+ * store did not type is in doubt. A spend the acknowledgement guard refused carries its class (details.ackRefusal).
+ */
+export function answerOf(err: unknown): Answered {
+  if (err instanceof UtxoStoreError) {
+    const reason = err.details.ackRefusal;
+    return {
+      answer: err.code === 'STORAGE_ERROR' ? 'in-doubt' : 'refused',
+      code: err.code,
+      ...(typeof reason === 'string' ? { reason } : {}),
+    };
+  }
+  return { answer: 'in-doubt', code: err instanceof Error ? `THROWN ${err.message.slice(0, 80)}` : 'THROWN' };
+}
 
 export interface Outpoint {
   txid: string;

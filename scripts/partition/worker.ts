@@ -10,11 +10,10 @@
  * Run by run.ts: `tsx scripts/partition/worker.ts <job.json>`.
  */
 import { appendFileSync, readFileSync } from 'fs';
-import { UtxoStoreError } from '../../lib/domain/errors';
 import { loadConfig } from '../../lib/domain/config';
 import { buildRuntime } from '../../lib/runtime';
 import type { UtxoStore } from '../../lib/store/types';
-import type { Answer, HistoryEvent } from './history';
+import { answerOf, type Answered, type HistoryEvent } from './history';
 import type { PlannedSpend } from './plan';
 
 export interface WorkerJob {
@@ -34,18 +33,6 @@ export interface WorkerJob {
   healAtMs: number;
   minedEveryMs: number;
   batchSize: number;
-}
-
-function classify(err: unknown): { answer: Answer; code: string; reason?: string } {
-  if (err instanceof UtxoStoreError) {
-    const reason = err.details.ackRefusal;
-    return {
-      answer: err.code === 'STORAGE_ERROR' ? 'in-doubt' : 'refused',
-      code: err.code,
-      ...(typeof reason === 'string' ? { reason } : {}),
-    };
-  }
-  return { answer: 'in-doubt', code: err instanceof Error ? `THROWN ${err.message.slice(0, 80)}` : 'THROWN' };
 }
 
 async function main(): Promise<void> {
@@ -81,7 +68,7 @@ async function main(): Promise<void> {
           record({ kind: 'create', txid: s.txid, ...base('single', t), answer: 'ok' });
           created.push(s.txid);
         } catch (err) {
-          record({ kind: 'create', txid: s.txid, ...base('single', t), ...classify(err) });
+          record({ kind: 'create', txid: s.txid, ...base('single', t), ...answerOf(err) });
         }
       }
       return;
@@ -90,14 +77,14 @@ async function main(): Promise<void> {
     try {
       results = await store.createMany(items.map((s) => ({ tx: s.hex })));
     } catch (err) {
-      for (const s of items) record({ kind: 'create', txid: s.txid, ...base('batch', start), ...classify(err) });
+      for (const s of items) record({ kind: 'create', txid: s.txid, ...base('batch', start), ...answerOf(err) });
       return;
     }
     results.forEach((r, i) => {
       if (r.ok) {
         record({ kind: 'create', txid: items[i].txid, ...base('batch', start), answer: 'ok' });
         created.push(items[i].txid);
-      } else record({ kind: 'create', txid: items[i].txid, ...base('batch', start), ...classify(r.error) });
+      } else record({ kind: 'create', txid: items[i].txid, ...base('batch', start), ...answerOf(r.error) });
     });
   };
 
@@ -111,12 +98,12 @@ async function main(): Promise<void> {
 
   const sendSingle = async (s: PlannedSpend, attempt = 0): Promise<void> => {
     const start = now();
-    let answer: { answer: Answer; code?: string; reason?: string };
+    let answer: Answered;
     try {
       await store.spend({ tx: s.hex });
       answer = { answer: 'ok' };
     } catch (err) {
-      answer = classify(err);
+      answer = answerOf(err);
     }
     record({ ...spendEvent(s), ...base('single', start), ...answer });
     if (answer.answer === 'ok') await createAll([s], 'single');
@@ -128,12 +115,12 @@ async function main(): Promise<void> {
 
   const sendBatch = async (items: PlannedSpend[], attempt = 0): Promise<void> => {
     const start = now();
-    let answers: { answer: Answer; code?: string; reason?: string }[];
+    let answers: Answered[];
     try {
       const results = await store.spendMany(items.map((s) => ({ tx: s.hex })));
-      answers = results.map((r) => (r.ok ? { answer: 'ok' as const } : classify(r.error)));
+      answers = results.map((r) => (r.ok ? { answer: 'ok' as const } : answerOf(r.error)));
     } catch (err) {
-      answers = items.map(() => classify(err));
+      answers = items.map(() => answerOf(err));
     }
     items.forEach((s, i) => record({ ...spendEvent(s), ...base('batch', start), ...answers[i] }));
     await createAll(
@@ -155,12 +142,12 @@ async function main(): Promise<void> {
     mined += txids.length;
     const start = now();
     const id = ++blockId;
-    let answer: { answer: Answer; code?: string; reason?: string };
+    let answer: Answered;
     try {
       await store.setMined({ txids, blockId: id, blockHeight: 1, subtreeIdx: 0 });
       answer = { answer: 'ok' };
     } catch (err) {
-      answer = classify(err);
+      answer = answerOf(err);
     }
     record({ kind: 'setMined', txids, blockId: id, ...base('batch', start), ...answer });
   };

@@ -4,7 +4,8 @@
  */
 import fc from 'fast-check';
 import { availability, availabilityRow } from '../../scripts/partition/availability';
-import type { Answer, SpendEvent } from '../../scripts/partition/history';
+import { answerOf, type Answer, type SpendEvent } from '../../scripts/partition/history';
+import { StorageError, UtxoStateError } from '../../lib/domain/errors';
 
 const spend = (vout: number, start: number, end: number, answer: Answer, spender = `s${vout}`): SpendEvent => ({
   kind: 'spend',
@@ -93,4 +94,15 @@ test('the longest gap bounds every window between acknowledgements after the fau
       },
     ),
   );
+});
+
+test('answerOf: what the worker records of an error, with the guard refusal class when there is one', () => {
+  expect(answerOf(new StorageError('in doubt', { inDoubt: true, ackRefusal: 'unfenced' }))).toEqual({
+    answer: 'in-doubt',
+    code: 'STORAGE_ERROR',
+    reason: 'unfenced',
+  });
+  expect(answerOf(new StorageError('engine timeout'))).toEqual({ answer: 'in-doubt', code: 'STORAGE_ERROR' });
+  expect(answerOf(new UtxoStateError('SPENT', 'spent'))).toEqual({ answer: 'refused', code: 'SPENT' });
+  expect(answerOf(new Error('socket hang up'))).toEqual({ answer: 'in-doubt', code: 'THROWN socket hang up' });
 });
