@@ -94,6 +94,8 @@ export class EngineRecorder {
   }
 
   stop(): void {
+    // its async hooks would go on taxing every promise of the process (the server's next rounds, the replay)
+    this.inside.disable();
     const target = callable(this.engine);
     for (const [method, original] of this.originals) {
       if (original === undefined) delete target[method];
