@@ -1,20 +1,28 @@
 /**
  * The shared middy pipeline of the API functions:
  *   injectLambdaContext (Powertools Logger: structured JSON with the request id)
- *   -> logMetrics (Powertools Metrics: EMF, flushed after each invocation, cold start)
- *   -> observe (per operation: request count, latency, errors by code; one log line per request)
+ *   -> observe (the cold start metric; per request its own Metrics, published when it ends: request count, latency,
+ *      errors by code, a cleanup's report; one log line per request)
  *   -> errorMapper (typed errors -> status code + error envelope)
  *   -> validate (route, body size, JSON or a binary batch frame, zod schemas for path, query and body)
  *   -> the route's handler (calls the store) and JSON serialization.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { getRuntime, setRuntimeHooks, warmRuntime } from '../runtime';
 import { HttpError, invalidArgument, mapError } from './errors';
-import { cleanupMetrics, emitSingle, emitSpendRefused, logger, metrics, MetricUnit } from './observability';
+import {
+  cleanupMetricsOf,
+  emitSingle,
+  emitSpendRefused,
+  logger,
+  metrics,
+  MetricUnit,
+  requestMetrics,
+} from './observability';
 import { matchRoute, paramNames, ROUTES, routesOf, type FunctionName, type Route } from './routes';
 import { callerOf, invokerPath, type Caller } from './caller';
 import { isDirectInvocation, directInvocationProblem, toDirectResult, toProxyEvent } from './direct-invocation';
@@ -40,13 +48,13 @@ interface Validated {
 /** Per-event state shared by the middlewares and the handler. */
 const state = new WeakMap<
   APIGatewayProxyEvent,
-  { route?: Route; validated?: Validated; started: number; direct?: boolean; caller?: Caller }
+  { route?: Route; validated?: Validated; started: number; direct?: boolean; caller?: Caller; metrics: Metrics }
 >();
 
 function stateOf(event: APIGatewayProxyEvent) {
   let s = state.get(event);
   if (!s) {
-    s = { started: performance.now() };
+    s = { started: performance.now(), metrics: requestMetrics() };
     state.set(event, s);
   }
   return s;
@@ -227,10 +235,12 @@ export function observe(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyRe
         errorCode = 'UNKNOWN';
       }
     }
-    metrics.addDimension('operation', operation);
-    metrics.addMetric('Requests', MetricUnit.Count, 1);
-    metrics.addMetric('Latency', MetricUnit.Milliseconds, latencyMs);
-    metrics.addMetric(statusCode >= 400 ? 'Errors' : 'Successes', MetricUnit.Count, 1);
+    const own = s.metrics;
+    own.addDimension('operation', operation);
+    own.addMetric('Requests', MetricUnit.Count, 1);
+    own.addMetric('Latency', MetricUnit.Milliseconds, latencyMs);
+    own.addMetric(statusCode >= 400 ? 'Errors' : 'Successes', MetricUnit.Count, 1);
+    own.publishStoredMetrics();
     if (errorCode) emitSingle('ErrorsByCode', { operation, code: errorCode });
     // the way in and the caller, as far as the function can know them (lib/http/caller.ts); an admin route's line
     // is the audit record of an admin operation (docs/security.md, "Direct invocation")
@@ -259,6 +269,7 @@ export function observe(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyRe
   return {
     name: 'observe',
     before: (request) => {
+      metrics.captureColdStartMetric(request.context?.functionName);
       stateOf(request.event).started = performance.now();
     },
     after: finish,
@@ -299,13 +310,12 @@ export function httpHandler(fn: FunctionName): ApiHandler {
     const result = await validated.route.handle(validated.input, {
       runtime: getRuntime,
       lambda: context,
-      metrics: cleanupMetrics,
+      metrics: cleanupMetricsOf(stateOf(event).metrics),
     });
     return serialize(result.statusCode, result.body, context);
   };
   const api = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>(base)
     .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(logMetrics(metrics, { captureColdStartMetric: true }))
     .use(observe())
     .use(errorMapper())
     .use(validate(routes));

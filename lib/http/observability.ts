@@ -1,6 +1,7 @@
 /**
  * Powertools Logger (structured JSON, the Lambda request id injected by injectLambdaContext) and Metrics (CloudWatch
- * EMF), one instance each per execution environment. Service name and namespace come from the usual Powertools
+ * EMF): one Logger and one Metrics per execution environment (its cold start, the scheduled cleanup's report), and a
+ * Metrics of its own per API request (requestMetrics). Service name and namespace come from the usual Powertools
  * variables (POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE) with project defaults.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -12,19 +13,32 @@ const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? 'bsv-utxo-store';
 
 export const logger = new Logger({ serviceName });
 
-export const metrics = new Metrics({
-  serviceName,
-  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'BsvUtxoStore',
-});
+const metricsOptions = { serviceName, namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'BsvUtxoStore' };
+
+export const metrics = new Metrics(metricsOptions);
+
+/**
+ * A request's own metrics, published when it ends as one EMF record under its operation. The shared instance would
+ * mix requests served at once by one process (the local server): a request's dimension overwrote another's, and its
+ * metrics were published under the other's operation.
+ */
+export function requestMetrics(): Metrics {
+  return new Metrics(metricsOptions);
+}
 
 export { MetricUnit };
 
 /** Adapter for CleanupService / emitMetrics: `...Ms` names are milliseconds, the rest counts. */
-export const cleanupMetrics: CleanupMetrics = {
-  count(name: string, value: number): void {
-    metrics.addMetric(name, name.endsWith('Ms') ? MetricUnit.Milliseconds : MetricUnit.Count, value);
-  },
-};
+export function cleanupMetricsOf(target: Metrics): CleanupMetrics {
+  return {
+    count(name: string, value: number): void {
+      target.addMetric(name, name.endsWith('Ms') ? MetricUnit.Milliseconds : MetricUnit.Count, value);
+    },
+  };
+}
+
+/** The execution environment's: the scheduled cleanup's report (functions/cleanup.ts). */
+export const cleanupMetrics: CleanupMetrics = cleanupMetricsOf(metrics);
 
 /** One metric with its own dimensions, published at once (errors by code). */
 export function emitSingle(name: string, dimensions: Record<string, string>, value = 1): void {

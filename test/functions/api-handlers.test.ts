@@ -323,6 +323,28 @@ describe('API handlers', () => {
     expect(directives.Namespace).toBe('BsvUtxoStore');
     expect(directives.Dimensions[0]).toEqual(expect.arrayContaining(['service', 'operation']));
   });
+
+  test('requests served at once by one process (the local server) publish each its own metrics, under its own operation', async () => {
+    const txs = Array.from({ length: 6 }, () => rootTx(1));
+    const { lines } = await captureStdout(() =>
+      Promise.all(
+        txs.flatMap((f) => [
+          create(apiEvent({ method: 'POST', resource: '/v1/txs', body: { tx: f.hex } }), lambdaContext()),
+          get(
+            apiEvent({ method: 'GET', resource: '/v1/txs/{txid}', pathParameters: { txid: rootTx(1).txid } }),
+            lambdaContext(),
+          ),
+        ]),
+      ),
+    );
+    const main = jsonLines(lines).filter((r) => r._aws !== undefined && r.Requests !== undefined);
+    // one record per request, each with its own single count and its own operation's outcome
+    expect(main).toHaveLength(12);
+    for (const r of main) expect(r).toMatchObject({ Requests: 1, Latency: expect.any(Number) });
+    expect(main.filter((r) => r.operation === 'createTx').map((r) => r.Successes)).toEqual(Array(6).fill(1));
+    expect(main.filter((r) => r.operation === 'getTx').map((r) => r.Errors)).toEqual(Array(6).fill(1));
+    expect(lines.join('\n')).not.toMatch(/has already been added|No application metrics/);
+  });
 });
 
 describe('a failed initialisation is not cached', () => {
