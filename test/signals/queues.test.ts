@@ -261,6 +261,9 @@ describe('InlineQueue', () => {
       { txid: txid(2), signal: 'PRESERVE', height: 6 },
     ]);
     expect(handled).toEqual(['ALLSPENT 5', 'PRESERVE 6', 'DAHSET 5']);
+    // a later drain (its async context turned off when the first one ended) tells the handler's sends apart again
+    await q.send([{ txid: txid(3), signal: 'ALLSPENT', height: 7 }]);
+    expect(handled.slice(3)).toEqual(['ALLSPENT 7', 'DAHSET 7']);
   });
 
   test('a failing handler is logged and swallowed; the following signals are still handled', async () => {
