@@ -1,7 +1,8 @@
 -- bsv-utxo-store UDF module (docs/udf.md; the function list and argument orders are lib/domain/udf.ts).
 --
 -- Runs in Aerospike >= 7 (Lua 5.4) and in the project's embedded engine. It uses only the documented UDF API:
--- aerospike:exists / aerospike:update, record bins as rec[name], bytes(n) with 1-based b[i] and bytes.size,
+-- aerospike:exists / aerospike:update, record bins as rec[name], bytes(n) with 1-based b[i], bytes.size, get_string,
+-- get_bytes, set_bytes and set_string,
 -- list() / list.size / list.append, map() / map.size / map.remove, and the Lua base, string, table and math
 -- libraries. Everything but the exported functions is local; the module never raises a Lua error: every path
 -- returns a map { status = "OK" | "ERROR", errorCode?, message?, signal?, blockIDs?, errors?, childCount? }; spendMulti
@@ -154,22 +155,17 @@ local function isBytesOfSize(v, n)
     return bytesSize(v) == n
 end
 
+-- Byte ranges are compared, copied and tested whole (bytes.get_string / set_bytes), not byte by byte: each b[i] is a
+-- call into the server's C API, and a spend touched about 200 of them per input. Every caller has checked the sizes
+-- first (the server's get_string and set_bytes do not check bounds).
 local function bytesEqual(a, aFrom, b, bFrom, n)
-    for i = 0, n - 1 do
-        if a[aFrom + i] ~= b[bFrom + i] then
-            return false
-        end
-    end
-    return true
+    return bytes.get_string(a, aFrom, n) == bytes.get_string(b, bFrom, n)
 end
 
+local FROZEN_MARKER = string.rep(string.char(FROZEN_BYTE), SPENDING_DATA_SIZE)
+
 local function isFrozenMarker(data, from)
-    for i = 0, SPENDING_DATA_SIZE - 1 do
-        if data[from + i] ~= FROZEN_BYTE then
-            return false
-        end
-    end
-    return true
+    return bytes.get_string(data, from, SPENDING_DATA_SIZE) == FROZEN_MARKER
 end
 
 -- New slot: the 32 bytes of `hash` (from index 1), followed by 36 bytes of `data` when given.
@@ -179,35 +175,23 @@ local function newSlot(hash, data)
         n = SPENT_SIZE
     end
     local b = bytes(n)
-    for i = 1, HASH_SIZE do
-        b[i] = hash[i]
-    end
+    bytes.set_bytes(b, 1, hash, HASH_SIZE)
     if data ~= nil then
-        for i = 1, SPENDING_DATA_SIZE do
-            b[HASH_SIZE + i] = data[i]
-        end
+        bytes.set_bytes(b, HASH_SIZE + 1, data, SPENDING_DATA_SIZE)
     end
     return b
 end
 
 local function frozenSlot(hash)
     local b = bytes(SPENT_SIZE)
-    for i = 1, HASH_SIZE do
-        b[i] = hash[i]
-    end
-    for i = HASH_SIZE + 1, SPENT_SIZE do
-        b[i] = FROZEN_BYTE
-    end
+    bytes.set_bytes(b, 1, hash, HASH_SIZE)
+    bytes.set_string(b, HASH_SIZE + 1, FROZEN_MARKER)
     return b
 end
 
 -- The spending data held by a 68-byte slot, as 36 bytes.
 local function spendingDataOf(slot)
-    local d = bytes(SPENDING_DATA_SIZE)
-    for i = 1, SPENDING_DATA_SIZE do
-        d[i] = slot[HASH_SIZE + i]
-    end
-    return d
+    return bytes.get_bytes(slot, HASH_SIZE + 1, SPENDING_DATA_SIZE)
 end
 
 -- Display hex (reversed, lowercase) of the spending txid held by a 68-byte slot.
@@ -548,19 +532,21 @@ local function spendMultiImpl(rec, spends, ignoreConflicting, ignoreLocked, curr
     local items = {}
     for i = 1, count do
         local item = spends[i]
-        local at = "spends[" .. (i - 1) .. "]"
         if mapSize(item) == nil then
-            return invalid(at .. " must be a map")
+            return invalid("spends[" .. (i - 1) .. "] must be a map")
         end
         local offset, utxoHash, data = item["offset"], item["utxoHash"], item["spendingData"]
-        bad = checkNonNegative(offset, at .. ".offset")
-            or checkHash(utxoHash, at .. ".utxoHash")
-            or checkSpendingData(data, at .. ".spendingData")
-            or checkNotFrozenMarker(data, at .. ".spendingData")
-        if bad then
-            return bad
+        local o = toInt(offset)
+        -- the checks that name the field run only for an item that fails them: its names are strings built per input
+        if o == nil or o < 0 or not isBytesOfSize(utxoHash, HASH_SIZE) or not isBytesOfSize(data, SPENDING_DATA_SIZE)
+            or isFrozenMarker(data, 1) then
+            local at = "spends[" .. (i - 1) .. "]"
+            return checkNonNegative(offset, at .. ".offset")
+                or checkHash(utxoHash, at .. ".utxoHash")
+                or checkSpendingData(data, at .. ".spendingData")
+                or checkNotFrozenMarker(data, at .. ".spendingData")
         end
-        items[i] = { offset = toInt(offset), utxoHash = utxoHash, spendingData = data }
+        items[i] = { offset = o, utxoHash = utxoHash, spendingData = data }
     end
 
     bad = checkLive(rec) or checkNotCreating(rec) or checkNotDeleting(rec)
