@@ -514,10 +514,65 @@ end
 -- implementations
 ---------------------------------------------------------------------------------------------------------------------
 
+-- One checked spend item; nil, or an INVALID_PARAMETER response naming the item's field (the names are strings built
+-- only for an item that fails: built per input they were measurable).
+local function checkSpendItem(i, offset, o, utxoHash, data)
+    if o == nil or o < 0 or not isBytesOfSize(utxoHash, HASH_SIZE) or not isBytesOfSize(data, SPENDING_DATA_SIZE)
+        or isFrozenMarker(data, 1) then
+        local at = "spends[" .. (i - 1) .. "]"
+        return checkNonNegative(offset, at .. ".offset")
+            or checkHash(utxoHash, at .. ".utxoHash")
+            or checkSpendingData(data, at .. ".spendingData")
+            or checkNotFrozenMarker(data, at .. ".spendingData")
+    end
+    return nil
+end
+
+-- spendMulti's items, from either form of `spends` (docs/udf.md): a list of maps {offset, utxoHash, spendingData}, or
+-- bytes of SPEND_ITEM_SIZE-byte items (offset uint32 LE || utxoHash || spendingData), which the store sends: one
+-- bytes value per record instead of a map per input for the client and the server to convert. Returns items, or nil
+-- and the error response.
+local SPEND_ITEM_SIZE = 4 + HASH_SIZE + SPENDING_DATA_SIZE
+
+local function spendItemsOf(spends)
+    local items = {}
+    local size = bytesSize(spends)
+    if size ~= nil then
+        if size % SPEND_ITEM_SIZE ~= 0 then
+            return nil, invalid("spends must be a multiple of " .. SPEND_ITEM_SIZE .. " bytes")
+        end
+        for i = 1, size // SPEND_ITEM_SIZE do
+            local at = (i - 1) * SPEND_ITEM_SIZE + 1
+            local o = bytes.get_int32_le(spends, at)
+            local utxoHash = bytes.get_bytes(spends, at + 4, HASH_SIZE)
+            local data = bytes.get_bytes(spends, at + 4 + HASH_SIZE, SPENDING_DATA_SIZE)
+            local bad = checkSpendItem(i, o, o, utxoHash, data)
+            if bad then
+                return nil, bad
+            end
+            items[i] = { offset = o, utxoHash = utxoHash, spendingData = data }
+        end
+        return items, nil
+    end
+    for i = 1, listSize(spends) do
+        local item = spends[i]
+        if mapSize(item) == nil then
+            return nil, invalid("spends[" .. (i - 1) .. "] must be a map")
+        end
+        local offset, utxoHash, data = item["offset"], item["utxoHash"], item["spendingData"]
+        local o = toInt(offset)
+        local bad = checkSpendItem(i, offset, o, utxoHash, data)
+        if bad then
+            return nil, bad
+        end
+        items[i] = { offset = o, utxoHash = utxoHash, spendingData = data }
+    end
+    return items, nil
+end
+
 local function spendMultiImpl(rec, spends, ignoreConflicting, ignoreLocked, currentBlockHeight, retention)
-    local count = listSize(spends)
-    if count == nil then
-        return invalid("spends must be a list")
+    if bytesSize(spends) == nil and listSize(spends) == nil then
+        return invalid("spends must be a list or bytes")
     end
     local bad = checkBool(ignoreConflicting, "ignoreConflicting")
         or checkBool(ignoreLocked, "ignoreLocked")
@@ -528,26 +583,12 @@ local function spendMultiImpl(rec, spends, ignoreConflicting, ignoreLocked, curr
     local ignoreC, ignoreL = toBool(ignoreConflicting), toBool(ignoreLocked)
     local height = toInt(currentBlockHeight)
     local R = toInt(retention)
-
-    local items = {}
-    for i = 1, count do
-        local item = spends[i]
-        if mapSize(item) == nil then
-            return invalid("spends[" .. (i - 1) .. "] must be a map")
-        end
-        local offset, utxoHash, data = item["offset"], item["utxoHash"], item["spendingData"]
-        local o = toInt(offset)
-        -- the checks that name the field run only for an item that fails them: its names are strings built per input
-        if o == nil or o < 0 or not isBytesOfSize(utxoHash, HASH_SIZE) or not isBytesOfSize(data, SPENDING_DATA_SIZE)
-            or isFrozenMarker(data, 1) then
-            local at = "spends[" .. (i - 1) .. "]"
-            return checkNonNegative(offset, at .. ".offset")
-                or checkHash(utxoHash, at .. ".utxoHash")
-                or checkSpendingData(data, at .. ".spendingData")
-                or checkNotFrozenMarker(data, at .. ".spendingData")
-        end
-        items[i] = { offset = o, utxoHash = utxoHash, spendingData = data }
+    local items
+    items, bad = spendItemsOf(spends)
+    if bad then
+        return bad
     end
+    local count = #items
 
     bad = checkLive(rec) or checkNotCreating(rec) or checkNotDeleting(rec)
     if bad then

@@ -12,7 +12,8 @@
  * Arguments (bytes are Lua `bytes` / JS Buffer; offsets are 0-based positions in this record's `utxos` list):
  *   spend(offset, utxoHash32, spendingData36, ignoreConflicting, ignoreLocked, currentBlockHeight, retention)
  *   spendMulti(spends, ignoreConflicting, ignoreLocked, currentBlockHeight, retention)
- *       spends = list of maps { offset, utxoHash, spendingData }; `errors` is keyed by the item's 0-based
+ *       spends = bytes of 72-byte items (encodeSpendItems: offset uint32 LE || utxoHash || spendingData), the store's
+ *       form, or a list of maps { offset, utxoHash, spendingData }; `errors` is keyed by the item's 0-based
  *       position in `spends`: { errorCode, message, spendingData? (the existing spender for SPENT/INVALID_SPEND) };
  *       `unchanged` lists the positions already spent by the same spender (success without a write)
  *   unspend(offset, utxoHash32, expectedSpendingData36, currentBlockHeight, retention)
@@ -88,3 +89,31 @@ export interface UdfResponse {
 
 /** Spendable-after delay of a reassigned output (docs/udf.md). */
 export const REASSIGN_SPENDABLE_AFTER = 1000;
+
+/** One spendMulti item: the output's 0-based offset in its record, its UTXO hash and the spender's spending data. */
+export interface SpendMultiItem {
+  offset: number;
+  utxoHash: Buffer;
+  spendingData: Buffer;
+}
+
+/** Bytes of one spendMulti item: offset (uint32 LE), utxoHash (32), spendingData (36). */
+export const SPEND_ITEM_BYTES = 4 + 32 + 36;
+
+/**
+ * spendMulti's `spends` as one bytes value (docs/udf.md): the items back to back, SPEND_ITEM_BYTES each. One value per
+ * record, where a map per input cost the native client (and the server) a conversion per field.
+ */
+export function encodeSpendItems(items: readonly SpendMultiItem[]): Buffer {
+  const out = Buffer.allocUnsafe(items.length * SPEND_ITEM_BYTES);
+  items.forEach((item, i) => {
+    const at = i * SPEND_ITEM_BYTES;
+    if (item.utxoHash.length !== 32 || item.spendingData.length !== 36) {
+      throw new RangeError(`spend item ${i}: utxoHash must be 32 bytes and spendingData 36`);
+    }
+    out.writeUInt32LE(item.offset, at);
+    item.utxoHash.copy(out, at + 4);
+    item.spendingData.copy(out, at + 36);
+  });
+  return out;
+}

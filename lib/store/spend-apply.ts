@@ -3,6 +3,7 @@
  * ENGINE_BATCH_SIZE records. Within a record the UDF takes the inputs in order, so of two txs of the batch spending
  * one output the earlier one wins on every engine.
  */
+import { encodeSpendItems } from '../domain/udf';
 import { callUdfChunked } from './batch';
 import type { StoreContext } from './context';
 import { inputOf, type RecordGroup, type SpendFlags, type TxSpend } from './spend-state';
@@ -20,10 +21,7 @@ export function applySpends(
       key: g.key,
       fn: 'spendMulti',
       args: [
-        g.refs.map((ref) => {
-          const input = inputOf(txs, ref);
-          return { offset: input.offset, utxoHash: input.utxoHash, spendingData: input.spendingData };
-        }),
+        encodeSpendItems(g.refs.map((ref) => inputOf(txs, ref))),
         flags.ignoreConflicting,
         flags.ignoreLocked,
         flags.height,

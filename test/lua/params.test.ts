@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import type { BinValue } from '../../lib/engine/port';
-import { UDF_FUNCTIONS } from '../../lib/domain/udf';
+import { UDF_FUNCTIONS, encodeSpendItems } from '../../lib/domain/udf';
 import { H, R, displayHex, hash32, item, sd, txid, useEngine } from './helpers';
 
 const U0 = hash32('u0');
@@ -41,6 +41,11 @@ const CASES: Record<string, { valid: BinValue[]; wrong: [number, BinValue][] }> 
       [0, [item(0, U0, Buffer.alloc(37))]],
       [0, [{ offset: 'x', utxoHash: U0, spendingData: SD }]],
       [0, [{ utxoHash: U0, spendingData: SD }]],
+      // the bytes form: not a whole number of 72-byte items, a negative offset, the frozen marker
+      [0, Buffer.alloc(71)],
+      [0, Buffer.concat([encodeSpendItems([{ offset: 0, utxoHash: U0, spendingData: SD }]), Buffer.alloc(1)])],
+      [0, Buffer.concat([Buffer.alloc(4, 0xff), U0, SD])],
+      [0, encodeSpendItems([{ offset: 0, utxoHash: U0, spendingData: Buffer.alloc(36, 0xff) }])],
       [1, null],
       [2, 'true'],
       [3, true],
@@ -265,6 +270,7 @@ describe('argument checks', () => {
       fc.constantFrom(0, 1, 2, H, R, -1, 2 ** 40),
       fc.string({ maxLength: 70 }),
       fc.uint8Array({ maxLength: 70 }).map((a) => Buffer.from(a)),
+      fc.uint8Array({ minLength: 72, maxLength: 216 }).map((a) => Buffer.from(a)),
       fc.constantFrom<BinValue>(U0, SD, Buffer.alloc(36, 0xff), [], [item(0, U0, SD)], { offset: 0 }, {}),
     );
     await fc.assert(

@@ -2,6 +2,7 @@
  * Properties of the module over random records and operation sequences (fast-check).
  */
 import fc from 'fast-check';
+import { encodeSpendItems } from '../../lib/domain/udf';
 import type { Bins } from '../../lib/engine/port';
 import {
   FROZEN,
@@ -92,6 +93,36 @@ describe('properties', () => {
         }
       }),
       { numRuns: 40 },
+    );
+  });
+
+  test("spendMulti's two forms of spends (bytes of items, list of maps) answer and write the same", async () => {
+    const itemArb = fc.record({
+      offset: fc.nat(6),
+      hashOf: fc.nat(6),
+      spender: fc.integer({ min: 0, max: SPENDERS.length - 1 }),
+      vin: fc.nat(2),
+      frozen: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(slotsArb, fc.array(itemArb, { maxLength: 6 }), async (slots, specs) => {
+        const items = specs.map((x) => ({
+          offset: x.offset,
+          utxoHash: hash32(`u${x.hashOf}`),
+          spendingData: x.frozen && x.vin === 2 ? FROZEN : sd(SPENDERS[x.spender], x.vin),
+        }));
+        const asList = await h().put({ utxos: slots, blockIDs: [1] });
+        const asBytes = await h().put({ utxos: slots, blockIDs: [1] });
+        const listed = await h().call(
+          asList,
+          'spendMulti',
+          ...spendArgs(items.map((i) => item(i.offset, i.utxoHash, i.spendingData))),
+        );
+        const framed = await h().call(asBytes, 'spendMulti', encodeSpendItems(items), false, false, H, R);
+        expect(framed).toEqual(listed);
+        expect(await h().bins(asBytes)).toEqual(await h().bins(asList));
+      }),
+      { numRuns: 80 },
     );
   });
 });

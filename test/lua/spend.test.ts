@@ -2,6 +2,7 @@
  * spendMulti and spend (docs/udf.md): record checks in order, per-item errors, partial application,
  * idempotence, counters.
  */
+import { encodeSpendItems } from '../../lib/domain/udf';
 import {
   FROZEN,
   H,
@@ -22,6 +23,32 @@ describe('spendMulti', () => {
   const h = useEngine();
   const u = [hash32('u0'), hash32('u1'), hash32('u2')];
   const child = txid();
+
+  test("spends as bytes (the store's form): each 72-byte item taken in order; a bad item is named by its position", async () => {
+    const key = await h().put();
+    const spends = encodeSpendItems([
+      { offset: 2, utxoHash: u[2], spendingData: sd(child, 0) },
+      { offset: 0, utxoHash: u[0], spendingData: sd(child, 1) },
+    ]);
+    await expect(h().call(key, 'spendMulti', spends, false, false, H, R)).resolves.toEqual({
+      status: 'OK',
+      blockIDs: [1],
+    });
+    expect((await h().bins(key)).utxos).toEqual([spentSlot(u[0], sd(child, 1)), u[1], spentSlot(u[2], sd(child, 0))]);
+    const frozen = encodeSpendItems([
+      { offset: 1, utxoHash: u[1], spendingData: sd(child, 2) },
+      { offset: 1, utxoHash: u[1], spendingData: FROZEN },
+    ]);
+    await expect(h().call(key, 'spendMulti', frozen, false, false, H, R)).resolves.toMatchObject({
+      errorCode: 'INVALID_PARAMETER',
+      message: 'spends[1].spendingData is the frozen marker',
+    });
+    await expect(h().call(key, 'spendMulti', spends.subarray(1), false, false, H, R)).resolves.toMatchObject({
+      errorCode: 'INVALID_PARAMETER',
+      message: 'spends must be a multiple of 72 bytes',
+    });
+    expect((await h().bins(key)).utxos).toEqual([spentSlot(u[0], sd(child, 1)), u[1], spentSlot(u[2], sd(child, 0))]);
+  });
 
   test('success: writes the 68-byte slots, counts them, returns OK with blockIDs', async () => {
     const key = await h().put();

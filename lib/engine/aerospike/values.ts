@@ -83,7 +83,7 @@ export function toAerospikeValue(value: BinValue, path = 'value'): AerospikeValu
 /**
  * A list whose elements the conversion would return unchanged (nil, bytes, strings, booleans, finite numbers) is
  * passed as it is: the create path's slot, input and output lists are not copied. So is a list of flat maps
- * (isFlatMap: spendMulti's inputs), which the native client writes as the same maps the conversion would build.
+ * (isFlatMap), which the native client writes as the same maps the conversion would build.
  */
 function passesAsIs(list: BinValue[]): boolean {
   for (const v of list) {
