@@ -18,6 +18,7 @@ import {
   cleanupMetricsOf,
   emitSingle,
   emitSpendRefused,
+  invocationOf,
   logger,
   metrics,
   MetricUnit,
@@ -206,7 +207,8 @@ export function errorMapper(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayPro
     name: 'errorMapper',
     onError: (request) => {
       const mapped = mapError(request.error);
-      if (mapped.unexpected) logger.error('request failed', { error: request.error as Error });
+      if (mapped.unexpected)
+        logger.error('request failed', { ...invocationOf(request.context), error: request.error as Error });
       request.response = {
         statusCode: mapped.statusCode,
         headers: {
@@ -251,6 +253,7 @@ export function observe(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyRe
     // invoker follows invokedArn, Lambda's own (the gateway alias is API Gateway's); callerArn is API Gateway's
     // signer; claimedCallerArn is a signer named by an event sent with Invoke, not believed
     const line = {
+      ...invocationOf(request.context),
       operation,
       method: request.event.httpMethod,
       path: request.event.path,

@@ -5,6 +5,7 @@
  * variables (POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE) with project defaults.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { Context } from 'aws-lambda';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { CleanupMetrics } from '../cleanup';
 import type { SpendRefusal } from '../store/types';
@@ -27,6 +28,21 @@ export function requestMetrics(): Metrics {
 }
 
 export { MetricUnit };
+
+/**
+ * The invocation's own identity for a log line, as the logger's injected context names it (Powertools' keys): the
+ * local server serves requests at once in one process, where the shared logger's context is the last request's, so
+ * a request's own lines carry these (an extra key wins over the injected one). In Lambda they are the same values.
+ */
+export function invocationOf(context: Context | undefined): Record<string, string> {
+  if (!context?.awsRequestId) return {};
+  return {
+    function_request_id: context.awsRequestId,
+    function_name: context.functionName,
+    function_arn: context.invokedFunctionArn,
+    function_memory_size: String(context.memoryLimitInMB),
+  };
+}
 
 /** Adapter for CleanupService / emitMetrics: `...Ms` names are milliseconds, the rest counts. */
 export function cleanupMetricsOf(target: Metrics): CleanupMetrics {

@@ -324,19 +324,30 @@ describe('API handlers', () => {
     expect(directives.Dimensions[0]).toEqual(expect.arrayContaining(['service', 'operation']));
   });
 
-  test('requests served at once by one process (the local server) publish each its own metrics, under its own operation', async () => {
+  test('requests served at once by one process (the local server) publish each its own metrics under its own operation, and log their own request id', async () => {
     const txs = Array.from({ length: 6 }, () => rootTx(1));
+    const contexts = txs.map(() => [
+      lambdaContext(30_000, 'utxo-store-create'),
+      lambdaContext(30_000, 'utxo-store-read'),
+    ]);
     const { lines } = await captureStdout(() =>
       Promise.all(
-        txs.flatMap((f) => [
-          create(apiEvent({ method: 'POST', resource: '/v1/txs', body: { tx: f.hex } }), lambdaContext()),
+        txs.flatMap((f, i) => [
+          create(apiEvent({ method: 'POST', resource: '/v1/txs', body: { tx: f.hex } }), contexts[i][0]),
           get(
             apiEvent({ method: 'GET', resource: '/v1/txs/{txid}', pathParameters: { txid: rootTx(1).txid } }),
-            lambdaContext(),
+            contexts[i][1],
           ),
         ]),
       ),
     );
+    // each request's log line names its own invocation (the logger's injected context is the last request's)
+    const requestLines = jsonLines(lines).filter((r) => r.message === 'request');
+    const named = (operation: string) =>
+      requestLines.filter((r) => r.operation === operation).map((r) => [r.function_request_id, r.function_name]);
+    const ids = (k: number) => contexts.map((c) => [c[k].awsRequestId, c[k].functionName]);
+    expect(new Set(named('createTx').map(String))).toEqual(new Set(ids(0).map(String)));
+    expect(new Set(named('getTx').map(String))).toEqual(new Set(ids(1).map(String)));
     const main = jsonLines(lines).filter((r) => r._aws !== undefined && r.Requests !== undefined);
     // one record per request, each with its own single count and its own operation's outcome
     expect(main).toHaveLength(12);
