@@ -528,12 +528,12 @@ local function checkSpendItem(i, offset, o, utxoHash, data)
     return nil
 end
 
+local SPEND_ITEM_SIZE = 4 + HASH_SIZE + SPENDING_DATA_SIZE
+
 -- spendMulti's items, from either form of `spends` (docs/udf.md): a list of maps {offset, utxoHash, spendingData}, or
 -- bytes of SPEND_ITEM_SIZE-byte items (offset uint32 LE || utxoHash || spendingData), which the store sends: one
 -- bytes value per record instead of a map per input for the client and the server to convert. Returns items, or nil
 -- and the error response.
-local SPEND_ITEM_SIZE = 4 + HASH_SIZE + SPENDING_DATA_SIZE
-
 local function spendItemsOf(spends)
     local items = {}
     local size = bytesSize(spends)
