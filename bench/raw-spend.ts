@@ -2,6 +2,7 @@
  * The raw limit's unit of work, shared by the bench sections: one spendMulti of output 0 of a parent, applied
  * straight on the engine (no store), so a section's store rows can be read as a ratio of it.
  */
+import { encodeSpendItems } from '../lib/domain/udf';
 import type { Fixture } from '../test/fixtures/txs';
 import { utxoHashOf } from '../test/fixtures/txs';
 
@@ -22,13 +23,14 @@ export function rawSpendCall(moduleName: string, parent: Fixture, spender: strin
     module: moduleName,
     fn: 'spendMulti',
     args: [
-      [
+      // the store's form of the items (one bytes value), so the raw limit does the store's engine work
+      encodeSpendItems([
         {
           offset: 0,
           utxoHash: Buffer.from(utxoHashOf(parent, 0), 'hex').reverse(),
           spendingData: spendingData(spender, vin),
         },
-      ],
+      ]),
       false,
       false,
       1001,

@@ -24,45 +24,43 @@ export const TARGET_RATES = [10_000, 100_000, 1_000_000] as const;
 /** The runs the measured figures come from. */
 export const RUNS = {
   block:
-    "the scale bench's 100k block on 2 nodes RF 2 (one round and one replay round): `sudo ASD_BIN=<asd> npx tsx " +
-    'bench/capacity/slope.ts --nodes 2 --exec "BENCH_ONLY=scale BENCH_SCALE_PARTS=block BENCH_SCALE_BLOCK_ROUNDS=1 ' +
-    'BENCH_SCALE_REPLAY_ROUNDS=1 SPEND_ACK_GUARD=off NODE_OPTIONS=--max-semi-space-size=51 npm run bench"`; ' +
-    'AMD EPYC, 2 cores shared with other work (load average 14-27), Node 20.20.2, asd CE 8.1.2 in network ' +
-    'namespaces, data on a file; 2026-11-29',
+    "the scale bench's 100k block on 2 nodes RF 2, three runs (three block rounds and three replay rounds each): " +
+    '`sudo ASD_BIN=<asd> npx tsx bench/capacity/slope.ts --nodes 2 --exec "BENCH_ONLY=scale BENCH_SCALE_PARTS=block ' +
+    'SPEND_ACK_GUARD=refuse NODE_OPTIONS=--max-semi-space-size=51 npm run bench"`; AMD EPYC, 2 cores, the machine ' +
+    'to the runs, Node 20.20.2, asd CE 8.1.2 in network namespaces, data on a file; 2026-11-29, the code of 49443f0',
   slope:
-    'the slope check: `sudo ASD_BIN=<asd> npx tsx bench/capacity/slope.ts --nodes 2,3 --clients 1,3 --rf 2 ' +
-    '--txs 30000` and `--nodes 3 --clients 1 --rf 3 --txs 30000`; same machine and day (load average 20-43)',
+    'the slope check on 3 nodes, one client, twice at each RF: `sudo ASD_BIN=<asd> npx tsx bench/capacity/slope.ts ' +
+    '--nodes 3 --clients 1 --rf 2 --txs 30000` and `--rf 3`; same machine, day and code, 22:01-22:04 UTC',
 } as const;
 
 /**
- * Each phase as measured, per block tx. functionCpuUs: RUNS.block, the local server's process CPU (the handlers, the
- * store, the engine and the native client: what the functions' processes do). asdCpuUs: RUNS.slope on 3 nodes at RF
- * 3 (the deployment's default), one client, every asd's CPU less its idle share (the same workload on 2 nodes RF 2
- * measured 514 us a tx in all, the block 518 us: the slope's workload is the block's on the server side).
- * asdReplicaCpuUs: RUNS.slope, 3 nodes RF 3 less 3 nodes RF 2.
+ * Each phase as measured, per block tx. functionCpuUs: RUNS.block, the median of the local server's process CPU (the
+ * handlers, the store, the engine and the native client: what the functions' processes do). asdCpuUs: RUNS.slope at
+ * RF 3 (the deployment's default), every asd's CPU less its idle share, the mean of two runs (the slope's workload is
+ * the block's on the server side). asdReplicaCpuUs: RUNS.slope, RF 3 less RF 2 (means of two runs).
  */
 const MEASURED: Record<Phase, { functionCpuUs: number; asdCpuUs: number; asdReplicaCpuUs: number }> = {
-  create: { functionCpuUs: 138, asdCpuUs: 209, asdReplicaCpuUs: 209 - 137 },
-  spend: { functionCpuUs: 64, asdCpuUs: 209, asdReplicaCpuUs: 209 - 174 },
-  setMined: { functionCpuUs: 48, asdCpuUs: 218, asdReplicaCpuUs: 218 - 188 },
-  cleanup: { functionCpuUs: 70, asdCpuUs: 189, asdReplicaCpuUs: 189 - 169 },
+  create: { functionCpuUs: 96, asdCpuUs: 155, asdReplicaCpuUs: 155 - 116 },
+  spend: { functionCpuUs: 40, asdCpuUs: 152, asdReplicaCpuUs: 152 - 122 },
+  setMined: { functionCpuUs: 42, asdCpuUs: 199, asdReplicaCpuUs: 199 - 173 },
+  cleanup: { functionCpuUs: 72, asdCpuUs: 205, asdReplicaCpuUs: 205 - 158 },
 };
 /** the replication factor of MEASURED's asd figures and of the wire bytes */
 const MEASURED_RF = 3;
 
 /**
  * Device bytes per record copy of a block tx: RUNS.slope, data_used_bytes over the record copies after setMined (the
- * block's spent and mined parents, its mined txs: 700 B on 2 and on 3 nodes), plus what a real P2PKH tx stores beyond
+ * block's spent and mined parents, its mined txs: 700 B at RF 2 and at RF 3), plus what a real P2PKH tx stores beyond
  * the bench's (its scripts are a 1-byte OP_TRUE lock and an empty unlock): per input 107 B of unlocking script and
  * 24 B more of the previous locking script (extended format), per output 24 B; the block's txs average 2 inputs and
  * 2 outputs.
  */
 const MEASURED_RECORD_BYTES = 700;
 const P2PKH_EXTRA_BYTES = 2 * (107 + 24) + 2 * 24;
-/** bytes in + out of every node's interface per block tx, all phases: RUNS.slope, 3 nodes RF 3, one client */
-const MEASURED_WIRE_BYTES = 4778 + 2432 + 3662 + 3331;
-/** what a third copy adds to it: RUNS.slope, 3 nodes RF 3 less RF 2 (3060 + 1404 + 2025 + 2158) */
-const MEASURED_WIRE_REPLICA_BYTES = MEASURED_WIRE_BYTES - (3060 + 1404 + 2025 + 2158);
+/** bytes in + out of every node's interface per block tx, all phases: RUNS.slope, RF 3, the mean of two runs */
+const MEASURED_WIRE_BYTES = 4684 + 2298 + 3618 + 3338;
+/** what a third copy adds to it: RUNS.slope, RF 3 less RF 2 (3029 + 1308 + 2001 + 2132) */
+const MEASURED_WIRE_REPLICA_BYTES = MEASURED_WIRE_BYTES - (3029 + 1308 + 2001 + 2132);
 
 /**
  * Bytes crossing an AZ per byte on the nodes' wires (3 AZs, a node in each in turn): the two replica copies at RF 3
