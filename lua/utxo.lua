@@ -514,18 +514,18 @@ end
 -- implementations
 ---------------------------------------------------------------------------------------------------------------------
 
--- One checked spend item; nil, or an INVALID_PARAMETER response naming the item's field (the names are strings built
--- only for an item that fails: built per input they were measurable).
-local function checkSpendItem(i, offset, o, utxoHash, data)
+-- One spend item, checked: the item, or nil and an INVALID_PARAMETER response naming the item's field (the names are
+-- strings built only for an item that fails: built per input they were measurable).
+local function checkedItem(i, offset, o, utxoHash, data)
     if o == nil or o < 0 or not isBytesOfSize(utxoHash, HASH_SIZE) or not isBytesOfSize(data, SPENDING_DATA_SIZE)
         or isFrozenMarker(data, 1) then
         local at = "spends[" .. (i - 1) .. "]"
-        return checkNonNegative(offset, at .. ".offset")
+        return nil, checkNonNegative(offset, at .. ".offset")
             or checkHash(utxoHash, at .. ".utxoHash")
             or checkSpendingData(data, at .. ".spendingData")
             or checkNotFrozenMarker(data, at .. ".spendingData")
     end
-    return nil
+    return { offset = o, utxoHash = utxoHash, spendingData = data }, nil
 end
 
 local SPEND_ITEM_SIZE = 4 + HASH_SIZE + SPENDING_DATA_SIZE
@@ -546,11 +546,11 @@ local function spendItemsOf(spends)
             local o = bytes.get_int32_le(spends, at)
             local utxoHash = bytes.get_bytes(spends, at + 4, HASH_SIZE)
             local data = bytes.get_bytes(spends, at + 4 + HASH_SIZE, SPENDING_DATA_SIZE)
-            local bad = checkSpendItem(i, o, o, utxoHash, data)
+            local bad
+            items[i], bad = checkedItem(i, o, o, utxoHash, data)
             if bad then
                 return nil, bad
             end
-            items[i] = { offset = o, utxoHash = utxoHash, spendingData = data }
         end
         return items, nil
     end
@@ -560,12 +560,11 @@ local function spendItemsOf(spends)
             return nil, invalid("spends[" .. (i - 1) .. "] must be a map")
         end
         local offset, utxoHash, data = item["offset"], item["utxoHash"], item["spendingData"]
-        local o = toInt(offset)
-        local bad = checkSpendItem(i, offset, o, utxoHash, data)
+        local bad
+        items[i], bad = checkedItem(i, offset, toInt(offset), utxoHash, data)
         if bad then
             return nil, bad
         end
-        items[i] = { offset = o, utxoHash = utxoHash, spendingData = data }
     end
     return items, nil
 end
