@@ -530,38 +530,44 @@ end
 
 local SPEND_ITEM_SIZE = 4 + HASH_SIZE + SPENDING_DATA_SIZE
 
+-- An item's fields in the bytes form: offset (as given and as an integer), utxoHash, spendingData.
+local function bytesItemFields(spends, i)
+    local at = (i - 1) * SPEND_ITEM_SIZE + 1
+    local o = bytes.get_int32_le(spends, at)
+    return o, o, bytes.get_bytes(spends, at + 4, HASH_SIZE),
+        bytes.get_bytes(spends, at + 4 + HASH_SIZE, SPENDING_DATA_SIZE)
+end
+
+-- An item's fields in the list form, or nil, nil, nil, nil and the error response when the item is not a map.
+local function mapItemFields(spends, i)
+    local item = spends[i]
+    if mapSize(item) == nil then
+        return nil, nil, nil, nil, invalid("spends[" .. (i - 1) .. "] must be a map")
+    end
+    local offset = item["offset"]
+    return offset, toInt(offset), item["utxoHash"], item["spendingData"]
+end
+
 -- spendMulti's items, from either form of `spends` (docs/udf.md): a list of maps {offset, utxoHash, spendingData}, or
 -- bytes of SPEND_ITEM_SIZE-byte items (offset uint32 LE || utxoHash || spendingData), which the store sends: one
 -- bytes value per record instead of a map per input for the client and the server to convert. Returns items, or nil
 -- and the error response.
 local function spendItemsOf(spends)
-    local items = {}
     local size = bytesSize(spends)
-    if size ~= nil then
-        if size % SPEND_ITEM_SIZE ~= 0 then
-            return nil, invalid("spends must be a multiple of " .. SPEND_ITEM_SIZE .. " bytes")
-        end
-        for i = 1, size // SPEND_ITEM_SIZE do
-            local at = (i - 1) * SPEND_ITEM_SIZE + 1
-            local o = bytes.get_int32_le(spends, at)
-            local utxoHash = bytes.get_bytes(spends, at + 4, HASH_SIZE)
-            local data = bytes.get_bytes(spends, at + 4 + HASH_SIZE, SPENDING_DATA_SIZE)
-            local bad
-            items[i], bad = checkedItem(i, o, o, utxoHash, data)
-            if bad then
-                return nil, bad
-            end
-        end
-        return items, nil
+    local count, fieldsOf
+    if size == nil then
+        count, fieldsOf = listSize(spends), mapItemFields
+    elseif size % SPEND_ITEM_SIZE ~= 0 then
+        return nil, invalid("spends must be a multiple of " .. SPEND_ITEM_SIZE .. " bytes")
+    else
+        count, fieldsOf = size // SPEND_ITEM_SIZE, bytesItemFields
     end
-    for i = 1, listSize(spends) do
-        local item = spends[i]
-        if mapSize(item) == nil then
-            return nil, invalid("spends[" .. (i - 1) .. "] must be a map")
+    local items = {}
+    for i = 1, count do
+        local offset, o, utxoHash, data, bad = fieldsOf(spends, i)
+        if bad == nil then
+            items[i], bad = checkedItem(i, offset, o, utxoHash, data)
         end
-        local offset, utxoHash, data = item["offset"], item["utxoHash"], item["spendingData"]
-        local bad
-        items[i], bad = checkedItem(i, offset, toInt(offset), utxoHash, data)
         if bad then
             return nil, bad
         end
