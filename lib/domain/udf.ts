@@ -40,6 +40,8 @@
  *       another spender -> SPENT (with spendingData), frozen -> FROZEN
  */
 import type { UdfErrorCode } from './errors';
+import { SPENDING_DATA_BYTES } from './spending-data';
+import { UTXO_HASH_BYTES } from './utxo-hash';
 
 export const UDF_FUNCTIONS = [
   'spend',
@@ -98,7 +100,7 @@ export interface SpendMultiItem {
 }
 
 /** Bytes of one spendMulti item: offset (uint32 LE), utxoHash (32), spendingData (36). */
-export const SPEND_ITEM_BYTES = 4 + 32 + 36;
+export const SPEND_ITEM_BYTES = 4 + UTXO_HASH_BYTES + SPENDING_DATA_BYTES;
 
 /**
  * spendMulti's `spends` as one bytes value (docs/udf.md): the items back to back, SPEND_ITEM_BYTES each. One value per
@@ -108,12 +110,14 @@ export function encodeSpendItems(items: readonly SpendMultiItem[]): Buffer {
   const out = Buffer.allocUnsafe(items.length * SPEND_ITEM_BYTES);
   items.forEach((item, i) => {
     const at = i * SPEND_ITEM_BYTES;
-    if (item.utxoHash.length !== 32 || item.spendingData.length !== 36) {
-      throw new RangeError(`spend item ${i}: utxoHash must be 32 bytes and spendingData 36`);
+    if (item.utxoHash.length !== UTXO_HASH_BYTES || item.spendingData.length !== SPENDING_DATA_BYTES) {
+      throw new RangeError(
+        `spend item ${i}: utxoHash must be ${UTXO_HASH_BYTES} bytes and spendingData ${SPENDING_DATA_BYTES}`,
+      );
     }
     out.writeUInt32LE(item.offset, at);
     item.utxoHash.copy(out, at + 4);
-    item.spendingData.copy(out, at + 36);
+    item.spendingData.copy(out, at + 4 + UTXO_HASH_BYTES);
   });
   return out;
 }
